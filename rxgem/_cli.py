@@ -1,0 +1,291 @@
+"""The ``rxgem`` command line: ``convert`` a capture, or run the offline ``demo``.
+
+Exit codes: 0 success, 1 the stream ended with an error (the OpenAI error frame
+was written), 2 a usage error or an input that cannot be read. Errors are one
+line on stderr (``rxgem: error: …``), never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Iterator
+from typing import IO, Any, NoReturn
+
+import reactivex
+from reactivex import Observable
+from reactivex import operators as ops
+
+from . import __version__, samples
+from ._chunks import ChatCompletionChunk
+from ._encode import error_payload
+from ._errors import RxGemError
+from ._pipeline import gemini_to_openai
+from .operators import (
+    decode_sse,
+    flush_on_finish,
+    group_by_slot,
+    latest_args,
+    parse,
+    sse_encode,
+    to_openai,
+)
+
+__all__ = ["main"]
+
+_READ_SIZE = 64 * 1024
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _chunks_of(stream: IO[bytes]) -> Iterator[bytes]:
+    read: Callable[[int], bytes] = getattr(stream, "read1", stream.read)
+    while True:
+        block = read(_READ_SIZE)
+        if not block:
+            return
+        yield block
+
+
+def _open(path: str) -> IO[bytes]:
+    if path == "-":
+        return sys.stdin.buffer
+    try:
+        return open(path, "rb")
+    except OSError as exc:
+        raise _UsageError(f"cannot read {path!r}: {exc.strerror or exc}") from None
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"rxgem: error: {message}", file=sys.stderr)
+    return code
+
+
+def _convert(args: argparse.Namespace) -> int:
+    source = _open(args.file)
+    out = sys.stdout.buffer
+    failure: list[BaseException] = []
+
+    def write(frame: bytes) -> None:
+        out.write(frame)
+        out.flush()
+
+    def on_error(error: Exception) -> None:
+        failure.append(error)
+
+    try:
+        reactivex.from_iterable(_chunks_of(source)).pipe(
+            gemini_to_openai(
+                model=args.model,
+                include_usage=not args.no_usage,
+                reasoning_field=None if args.reasoning_field == "none" else args.reasoning_field,
+                slot_policy=args.slot_policy,
+                allow_truncated=args.allow_truncated,
+            ),
+            sse_encode(),
+        ).subscribe(write, on_error)
+    except OSError as exc:  # reading the input failed mid-way
+        return _fail(f"cannot read {args.file!r}: {exc.strerror or exc}", 2)
+    finally:
+        if source is not sys.stdin.buffer:
+            source.close()
+    if failure:
+        return _fail(str(failure[0]), 1)
+    return 0
+
+
+# -- demo ---------------------------------------------------------------------------
+
+
+def _short(value: Any, limit: int = 110) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    text = text.replace("\r", "\\r").replace("\n", "\\n")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _describe(stage: str, value: Any) -> str:
+    if stage == "decode_sse":
+        return f"SSEEvent({value.event}) {_short(value.data, 90)}"
+    if stage == "parse":
+        kinds = []
+        for candidate in value.candidates or ():
+            for part in (candidate.content.parts if candidate.content else None) or ():
+                if part.function_call is not None:
+                    kinds.append(f"functionCall({part.function_call.name or '…'})")
+                elif part.text is not None:
+                    kinds.append("thought" if part.thought else "text")
+                else:
+                    kinds.append("other")
+            if candidate.finish_reason:
+                kinds.append(f"finishReason={candidate.finish_reason}")
+        if value.prompt_feedback is not None and value.prompt_feedback.block_reason:
+            kinds.append(f"blockReason={value.prompt_feedback.block_reason}")
+        return f"GenerateContentResponse [{', '.join(kinds)}]"
+    if stage == "to_openai":
+        return _short(value.to_json().decode(), 150)
+    return "[" + ", ".join(_short(item, 90) for item in value) + "]"
+
+
+_STAGES = ("decode_sse", "parse", "group_by_slot", "latest_args", "flush_on_finish", "to_openai")
+
+
+def _demo_one(name: str, verbose: bool, write: Callable[[str], None]) -> int:
+    data = samples.read(name)
+    recorded: dict[str, list[Any]] = {stage: [] for stage in _STAGES}
+    failure: list[Exception] = []
+
+    def recorder(stage: str) -> Callable[[Observable[Any]], Observable[Any]]:
+        def record(value: Any) -> None:
+            recorded[stage].append(value)
+
+        return ops.do_action(record)
+
+    chunks: list[ChatCompletionChunk] = []
+    pieces = [data[i : i + 97] for i in range(0, len(data), 97)]  # arbitrary network-like splits
+    operators: list[Callable[[Observable[Any]], Observable[Any]]] = [
+        decode_sse(),
+        parse(),
+        group_by_slot(),
+        latest_args(),
+        flush_on_finish(),
+        to_openai(clock=lambda: 0),
+    ]
+    stream: Observable[Any] = reactivex.from_iterable(pieces)
+    for stage, operator in zip(_STAGES, operators, strict=True):
+        stream = stream.pipe(operator, recorder(stage))
+    stream.subscribe(chunks.append, failure.append)
+
+    write(f"== {name}  ({len(data)} bytes, fed in {len(pieces)} pieces)")
+    if verbose:
+        for number, stage in enumerate(_STAGES, 1):
+            write(f"  {number}. {stage}: {len(recorded[stage])} emission(s)")
+            for value in recorded[stage]:
+                write(f"       {_describe(stage, value)}")
+    from ._assemble import assemble
+
+    final = assemble(chunks)
+    write("  assembled OpenAI message:")
+    for choice in final["choices"]:
+        message = choice["message"]
+        write(f"    choice {choice['index']}: finish_reason={choice['finish_reason']}")
+        if message.get("reasoning_content"):
+            write(f"      reasoning: {_short(message['reasoning_content'], 100)}")
+        if message.get("content"):
+            write(f"      content:   {_short(message['content'], 100)}")
+        for call in message.get("tool_calls") or ():
+            function = call["function"]
+            write(f"      tool_calls[{call['index']}]: {function['name']}({function['arguments']})")
+    if final["usage"]:
+        write(f"    usage: {json.dumps(final['usage'])}")
+    if failure:
+        payload = error_payload(failure[0])["error"]
+        write(f"  stream error: {payload['type']}: {payload['message']}")
+    write("")
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    available = samples.names()
+    if args.list:
+        descriptions = samples.expected()
+        for name in available:
+            print(f"{name:32} {descriptions.get(name, {}).get('description', '')}")
+        return 0
+    if args.all:
+        chosen = available
+    else:
+        name = args.sample if args.sample.endswith(".sse") else args.sample + ".sse"
+        if name not in available:
+            raise _UsageError(f"no sample named {args.sample!r} (see `rxgem demo --list`)")
+        chosen = [name]
+    print(
+        "rxgem demo: shipped Gemini captures through the pipeline, offline"
+        " (no network, no API key).\n"
+    )
+    for name in chosen:
+        _demo_one(name, verbose=not args.all or args.verbose, write=print)
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rxgem",
+        description="Turn Gemini streamGenerateContent SSE into OpenAI chat.completion.chunk SSE.",
+    )
+    parser.add_argument("--version", action="version", version=f"rxgem {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    convert = commands.add_parser(
+        "convert",
+        help="convert a Gemini capture (SSE or JSON lines) to the OpenAI SSE stream on stdout",
+        description="Convert a Gemini capture (SSE, or JSON lines with one response per line)"
+        " to the OpenAI SSE stream on stdout. On a stream error the chunks produced so far"
+        " are written, then an OpenAI error frame; the exit code is then 1.",
+    )
+    convert.add_argument("file", nargs="?", default="-", help="capture file, or - for stdin")
+    convert.add_argument("--model", help="the model name to put on every chunk")
+    convert.add_argument("--no-usage", action="store_true", help="omit the final usage chunk")
+    convert.add_argument(
+        "--reasoning-field",
+        choices=("reasoning_content", "reasoning", "none"),
+        default="reasoning_content",
+        help="the delta field for thought text (default: reasoning_content)",
+    )
+    convert.add_argument(
+        "--slot-policy",
+        choices=("latest", "positional", "every_part"),
+        default="latest",
+        help="how id-less tool calls are matched across events (default: latest)",
+    )
+    convert.add_argument(
+        "--allow-truncated",
+        action="store_true",
+        help="end a stream without finishReason with a finish instead of an error",
+    )
+    convert.set_defaults(run=_convert)
+
+    demo = commands.add_parser(
+        "demo",
+        help="replay shipped sample captures through the pipeline, offline",
+        description="Replay a shipped Gemini sample through each stage of the pipeline and"
+        " show what every stage emits and the assembled OpenAI message.",
+    )
+    demo.add_argument("sample", nargs="?", default="thinking_tools", help="sample name")
+    demo.add_argument("--list", action="store_true", help="list the samples")
+    demo.add_argument("--all", action="store_true", help="show every sample's final message")
+    demo.add_argument("-v", "--verbose", action="store_true", help="with --all: every stage")
+    demo.set_defaults(run=_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``rxgem`` command."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.run(args)
+    except _UsageError as exc:
+        return _fail(str(exc), 2)
+    except BrokenPipeError:
+        return _silence_broken_pipe()
+    except KeyboardInterrupt:
+        return 130
+    except RxGemError as exc:  # pragma: no cover - streams report errors through on_error
+        return _fail(str(exc), 1)
+    return code
+
+
+def _silence_broken_pipe() -> NoReturn:
+    # the reader went away (e.g. `| head`): exit quietly without a flush error
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    sys.exit(1)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

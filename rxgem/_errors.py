@@ -1,0 +1,109 @@
+"""The exceptions rxgem raises, as one tree.
+
+Every error a stream can end with is an :class:`RxGemError`, so one ``except``
+clause catches them all::
+
+    RxGemError
+    ├── GeminiAPIError          Gemini reported an error: an ``{"error": {...}}``
+    │                           payload in the stream (framed as ``data:`` or raw,
+    │                           possibly inside a one-element array).
+    ├── MalformedStreamError    the bytes are not a valid Gemini stream: invalid
+    │                           JSON, a payload of the wrong shape, a known field
+    │                           with the wrong type, an orphan ``partialArgs`` part.
+    └── TruncatedStreamError    the stream ended before Gemini finished: a candidate
+                                that produced output never got a ``finishReason``,
+                                or no response arrived at all.
+
+Errors end the Observable with ``on_error``; everything valid that arrived before
+the error has already been delivered (pending tool calls are flushed first).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "GeminiAPIError",
+    "MalformedStreamError",
+    "RxGemError",
+    "TruncatedStreamError",
+]
+
+_SNIPPET = 80
+
+
+def snippet(text: str | bytes, limit: int = _SNIPPET) -> str:
+    """A short, printable excerpt of ``text`` for error messages."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    text = text.strip()
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return repr(text)
+
+
+class RxGemError(Exception):
+    """Base class of every error rxgem raises for a stream."""
+
+
+class GeminiAPIError(RxGemError):
+    """Gemini answered with an error object.
+
+    Attributes:
+        code: Google's numeric code (usually the HTTP status), if given.
+        status: Google's status name, e.g. ``"RESOURCE_EXHAUSTED"``.
+        message: the human-readable message.
+        details: the ``details`` list (``google.rpc`` messages), possibly empty.
+        event: the 1-based number of the SSE event that carried the error, when
+            the error arrived inside a stream.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: int | None = None,
+        status: str | None = None,
+        details: list[Any] | None = None,
+        event: int | None = None,
+    ) -> None:
+        self.message = message
+        self.code = code
+        self.status = status
+        self.details: list[Any] = list(details or [])
+        self.event = event
+        head = " ".join(str(p) for p in (code, status) if p is not None)
+        where = f" (event {event})" if event is not None else ""
+        text = f"Gemini API error{' ' + head if head else ''}{where}: {message}"
+        super().__init__(text)
+
+
+class MalformedStreamError(RxGemError):
+    """The stream is not a valid Gemini ``streamGenerateContent`` stream.
+
+    Attributes:
+        event: the 1-based number of the SSE event (or response) at fault.
+        snippet: a short excerpt of the offending payload.
+        reason: what was wrong with it.
+    """
+
+    def __init__(self, reason: str, *, event: int | None = None, snippet: str = "") -> None:
+        self.reason = reason
+        self.event = event
+        self.snippet = snippet
+        where = f" at event {event}" if event is not None else ""
+        tail = f": {snippet}" if snippet else ""
+        super().__init__(f"malformed Gemini stream{where}: {reason}{tail}")
+
+
+class TruncatedStreamError(RxGemError):
+    """The stream ended before Gemini said it had finished.
+
+    Attributes:
+        candidates: the candidate indexes that produced output but never got a
+            ``finishReason`` (empty when no response arrived at all).
+    """
+
+    def __init__(self, message: str, *, candidates: tuple[int, ...] = ()) -> None:
+        self.candidates = candidates
+        super().__init__(message)

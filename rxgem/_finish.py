@@ -1,0 +1,182 @@
+"""Sans-IO end-of-stream buffering: text now, tool calls and finishes at the end.
+
+A Gemini ``finishReason`` can arrive mid-stream and more than once (code execution,
+2024 Vertex streams put ``STOP`` on every event), so nothing is decided at the first
+one. :class:`FinishBuffer` passes text on as it arrives and keeps, per candidate,
+the latest state of each tool-call slot, the last finish reason and the latest
+text-part signature, plus the last usage snapshot. When the stream ends it
+flushes, per candidate in index order, every slot (:class:`ToolCall`), the text
+signature (:class:`TextSignature`) and one :class:`End`; then the :class:`Usage`.
+
+A candidate that produced output but never got a ``finishReason`` (and no prompt
+block came) makes the stream *truncated*: its calls are still flushed, it gets no
+``End``, and :attr:`FinishBuffer.error` is a :class:`TruncatedStreamError` — unless
+``allow_truncated`` is set, in which case it ends with ``End(reason=None)``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, TypeAlias
+
+from ._errors import TruncatedStreamError
+from ._items import (
+    Batch,
+    Blocked,
+    CallPart,
+    End,
+    Finish,
+    SlotUpdate,
+    Text,
+    TextSignature,
+    ToolCall,
+    ToolCallHeader,
+    Usage,
+)
+
+__all__ = ["Announce", "FinishBuffer"]
+
+Announce: TypeAlias = Literal["first", "none"]
+
+
+class _Candidate:
+    __slots__ = ("announced", "finished", "message", "output", "reason", "signature", "slots")
+
+    def __init__(self) -> None:
+        self.slots: dict[int, SlotUpdate] = {}
+        self.reason: str | None = None
+        self.message: str | None = None
+        self.finished = False
+        self.output = False
+        self.signature: str | None = None
+        self.announced: int | None = None  # the slot announced early, if any
+
+
+class FinishBuffer:
+    """Holds tool calls, finishes and usage until the end of the stream.
+
+    Args:
+        announce: ``"first"`` emits a :class:`ToolCallHeader` for each candidate's
+            first slot as soon as it opens (so an OpenAI client learns early that a
+            call is coming); ``"none"`` emits every call only at the end.
+        allow_truncated: end a truncated candidate with ``End(reason=None)``
+            instead of reporting :class:`TruncatedStreamError`.
+    """
+
+    __slots__ = ("_allow_truncated", "_announce", "_blocked", "_candidates", "_seen", "_usage")
+
+    def __init__(self, *, announce: Announce = "first", allow_truncated: bool = False) -> None:
+        if announce not in ("first", "none"):
+            raise ValueError(f"announce must be 'first' or 'none', not {announce!r}")
+        self._announce = announce == "first"
+        self._allow_truncated = allow_truncated
+        self._candidates: dict[int, _Candidate] = {}
+        self._usage: Usage | None = None
+        self._blocked: Blocked | None = None
+        self._seen = False
+
+    def _candidate(self, index: int) -> _Candidate:
+        state = self._candidates.get(index)
+        if state is None:
+            state = self._candidates[index] = _Candidate()
+        return state
+
+    def feed(self, batch: Batch) -> Batch:
+        out: Batch = []
+        for item in batch:
+            kind = type(item)
+            if kind is Text:
+                assert isinstance(item, Text)
+                state = self._candidate(item.candidate)
+                state.output = True
+                if item.signature:
+                    state.signature = item.signature
+                if item.text:
+                    out.append(item)
+            elif kind is SlotUpdate:
+                assert isinstance(item, SlotUpdate)
+                state = self._candidate(item.candidate)
+                state.output = True
+                state.slots[item.slot] = item
+                if self._announce and state.announced is None:
+                    state.announced = item.slot
+                    out.append(ToolCallHeader(item.candidate, item.slot, item.name, item.id))
+            elif kind is Finish:
+                assert isinstance(item, Finish)
+                state = self._candidate(item.candidate)
+                state.finished = True
+                state.reason = item.reason
+                state.message = item.message
+            elif kind is Usage:
+                assert isinstance(item, Usage)
+                self._usage = item
+            elif kind is Blocked:
+                assert isinstance(item, Blocked)
+                self._blocked = item
+            elif kind is CallPart:
+                raise TypeError(
+                    "flush_on_finish() got a CallPart: put latest_args() before it in the pipe"
+                )
+            else:
+                out.append(item)
+            self._seen = True
+        return out
+
+    def _flush_calls(self, index: int, state: _Candidate, out: Batch) -> None:
+        for slot in sorted(state.slots):
+            update = state.slots[slot]
+            out.append(
+                ToolCall(
+                    index,
+                    update.slot,
+                    update.name,
+                    update.id,
+                    update.args,
+                    update.signature,
+                )
+            )
+        if state.signature:
+            out.append(TextSignature(index, state.signature))
+
+    def close(self) -> tuple[Batch, TruncatedStreamError | None]:
+        """At the end of the stream: the final items, and the truncation error if any."""
+        out: Batch = []
+        truncated: list[int] = []
+        blocked = self._blocked
+        for index in sorted(self._candidates):
+            state = self._candidates[index]
+            self._flush_calls(index, state, out)
+            if state.finished:
+                out.append(End(index, state.reason, bool(state.slots), message=state.message))
+            elif blocked is not None and index == 0:
+                out.append(End(0, blocked.reason, bool(state.slots), True, blocked.message))
+                blocked = None
+            elif state.output and not self._allow_truncated:
+                truncated.append(index)
+            else:
+                out.append(End(index, None, bool(state.slots)))
+        if blocked is not None:
+            out.append(End(0, blocked.reason, blocked=True, message=blocked.message))
+        if truncated:
+            listed = ", ".join(str(i) for i in truncated)
+            return out, TruncatedStreamError(
+                f"the Gemini stream ended before candidate {listed} finished (no finishReason)",
+                candidates=tuple(truncated),
+            )
+        if not self._candidates and self._blocked is None:
+            if self._allow_truncated:
+                return out, None
+            return out, TruncatedStreamError(
+                "the Gemini stream ended without any candidate or prompt feedback"
+                if self._seen
+                else "the Gemini stream ended before any response arrived"
+            )
+        if self._usage is not None:
+            out.append(self._usage)
+        return out, None
+
+    def abort(self) -> Batch:
+        """Before an upstream error is passed on: flush every pending tool call."""
+        out: Batch = []
+        for index in sorted(self._candidates):
+            self._flush_calls(index, self._candidates[index], out)
+        return out

@@ -1,0 +1,153 @@
+"""The items that flow between the pipeline's middle stages.
+
+``group_by_slot`` turns each Gemini response into one *batch* (a list of items);
+``latest_args``, ``flush_on_finish`` and ``to_openai`` consume and produce batches,
+so that an Rx hop happens once per Gemini event, never once per part.
+
+Items emitted by ``group_by_slot``:
+    :class:`Meta`, :class:`Text`, :class:`CallPart`, :class:`Finish`, :class:`Usage`,
+    :class:`Blocked`.
+``latest_args`` replaces every ``CallPart`` by a :class:`SlotUpdate` (or nothing, for
+a replay that changes nothing).
+``flush_on_finish`` passes ``Meta`` and ``Text`` on at once, holds the rest, and at
+the end of the stream emits :class:`ToolCall` (one per slot), :class:`TextSignature`,
+:class:`End` (one per candidate) and the last :class:`Usage`. With
+``announce="first"`` it also emits a :class:`ToolCallHeader` for each candidate's
+first slot as soon as that slot opens.
+
+All items are immutable ``msgspec.Struct`` values that compare by value.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeAlias
+
+import msgspec
+
+from ._wire import FunctionCall, UsageMetadata
+
+__all__ = [
+    "Batch",
+    "Blocked",
+    "CallPart",
+    "End",
+    "Finish",
+    "Item",
+    "Meta",
+    "SlotUpdate",
+    "Text",
+    "TextSignature",
+    "ToolCall",
+    "ToolCallHeader",
+    "Usage",
+]
+
+
+class Meta(msgspec.Struct, frozen=True):
+    """Stream metadata; emitted with the first response and whenever it changes."""
+
+    response_id: str | None = None
+    model_version: str | None = None
+
+
+class Text(msgspec.Struct, frozen=True):
+    """A text part (``thought=True`` for a thought summary) of one candidate."""
+
+    candidate: int
+    text: str
+    thought: bool = False
+    signature: str | None = None
+
+
+class CallPart(msgspec.Struct, frozen=True):
+    """A ``functionCall`` part, assigned to tool-call slot ``slot`` (0, 1, 2… per candidate)."""
+
+    candidate: int
+    slot: int
+    call: FunctionCall
+    signature: str | None = None
+
+
+class Finish(msgspec.Struct, frozen=True):
+    """A ``finishReason`` seen on a candidate (may arrive mid-stream and more than once)."""
+
+    candidate: int
+    reason: str
+    message: str | None = None
+
+
+class Usage(msgspec.Struct, frozen=True):
+    """A ``usageMetadata`` snapshot that carries token counts (cumulative, never a delta)."""
+
+    usage: UsageMetadata
+
+
+class Blocked(msgspec.Struct, frozen=True):
+    """The prompt was blocked (``promptFeedback.blockReason``, no candidates)."""
+
+    reason: str
+    message: str | None = None
+
+
+class SlotUpdate(msgspec.Struct, frozen=True):
+    """The latest state of a tool-call slot after a part changed it."""
+
+    candidate: int
+    slot: int
+    name: str
+    id: str | None
+    args: dict[str, Any]
+    signature: str | None = None
+
+
+class ToolCallHeader(msgspec.Struct, frozen=True):
+    """Announces a tool call early (its arguments follow in a :class:`ToolCall`)."""
+
+    candidate: int
+    slot: int
+    name: str
+    id: str | None
+
+
+class ToolCall(msgspec.Struct, frozen=True):
+    """A tool call with its final arguments, flushed at the end of the stream."""
+
+    candidate: int
+    slot: int
+    name: str
+    id: str | None
+    args: dict[str, Any]
+    signature: str | None = None
+
+
+class TextSignature(msgspec.Struct, frozen=True):
+    """The latest thought signature of a candidate's text parts, once, at the end."""
+
+    candidate: int
+    signature: str
+
+
+class End(msgspec.Struct, frozen=True):
+    """The end of one candidate: its last native finish reason (``None`` if none came)."""
+
+    candidate: int
+    reason: str | None
+    has_calls: bool = False
+    blocked: bool = False
+    message: str | None = None
+
+
+Item: TypeAlias = (
+    Meta
+    | Text
+    | CallPart
+    | Finish
+    | Usage
+    | Blocked
+    | SlotUpdate
+    | ToolCallHeader
+    | ToolCall
+    | TextSignature
+    | End
+)
+Batch: TypeAlias = list[Item]

@@ -1,0 +1,380 @@
+"""Sans-IO slot assignment: which tool call does each ``functionCall`` part belong to?
+
+Gemini has no tool-call index. Parallel calls to one tool arrive one per event, each
+at part index 0, with the ``thoughtSignature`` only on the first; one call may be
+re-sent with identical, placeholder (``{}``) or grown arguments; Vertex streams a
+call's arguments in pieces. :class:`SlotTable` turns each response into a batch of
+items and gives every ``functionCall`` part a *slot*: a tool call, numbered 0, 1,
+2… per candidate in first-sighting order (the slot number is the OpenAI
+``tool_calls[].index``).
+
+Rules common to every policy:
+
+- A part with a ``functionCall.id`` belongs to the slot of that id (a changed
+  replay updates it, never opens a second call).
+- Vertex streamed arguments: ``{name, willContinue: true}`` opens a new call;
+  following ``partialArgs`` parts and bare ``{willContinue: true}`` parts belong to
+  the call currently streaming; it is complete at the terminal empty
+  ``functionCall: {}``, at a piece without ``willContinue``, at the next named call,
+  or at the end of the stream. A streamed call is never joined by later parts.
+
+The rule for a complete call without an id is the *slot policy*:
+
+- :class:`LatestArgsPolicy` (``"latest"``, the default): two parts of one event are
+  always different calls; a call in a later event joins the most recently opened
+  slot of the same candidate and name whose args are identical, ``{}``/absent, or
+  grown by the new args (same keys or more, strings extended, nested objects and
+  arrays extended). Otherwise it opens a new call.
+- :class:`PositionalPolicy` (``"positional"``): a later part joins the slot with the
+  same ``(part_index, name, thoughtSignature)``. Simple and what several proxies
+  do, but it merges parallel same-tool calls that Gemini sends one per event
+  (the later call overwrites the earlier one, which is lost).
+- :class:`EveryPartPolicy` (``"every_part"``): every part is a new call. Never
+  merges distinct calls, but a re-sent call becomes a duplicate call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal, Protocol, TypeAlias
+
+from ._errors import MalformedStreamError
+from ._items import Batch, Blocked, CallPart, Finish, Meta, Text, Usage
+from ._wire import FunctionCall, GenerateContentResponse
+
+__all__ = [
+    "EveryPartPolicy",
+    "LatestArgsPolicy",
+    "PositionalPolicy",
+    "SlotInfo",
+    "SlotPolicy",
+    "SlotPolicyName",
+    "SlotTable",
+    "grows",
+    "resolve_policy",
+]
+
+SlotPolicyName: TypeAlias = Literal["latest", "positional", "every_part"]
+
+
+def grows(old: Any, new: Any) -> bool:
+    """Whether ``new`` is ``old`` or a growth of it.
+
+    Objects keep all their keys (and may add some), arrays keep their length (and
+    may get longer), strings may be extended at the end, and every kept value grows
+    recursively. Scalars must be equal and of the same type (``1`` is not ``True``).
+    """
+    if type(old) is not type(new):
+        return False
+    if isinstance(old, dict):
+        return all(k in new and grows(v, new[k]) for k, v in old.items())
+    if isinstance(old, list):
+        return len(new) >= len(old) and all(grows(a, b) for a, b in zip(old, new, strict=False))
+    if isinstance(old, str):
+        return bool(new.startswith(old))
+    return bool(old == new)
+
+
+class SlotInfo:
+    """What the table knows about one slot; policies read it, the table writes it."""
+
+    __slots__ = (
+        "args",
+        "complete",
+        "id",
+        "index",
+        "last_event",
+        "name",
+        "part_index",
+        "signature",
+        "streamed",
+    )
+
+    def __init__(
+        self,
+        index: int,
+        *,
+        name: str | None,
+        id: str | None,
+        args: dict[str, Any] | None,
+        signature: str | None,
+        part_index: int,
+        event: int,
+        streamed: bool,
+    ) -> None:
+        self.index = index
+        self.name = name
+        self.id = id
+        self.args = args
+        self.signature = signature  # the signature seen when the slot opened
+        self.part_index = part_index
+        self.last_event = event
+        self.streamed = streamed
+        self.complete = False
+
+    def __repr__(self) -> str:
+        return (
+            f"SlotInfo({self.index}, name={self.name!r}, id={self.id!r}, args={self.args!r}, "
+            f"streamed={self.streamed}, complete={self.complete})"
+        )
+
+
+class SlotPolicy(Protocol):
+    """Decides whether a complete, id-less call joins an existing slot.
+
+    ``match`` gets the candidate's slots in opening order and returns the slot the
+    call joins, or ``None`` to open a new one. Policies hold no state of their own.
+    """
+
+    name: str
+
+    def match(
+        self,
+        slots: Sequence[SlotInfo],
+        call: FunctionCall,
+        *,
+        part_index: int,
+        signature: str | None,
+        event: int,
+    ) -> SlotInfo | None: ...
+
+
+class LatestArgsPolicy:
+    """The default: identical, placeholder or grown args in a later event join a slot."""
+
+    name = "latest"
+
+    def match(
+        self,
+        slots: Sequence[SlotInfo],
+        call: FunctionCall,
+        *,
+        part_index: int,
+        signature: str | None,
+        event: int,
+    ) -> SlotInfo | None:
+        args = call.args if call.args is not None else {}
+        for slot in reversed(slots):
+            if (
+                slot.streamed
+                or slot.id is not None
+                or slot.name != call.name
+                or slot.last_event == event
+            ):
+                continue
+            if not slot.args or grows(slot.args, args):
+                return slot
+        return None
+
+
+class PositionalPolicy:
+    """A later part joins the slot with the same ``(part_index, name, thoughtSignature)``."""
+
+    name = "positional"
+
+    def match(
+        self,
+        slots: Sequence[SlotInfo],
+        call: FunctionCall,
+        *,
+        part_index: int,
+        signature: str | None,
+        event: int,
+    ) -> SlotInfo | None:
+        for slot in reversed(slots):
+            if (
+                not slot.streamed
+                and slot.id is None
+                and slot.last_event != event
+                and slot.part_index == part_index
+                and slot.name == call.name
+                and slot.signature == signature
+            ):
+                return slot
+        return None
+
+
+class EveryPartPolicy:
+    """Every ``functionCall`` part without an id is a new call."""
+
+    name = "every_part"
+
+    def match(
+        self,
+        slots: Sequence[SlotInfo],
+        call: FunctionCall,
+        *,
+        part_index: int,
+        signature: str | None,
+        event: int,
+    ) -> SlotInfo | None:
+        return None
+
+
+def resolve_policy(policy: SlotPolicy | SlotPolicyName) -> SlotPolicy:
+    """Accept a policy object or one of the names ``latest``, ``positional``, ``every_part``."""
+    if isinstance(policy, str):
+        if policy == "latest":
+            return LatestArgsPolicy()
+        if policy == "positional":
+            return PositionalPolicy()
+        if policy == "every_part":
+            return EveryPartPolicy()
+        raise ValueError(
+            f"unknown slot policy {policy!r}; expected 'latest', 'positional' or 'every_part'"
+        )
+    return policy
+
+
+class _Candidate:
+    __slots__ = ("by_id", "slots", "streaming")
+
+    def __init__(self) -> None:
+        self.slots: list[SlotInfo] = []
+        self.by_id: dict[str, SlotInfo] = {}
+        self.streaming: SlotInfo | None = None
+
+
+class SlotTable:
+    """Turns Gemini responses into batches of items, assigning function calls to slots.
+
+    ``feed(response)`` returns the batch for one response: a :class:`Meta` when the
+    response id or model changes, then per candidate its :class:`Text` and
+    :class:`CallPart` items in part order and a :class:`Finish` if it carries a
+    ``finishReason``, then :class:`Blocked` for a prompt block and :class:`Usage`
+    for a usage snapshot with token counts. Parts that are neither text nor
+    function calls (code execution, inline data) are not turned into items.
+    """
+
+    __slots__ = ("_candidates", "_events", "_meta", "_policy")
+
+    def __init__(self, policy: SlotPolicy | SlotPolicyName = "latest") -> None:
+        self._policy = resolve_policy(policy)
+        self._candidates: dict[int, _Candidate] = {}
+        self._events = 0
+        self._meta: tuple[str | None, str | None] | None = None
+
+    @property
+    def policy(self) -> SlotPolicy:
+        return self._policy
+
+    def slots(self, candidate: int = 0) -> list[SlotInfo]:
+        """The slots of one candidate, in opening order (for inspection and tests)."""
+        state = self._candidates.get(candidate)
+        return list(state.slots) if state is not None else []
+
+    def feed(self, response: GenerateContentResponse) -> Batch:
+        self._events += 1
+        event = self._events
+        out: Batch = []
+        meta = (response.response_id, response.model_version)
+        if meta != self._meta and (meta[0] is not None or meta[1] is not None):
+            self._meta = meta
+            out.append(Meta(response_id=meta[0], model_version=meta[1]))
+        for candidate in response.candidates or ():
+            index = candidate.index or 0
+            content = candidate.content
+            parts = content.parts if content is not None else None
+            if parts:
+                for part_index, part in enumerate(parts):
+                    call = part.function_call
+                    if call is not None:
+                        slot = self._assign(index, call, part_index, part.thought_signature, event)
+                        if slot is not None:
+                            out.append(CallPart(index, slot, call, part.thought_signature))
+                    elif part.text is not None:
+                        if part.text or part.thought_signature:
+                            out.append(
+                                Text(index, part.text, bool(part.thought), part.thought_signature)
+                            )
+                    elif part.thought_signature:
+                        out.append(Text(index, "", bool(part.thought), part.thought_signature))
+            if candidate.finish_reason is not None:
+                out.append(Finish(index, candidate.finish_reason, candidate.finish_message))
+        feedback = response.prompt_feedback
+        if feedback is not None and feedback.block_reason is not None and not response.candidates:
+            out.append(Blocked(feedback.block_reason, feedback.block_reason_message))
+        usage = response.usage_metadata
+        if usage is not None and usage.has_counts:
+            out.append(Usage(usage))
+        return out
+
+    def _assign(
+        self, index: int, call: FunctionCall, part_index: int, signature: str | None, event: int
+    ) -> int | None:
+        state = self._candidates.get(index)
+        if state is None:
+            state = self._candidates[index] = _Candidate()
+        if call.id is not None:
+            slot = state.by_id.get(call.id)
+            if slot is None:
+                slot = self._open(state, call, part_index, signature, event, streamed=False)
+                state.by_id[call.id] = slot
+            elif call.args is not None:
+                slot.args = call.args
+            if call.name is not None and call.will_continue:
+                self._end_streaming(state)
+                slot.streamed = True
+                state.streaming = slot
+            elif state.streaming is slot and not call.will_continue:
+                self._end_streaming(state)
+            slot.last_event = event
+            return slot.index
+        if call.name is None:
+            current = state.streaming
+            if current is None:
+                if call.partial_args or call.will_continue or call.args is not None:
+                    raise MalformedStreamError(
+                        "a functionCall piece without a name arrived while no streamed call"
+                        " was open",
+                        event=event,
+                        snippet=repr(call),
+                    )
+                return None  # a stray terminal `functionCall: {}`
+            current.last_event = event
+            if not call.will_continue:
+                self._end_streaming(state)
+            return current.index
+        self._end_streaming(state)
+        if call.will_continue:
+            slot = self._open(state, call, part_index, signature, event, streamed=True)
+            state.streaming = slot
+            return slot.index
+        found = self._policy.match(
+            state.slots, call, part_index=part_index, signature=signature, event=event
+        )
+        if found is None:
+            return self._open(state, call, part_index, signature, event, streamed=False).index
+        if call.args is not None:
+            found.args = call.args
+        found.last_event = event
+        return found.index
+
+    @staticmethod
+    def _open(
+        state: _Candidate,
+        call: FunctionCall,
+        part_index: int,
+        signature: str | None,
+        event: int,
+        *,
+        streamed: bool,
+    ) -> SlotInfo:
+        slot = SlotInfo(
+            len(state.slots),
+            name=call.name,
+            id=call.id,
+            args=call.args,
+            signature=signature,
+            part_index=part_index,
+            event=event,
+            streamed=streamed,
+        )
+        state.slots.append(slot)
+        return slot
+
+    @staticmethod
+    def _end_streaming(state: _Candidate) -> None:
+        if state.streaming is not None:
+            state.streaming.complete = True
+            state.streaming = None

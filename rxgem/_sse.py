@@ -1,0 +1,376 @@
+"""Incremental, sans-IO decoder for Server-Sent Events (``text/event-stream``).
+
+:class:`SSEDecoder` turns the bytes of a Gemini ``streamGenerateContent?alt=sse``
+response body into :class:`SSEEvent` objects. It does no I/O: feed it byte chunks
+as they arrive (:meth:`SSEDecoder.feed`) and call :meth:`SSEDecoder.flush` at the
+end of the body. The output never depends on how the bytes were split into chunks.
+
+It implements the event-stream interpretation of the WHATWG HTML standard
+(section 9.2.6, "Interpreting an event stream"):
+
+* lines end at CR, LF or CRLF, recognised at byte level (a CRLF split across two
+  chunks is still one line end). ``str.splitlines()`` is never used: it also
+  breaks at U+0085, U+2028 and U+2029, which may appear unescaped inside JSON
+  strings;
+* a UTF-8 byte order mark at the very start of the stream is dropped;
+* lines starting with ``:`` are comments;
+* ``field:value`` lines: one space after the colon is removed; a line without a
+  colon is a field with an empty value;
+* ``data`` lines accumulate (joined by ``"\\n"``), ``event`` sets the type of the
+  next event (``"message"`` by default), ``id`` sets the last event id (unless it
+  contains U+0000; it persists across events), ``retry`` (ASCII digits only) is
+  reported on the event being built; other fields are ignored;
+* an empty line dispatches the event if any ``data`` line was seen, and resets
+  the event type (and retry) either way.
+
+Field values are decoded as UTF-8 with ``"replace"`` once their line is
+complete, so multi-byte characters split across chunks decode correctly.
+
+Deviations from WHATWG, for Gemini's benefit:
+
+* **Raw JSON blocks.** Outside a raw block, a line whose first character other
+  than space or tab is ``{`` or ``[`` starts a *raw block*. The following lines
+  (blank ones included) join it, separated by ``"\\n"``, until braces and brackets
+  balance at the end of a line, counting only outside JSON strings (string state
+  is tracked across lines). The block is then dispatched at once as
+  ``SSEEvent(data=block, event="raw")``, without waiting for an empty line and
+  without touching the ``data``/``event``/``retry`` buffers of an event under
+  construction. Gemini appends a pretty-printed ``{"error": {...}}`` object after
+  the events this way; the rule also decodes a JSON-lines body (one object per
+  line) into one raw event per line.
+* **``[DONE]``.** A ``data`` line whose value is ``[DONE]`` (surrounding ASCII
+  whitespace ignored) that starts an event is the OpenAI end-of-stream sentinel:
+  it is not dispatched, :attr:`SSEDecoder.done` becomes true and every byte after
+  it (in the same chunk and later) is ignored. A ``[DONE]`` line that follows
+  other ``data`` lines of the same event is ordinary data.
+* **Dispatch at end of input.** :meth:`SSEDecoder.flush` treats an unterminated
+  last line as a line, then dispatches a pending raw block (even unbalanced, so the
+  JSON parser downstream reports it as malformed) and a pending ``data`` event that
+  never got its empty line (WHATWG would discard it).
+"""
+
+from __future__ import annotations
+
+import re
+
+import msgspec
+
+__all__ = ["DONE", "SSEDecoder", "SSEEvent"]
+
+DONE: str = "[DONE]"
+
+_DONE_BYTES = DONE.encode("ascii")
+_BOM = b"\xef\xbb\xbf"
+_LF = 0x0A
+_CR = 0x0D
+_QUOTE = 0x22
+
+# A complete JSON string literal (unrolled loop: no catastrophic backtracking).
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+# Outside a string, the bytes that matter for balancing.
+_STRUCTURAL = re.compile(rb'["{}\[\]]')
+# Inside a string, the bytes that matter.
+_STRING_SPECIAL = re.compile(rb'["\\]')
+
+
+class SSEEvent(msgspec.Struct, frozen=True):
+    """One dispatched Server-Sent Event (or one raw JSON block).
+
+    Attributes:
+        data: the event's ``data`` lines joined by ``"\\n"`` (without a final
+            ``"\\n"``); for a raw block, the block's text.
+        event: the event type: ``"message"`` unless an ``event`` field set it;
+            ``"raw"`` for a raw JSON block.
+        id: the last event id at dispatch time, ``None`` if no ``id`` field was
+            ever seen (always ``None`` for a raw block).
+        retry: the value of a valid ``retry`` field of this event, else ``None``.
+    """
+
+    data: str
+    event: str = "message"
+    id: str | None = None
+    retry: int | None = None
+
+
+def _scan_raw(line: bytes, depth: int, in_string: bool) -> tuple[int, bool]:
+    """Update the bracket depth and the in-string flag of a raw block with one line.
+
+    A backslash at the very end of a line (inside a string) escapes the ``"\\n"``
+    that joins the lines, so it carries nothing over to the next line.
+    """
+    if not in_string:
+        # Fast path: every string opened on this line also closes on it.
+        rest = _JSON_STRING.sub(b"", line) if _QUOTE in line else line
+        if _QUOTE not in rest:
+            return (
+                depth + rest.count(b"{") + rest.count(b"[") - rest.count(b"}") - rest.count(b"]"),
+                False,
+            )
+    pos = 0
+    end = len(line)
+    while pos < end:
+        if in_string:
+            m = _STRING_SPECIAL.search(line, pos)
+            if m is None:
+                break
+            pos = m.end()
+            if line[m.start()] == _QUOTE:
+                in_string = False
+            else:
+                pos += 1  # skip the escaped byte
+        else:
+            m = _STRUCTURAL.search(line, pos)
+            if m is None:
+                break
+            pos = m.end()
+            c = line[m.start()]
+            if c == _QUOTE:
+                in_string = True
+            elif c in b"{[":
+                depth += 1
+            else:
+                depth -= 1
+    return depth, in_string
+
+
+class SSEDecoder:
+    """Incremental WHATWG-style SSE decoder: feed bytes, get events. No I/O.
+
+    Usage::
+
+        decoder = SSEDecoder()
+        for chunk in body:
+            for event in decoder.feed(chunk):
+                ...
+        for event in decoder.flush():
+            ...
+
+    See the module docstring for the rules, including the deviations from
+    WHATWG (raw JSON blocks, ``[DONE]``, dispatch at end of input). The events
+    returned never depend on how the input was split into chunks.
+    """
+
+    __slots__ = (
+        "_at_start",
+        "_data",
+        "_depth",
+        "_done",
+        "_event_type",
+        "_events",
+        "_head",
+        "_in_string",
+        "_last_id",
+        "_pending",
+        "_raw",
+        "_retry",
+        "_skip_lf",
+    )
+
+    def __init__(self) -> None:
+        # Byte-level state.
+        self._at_start = True  # no byte seen yet past a possible BOM
+        self._head = b""  # first bytes of the stream while they may still be a BOM
+        self._pending: list[bytes] = []  # pieces of the incomplete last line
+        self._skip_lf = False  # the last chunk ended with CR: drop a leading LF
+        # Event being built.
+        self._data: list[str] = []
+        self._event_type: str | None = None
+        self._retry: int | None = None
+        self._last_id: str | None = None
+        # Raw JSON block being built (None when not inside one).
+        self._raw: list[bytes] | None = None
+        self._depth = 0
+        self._in_string = False
+        # Results.
+        self._done = False
+        self._events = 0
+
+    @property
+    def done(self) -> bool:
+        """True once a ``data: [DONE]`` event was seen; later input is ignored."""
+        return self._done
+
+    @property
+    def events(self) -> int:
+        """The number of events dispatched so far (raw blocks included)."""
+        return self._events
+
+    def feed(self, data: bytes) -> list[SSEEvent]:
+        """Decode one chunk; return the events it completed, in order."""
+        if self._done or not data:
+            return []
+        if self._at_start:
+            data = self._head + data
+            if len(data) < len(_BOM) and _BOM.startswith(data):
+                self._head = data
+                return []
+            self._at_start = False
+            self._head = b""
+            if data.startswith(_BOM):
+                data = data[len(_BOM) :]
+                if not data:
+                    return []
+        if self._skip_lf:
+            self._skip_lf = False
+            if data[0] == _LF:
+                data = data[1:]
+                if not data:
+                    return []
+        last = data[-1]
+        complete = last in b"\r\n"
+        lines = data.splitlines()
+        pending = self._pending
+        if complete:
+            self._skip_lf = last == _CR
+            if pending:
+                pending.append(lines[0])
+                lines[0] = b"".join(pending)
+                pending.clear()
+        else:
+            tail = lines.pop()
+            if not lines:
+                pending.append(tail)
+                return []
+            if pending:
+                pending.append(lines[0])
+                lines[0] = b"".join(pending)
+                pending.clear()
+            pending.append(tail)
+        return self._lines(lines)
+
+    def flush(self) -> list[SSEEvent]:
+        """Signal the end of input; return the events still pending.
+
+        The unterminated last line (if any) is processed as a line, then a
+        pending raw block is dispatched (even if unbalanced), then a pending
+        ``data`` event that lacks its empty line. The decoder is then empty;
+        flushing again returns ``[]``.
+        """
+        if self._done:
+            return []
+        if self._at_start:
+            self._at_start = False
+            if self._head:
+                self._pending.append(self._head)
+                self._head = b""
+        self._skip_lf = False
+        out: list[SSEEvent] = []
+        if self._pending:
+            line = b"".join(self._pending)
+            self._pending.clear()
+            out = self._lines([line])
+            if self._done:
+                return out
+        if self._raw is not None:
+            out.append(self._dispatch_raw())
+        if self._data:
+            out.append(self._dispatch())
+        self._event_type = None
+        self._retry = None
+        return out
+
+    # -- internals ---------------------------------------------------------
+
+    def _lines(self, lines: list[bytes]) -> list[SSEEvent]:
+        """Process complete lines (without their line ends)."""
+        out: list[SSEEvent] = []
+        data = self._data
+        in_raw = self._raw is not None
+        for line in lines:
+            if in_raw:
+                self._raw_line(line, out)
+                in_raw = self._raw is not None
+                continue
+            if not line:
+                if data:
+                    # Dispatch (inlined _dispatch(): this is the hot path).
+                    text = data[0] if len(data) == 1 else "\n".join(data)
+                    data.clear()
+                    event_type = self._event_type or "message"
+                    out.append(SSEEvent(text, event_type, self._last_id, self._retry))
+                    self._events += 1
+                self._event_type = None
+                self._retry = None
+                continue
+            if line.startswith(b"data: "):
+                value = line[6:]
+            elif line.startswith(b"data:"):
+                value = line[5:]
+            else:
+                if line[0] != 0x3A:  # not a ":" comment
+                    self._other_line(line, out)
+                    in_raw = self._raw is not None
+                continue
+            if not data and value.strip() == _DONE_BYTES:
+                self._finish()
+                break
+            data.append(value.decode("utf-8", "replace"))
+        return out
+
+    def _other_line(self, line: bytes, out: list[SSEEvent]) -> None:
+        """A line that is neither blank, nor ``data:``, nor a comment."""
+        first = line.lstrip(b" \t")[:1]
+        if first == b"{" or first == b"[":
+            self._raw = []
+            self._depth = 0
+            self._in_string = False
+            self._raw_line(line, out)
+            return
+        name, colon, value = line.partition(b":")
+        if colon and value.startswith(b" "):
+            value = value[1:]
+        if name == b"data":
+            # Only reached for "data" without a colon: an empty value.
+            self._data.append(value.decode("utf-8", "replace"))
+        elif name == b"event":
+            self._event_type = value.decode("utf-8", "replace")
+        elif name == b"id":
+            text = value.decode("utf-8", "replace")
+            if "\x00" not in text:
+                self._last_id = text
+        elif name == b"retry" and value.isdigit():  # bytes.isdigit(): ASCII digits only
+            self._retry = int(value)
+
+    def _raw_line(self, line: bytes, out: list[SSEEvent]) -> None:
+        """Add one line to the raw block; dispatch the block once it balances."""
+        raw = self._raw
+        assert raw is not None
+        raw.append(line)
+        depth, in_string = _scan_raw(line, self._depth, self._in_string)
+        if depth <= 0 and not in_string:
+            out.append(self._dispatch_raw())
+        else:
+            self._depth = depth
+            self._in_string = in_string
+
+    def _dispatch(self) -> SSEEvent:
+        """Dispatch the data event being built and reset its buffers."""
+        data = self._data
+        text = data[0] if len(data) == 1 else "\n".join(data)
+        data.clear()
+        event = SSEEvent(text, self._event_type or "message", self._last_id, self._retry)
+        self._event_type = None
+        self._retry = None
+        self._events += 1
+        return event
+
+    def _dispatch_raw(self) -> SSEEvent:
+        """Dispatch the raw block being built and leave raw mode."""
+        raw = self._raw
+        assert raw is not None
+        self._raw = None
+        self._depth = 0
+        self._in_string = False
+        text = raw[0] if len(raw) == 1 else b"\n".join(raw)
+        self._events += 1
+        return SSEEvent(text.decode("utf-8", "replace"), "raw")
+
+    def _finish(self) -> None:
+        """``[DONE]`` seen: drop all state and ignore the rest of the input."""
+        self._done = True
+        self._pending.clear()
+        self._head = b""
+        self._data.clear()
+        self._raw = None
+        self._event_type = None
+        self._retry = None

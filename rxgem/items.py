@@ -1,0 +1,37 @@
+"""The item types that flow between ``group_by_slot``, ``latest_args``,
+``flush_on_finish`` and ``to_openai`` (one list of items per Gemini event).
+
+Useful to write your own operators between those stages, or to test them.
+"""
+
+from ._items import (
+    Batch,
+    Blocked,
+    CallPart,
+    End,
+    Finish,
+    Item,
+    Meta,
+    SlotUpdate,
+    Text,
+    TextSignature,
+    ToolCall,
+    ToolCallHeader,
+    Usage,
+)
+
+__all__ = [
+    "Batch",
+    "Blocked",
+    "CallPart",
+    "End",
+    "Finish",
+    "Item",
+    "Meta",
+    "SlotUpdate",
+    "Text",
+    "TextSignature",
+    "ToolCall",
+    "ToolCallHeader",
+    "Usage",
+]

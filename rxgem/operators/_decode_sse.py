@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from reactivex import Observable
+
+from .._sse import SSEDecoder, SSEEvent
+from ._stage import Stage, stage_operator
+
+__all__ = ["decode_sse"]
+
+
+class _DecodeStage(Stage[bytes, SSEEvent]):
+    def __init__(self) -> None:
+        self._decoder = SSEDecoder()
+
+    @property
+    def done(self) -> bool:
+        return self._decoder.done
+
+    def feed(self, value: bytes) -> Iterable[SSEEvent]:
+        return self._decoder.feed(value)
+
+    def close(self) -> tuple[Iterable[SSEEvent], Exception | None]:
+        return self._decoder.flush(), None
+
+
+def decode_sse() -> Callable[[Observable[bytes]], Observable[SSEEvent]]:
+    """Decode a byte stream into Server-Sent Events.
+
+    .. code::
+
+        ---b"data: {…}\\r\\n\\r\\nda"---b"ta: {…}\\r\\n"---b"\\r\\n"---|
+        [                      decode_sse()                            ]
+        ---SSEEvent({…})-------------------------------SSEEvent({…})-|
+
+    Byte chunks may split lines, CRLF pairs and UTF-8 sequences anywhere; the
+    events do not depend on the split. CR, LF and CRLF line ends, a leading BOM,
+    ``:`` comments and ``event``/``id``/``retry`` fields are handled as WHATWG
+    specifies. A raw (unframed) JSON block, such as the pretty-printed error
+    object Gemini appends after the events, becomes one event with
+    ``event == "raw"``. ``data: [DONE]`` completes the stream and disposes of the
+    source; at the end of input an event that lacks its blank line is still
+    emitted.
+
+    Returns:
+        An operator from ``Observable[bytes]`` to ``Observable[SSEEvent]``.
+    """
+    return stage_operator(_DecodeStage)

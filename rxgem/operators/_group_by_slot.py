@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from reactivex import Observable
+
+from .._items import Batch
+from .._slots import SlotPolicy, SlotPolicyName, SlotTable, resolve_policy
+from .._wire import GenerateContentResponse
+from ._stage import Stage, stage_operator
+
+__all__ = ["group_by_slot"]
+
+
+class _GroupStage(Stage[GenerateContentResponse, Batch]):
+    def __init__(self, policy: SlotPolicy) -> None:
+        self._table = SlotTable(policy)
+
+    def feed(self, value: GenerateContentResponse) -> Iterable[Batch]:
+        batch = self._table.feed(value)
+        return (batch,) if batch else ()
+
+
+def group_by_slot(
+    slot_policy: SlotPolicy | SlotPolicyName = "latest",
+) -> Callable[[Observable[GenerateContentResponse]], Observable[Batch]]:
+    """Split each response into items, giving every ``functionCall`` part a tool-call slot.
+
+    .. code::
+
+        ---r1{text}------r2{read(a)}---------r3{read(b)}---------r4{STOP}--|
+        [                         group_by_slot()                          ]
+        ---[Text]--------[CallPart(slot=0)]--[CallPart(slot=1)]--[Finish]--|
+
+    One batch (a list of items) per response, none for a response with nothing in
+    it. Text and thought parts become :class:`~rxgem.items.Text` at once, tagged
+    with their candidate; each ``functionCall`` part becomes a
+    :class:`~rxgem.items.CallPart` with the slot chosen by the slot rules (see
+    the README): ids first, Vertex streamed calls by position, and for id-less
+    complete calls the ``slot_policy``.
+
+    Args:
+        slot_policy: ``"latest"`` (default), ``"positional"``, ``"every_part"``, or a
+            :class:`~rxgem.SlotPolicy` object.
+
+    Returns:
+        An operator from ``Observable[GenerateContentResponse]`` to
+        ``Observable[Batch]``.
+    """
+    policy = resolve_policy(slot_policy)  # validate now; each subscription gets a fresh table
+
+    def factory() -> _GroupStage:
+        return _GroupStage(policy)
+
+    return stage_operator(factory)

@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from reactivex import Observable
+
+from .._parse import ResponseParser
+from .._sse import SSEEvent
+from .._wire import GenerateContentResponse
+from ._stage import Stage, stage_operator
+
+__all__ = ["parse"]
+
+
+class _ParseStage(Stage[SSEEvent, GenerateContentResponse]):
+    def __init__(self) -> None:
+        self._parser = ResponseParser()
+
+    def feed(self, value: SSEEvent) -> Iterable[GenerateContentResponse]:
+        return self._parser.feed(value)
+
+
+def parse() -> Callable[[Observable[SSEEvent]], Observable[GenerateContentResponse]]:
+    """Parse each SSE event's payload into a typed ``GenerateContentResponse``.
+
+    .. code::
+
+        ---e1----------e2-------------e3{"error":…}
+        [                 parse()                 ]
+        ---r1----------r2-------------#GeminiAPIError
+
+    Unknown fields and unknown enum values are tolerated (enums stay strings).
+    An ``{"error": {...}}`` payload (framed or raw, also as a one-element array)
+    ends the stream with :class:`~rxgem.GeminiAPIError`; invalid JSON or a payload
+    of the wrong shape ends it with :class:`~rxgem.MalformedStreamError`, naming
+    the 1-based event number and a snippet. Whitespace-only payloads are skipped.
+
+    Returns:
+        An operator from ``Observable[SSEEvent]`` to
+        ``Observable[GenerateContentResponse]``.
+    """
+    return stage_operator(_ParseStage)

@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+
+from reactivex import Observable
+
+from .._chunks import ChatCompletionChunk
+from .._items import Batch
+from .._openai import ChunkBuilder, ReasoningField, random_id
+from ._stage import Stage, stage_operator
+
+__all__ = ["to_openai"]
+
+
+class _OpenAIStage(Stage[Batch, ChatCompletionChunk]):
+    def __init__(self, builder: ChunkBuilder) -> None:
+        self._builder = builder
+
+    def feed(self, value: Batch) -> Iterable[ChatCompletionChunk]:
+        return self._builder.feed(value)
+
+
+def to_openai(
+    model: str | None = None,
+    include_usage: bool = True,
+    reasoning_field: ReasoningField = "reasoning_content",
+    id_factory: Callable[[], str] = random_id,
+    clock: Callable[[], float] = time.time,
+) -> Callable[[Observable[Batch]], Observable[ChatCompletionChunk]]:
+    """Turn pipeline items into OpenAI ``chat.completion.chunk`` objects.
+
+    .. code::
+
+        ---[Meta, Text("Hi")]---[Header(0)]---[ToolCall(0), End(STOP), Usage]--|
+        [                           to_openai()                                ]
+        ---c{role,content}------c{tool 0 hdr}--c{args}--c{tool_calls}--c{usage}--|
+
+    Chunks carry the ``openai`` SDK's attribute paths and ``to_dict()``/``to_json()``.
+    ``id`` is ``chatcmpl-<responseId>`` (or a random id), ``model`` the option or
+    Gemini's ``modelVersion``; both, and ``created``, are the same on every chunk.
+
+    Args:
+        model: the ``model`` field; default: Gemini's ``modelVersion``.
+        include_usage: send the final ``choices: []`` usage chunk.
+        reasoning_field: ``"reasoning_content"`` (default), ``"reasoning"``, or
+            ``None`` to drop thought text.
+        id_factory: returns the random part of minted ids.
+        clock: returns the time in seconds used for ``created``.
+
+    Returns:
+        An operator from ``Observable[Batch]`` to ``Observable[ChatCompletionChunk]``.
+    """
+    ChunkBuilder(reasoning_field=reasoning_field)  # validate the options now
+
+    def factory() -> _OpenAIStage:
+        return _OpenAIStage(
+            ChunkBuilder(
+                model=model,
+                include_usage=include_usage,
+                reasoning_field=reasoning_field,
+                id_factory=id_factory,
+                clock=clock,
+            )
+        )
+
+    return stage_operator(factory)

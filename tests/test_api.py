@@ -1,0 +1,82 @@
+"""The public API is flat, documented and does not grow by accident."""
+
+from __future__ import annotations
+
+import rxgem
+import rxgem.items
+import rxgem.operators
+
+PUBLIC = {
+    "ArgsTable",
+    "ChatCompletionChunk",
+    "ChoiceDelta",
+    "ChoiceDeltaToolCall",
+    "ChoiceDeltaToolCallFunction",
+    "ChunkAccumulator",
+    "ChunkBuilder",
+    "ChunkChoice",
+    "CompletionUsage",
+    "EveryPartPolicy",
+    "FinishBuffer",
+    "GeminiAPIError",
+    "GenerateContentResponse",
+    "LatestArgsPolicy",
+    "MalformedStreamError",
+    "PositionalPolicy",
+    "ResponseParser",
+    "RxGemError",
+    "SSEDecoder",
+    "SSEEvent",
+    "SlotInfo",
+    "SlotPolicy",
+    "SlotTable",
+    "TruncatedStreamError",
+    "__version__",
+    "assemble",
+    "gemini_to_openai",
+    "map_finish_reason",
+    "map_usage",
+    "sse_encode",
+}
+
+OPERATORS = {
+    "decode_sse",
+    "parse",
+    "group_by_slot",
+    "latest_args",
+    "flush_on_finish",
+    "to_openai",
+    "sse_encode",
+}
+
+
+def test_top_level_all_is_exactly_the_public_api() -> None:
+    assert set(rxgem.__all__) == PUBLIC
+    for name in rxgem.__all__:
+        assert hasattr(rxgem, name), name
+
+
+def test_operators_module() -> None:
+    assert set(rxgem.operators.__all__) == OPERATORS
+    for name in OPERATORS:
+        operator = getattr(rxgem.operators, name)
+        assert operator.__doc__, name
+        assert "[" in operator.__doc__, f"{name} needs a marble diagram"
+
+
+def test_every_public_name_is_documented() -> None:
+    for name in rxgem.__all__:
+        value = getattr(rxgem, name)
+        if callable(value):
+            assert value.__doc__, f"rxgem.{name} has no docstring"
+
+
+def test_error_tree() -> None:
+    for error in (rxgem.GeminiAPIError, rxgem.MalformedStreamError, rxgem.TruncatedStreamError):
+        assert issubclass(error, rxgem.RxGemError)
+    assert "GeminiAPIError" in (rxgem._errors.__doc__ or "")
+
+
+def test_items_module_lists_every_item() -> None:
+    assert "Batch" in rxgem.items.__all__
+    assert len(rxgem.items.__all__) == 13

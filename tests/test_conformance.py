@@ -1,0 +1,299 @@
+"""The whole pipeline on every shipped sample, judged by the real openai SDK and expected.json."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from conftest import (
+    check_protocol,
+    expected_for,
+    jsonl_to_sse,
+    load_shared,
+    run,
+    sample_names,
+    sdk_accumulate,
+    sdk_validate,
+)
+
+import rxgem
+from rxgem import samples
+
+NAMES = sample_names()
+
+
+def _tools(expected: dict[str, Any]) -> list[str]:
+    """Strict tools for the SDK, unless it would raise for a length/content_filter finish."""
+    finishes = {choice["finish_reason"] for choice in expected["choices"]}
+    if finishes & {"length", "content_filter"}:
+        return []
+    return [call["name"] for choice in expected["choices"] for call in choice["tool_calls"]]
+
+
+def test_every_sample_has_an_expectation() -> None:
+    assert sorted(samples.expected()) == NAMES
+    assert len(NAMES) >= 16
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_sample_matches_expectation_through_openai_sdk(name: str) -> None:
+    expected = expected_for(name)
+    chunks, error = run(samples.read(name))
+    sdk_validate(chunks)
+    check_protocol(chunks)
+
+    if expected["error"] is None:
+        assert error is None, f"unexpected error {error!r}"
+    else:
+        assert type(error).__name__ == expected["error"]["type"]
+        if expected["error"].get("code") is not None:
+            assert isinstance(error, rxgem.GeminiAPIError)
+            assert error.code == expected["error"]["code"]
+            assert error.status == expected["error"]["status"]
+
+    completion = sdk_accumulate(chunks, _tools(expected))
+    assert completion.model == expected["model"]
+    if expected["response_id"]:
+        assert completion.id == f"chatcmpl-{expected['response_id']}"
+    assert len(completion.choices) == len(expected["choices"])
+    for choice, want in zip(completion.choices, expected["choices"], strict=True):
+        message = choice.message
+        assert message.content == want["content"]
+        assert getattr(message, "reasoning_content", None) == want["reasoning"]
+        assert choice.finish_reason == want["finish_reason"]
+        extra = (message.model_extra or {}).get("extra_content")
+        signature = extra["google"]["thought_signature"] if extra else None
+        assert signature == want["thought_signature"]
+        calls = message.tool_calls or []
+        assert len(calls) == len(want["tool_calls"])
+        for call, want_call in zip(calls, want["tool_calls"], strict=True):
+            assert call.type == "function"
+            assert call.function.name == want_call["name"]
+            assert json.loads(call.function.arguments) == want_call["arguments"]
+            if _tools(expected):  # strict tools: the SDK parsed the arguments itself
+                assert call.function.parsed_arguments == want_call["arguments"]
+            if want_call["id"] is not None:
+                assert call.id == want_call["id"]
+            else:
+                assert call.id.startswith("call_")
+            call_extra = (call.model_extra or {}).get("extra_content")
+            call_signature = call_extra["google"]["thought_signature"] if call_extra else None
+            assert call_signature == want_call["thought_signature"]
+
+    if expected["usage"] is None:
+        assert completion.usage is None
+    else:
+        usage = completion.usage
+        assert usage is not None
+        assert usage.prompt_tokens == expected["usage"]["prompt_tokens"]
+        assert usage.completion_tokens == expected["usage"]["completion_tokens"]
+        assert usage.total_tokens == expected["usage"]["total_tokens"]
+        reasoning = usage.completion_tokens_details
+        assert (reasoning.reasoning_tokens if reasoning else None) == expected["usage"][
+            "reasoning_tokens"
+        ]
+        cached = usage.prompt_tokens_details
+        assert (cached.cached_tokens if cached else None) == expected["usage"]["cached_tokens"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_native_finish_reason_rides_along(name: str) -> None:
+    expected = expected_for(name)
+    chunks, _ = run(samples.read(name))
+    natives = {
+        choice.index: choice.native_finish_reason
+        for chunk in chunks
+        for choice in chunk.choices
+        if choice.finish_reason is not None
+    }
+    for index, want in enumerate(expected["choices"]):
+        if want["finish_reason"] is None:
+            assert index not in natives
+        else:
+            assert natives[index] == want["native_finish_reason"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_own_accumulator_agrees_with_openai_sdk(name: str) -> None:
+    chunks, _ = run(samples.read(name))
+    mine = rxgem.assemble(chunks)
+    sdk = sdk_accumulate(chunks)
+    for choice, theirs in zip(mine["choices"], sdk.choices, strict=True):
+        message = choice["message"]
+        assert message.get("content") == theirs.message.content
+        assert message.get("reasoning_content") == getattr(
+            theirs.message, "reasoning_content", None
+        )
+        assert choice["finish_reason"] == theirs.finish_reason
+        mine_calls = [
+            (c["id"], c["function"]["name"], c["function"]["arguments"])
+            for c in message.get("tool_calls") or []
+        ]
+        sdk_calls = [
+            (c.id, c.function.name, c.function.arguments) for c in theirs.message.tool_calls or []
+        ]
+        assert mine_calls == sdk_calls
+
+
+@pytest.mark.parametrize("name", ["thinking_tools.sse", "text.sse", "vertex_partial_args.sse"])
+def test_output_does_not_depend_on_byte_splits(name: str) -> None:
+    data = samples.read(name)
+    whole = [c.to_dict() for c in run(data)[0]]
+    step = max(1, len(data) // 600)  # every split point of the small samples, ~600 of the big
+    for cut in range(1, len(data), step):
+        split = [c.to_dict() for c in run([data[:cut], data[cut:]])[0]]
+        assert split == whole, f"output differs when split at byte {cut}"
+    assert [c.to_dict() for c in run([bytes([b]) for b in data])[0]] == whole
+
+
+def test_every_split_point_inside_utf8_sequences() -> None:
+    data = samples.read("text.sse")
+    inside = [i for i, b in enumerate(data) if 0x80 <= b < 0xC0]  # continuation bytes
+    assert len(inside) > 10, "the text sample must contain multi-byte characters"
+    whole = [c.to_dict() for c in run(data)[0]]
+    for cut in inside:
+        assert [c.to_dict() for c in run([data[:cut], data[cut:]])[0]] == whole
+
+
+def test_text_goes_out_before_the_next_event_is_read() -> None:
+    """Each event's text is emitted as soon as its bytes arrive, not at the end."""
+    import reactivex
+    from reactivex.subject import Subject
+
+    data = samples.read("text.sse")
+    events = [e + b"\r\n\r\n" for e in data.split(b"\r\n\r\n") if e]
+    subject: Subject[bytes] = Subject()
+    chunks: list[rxgem.ChatCompletionChunk] = []
+    subject.pipe(rxgem.gemini_to_openai()).subscribe(chunks.append)
+    contents = []
+    for event in events:
+        before = len(chunks)
+        subject.on_next(event)
+        contents.append("".join(c.choices[0].delta.content or "" for c in chunks[before:]))
+    subject.on_completed()
+    expected = expected_for("text.sse")["choices"][0]["content"]
+    assert all(contents[:-1]), "every text event yields its text immediately"
+    assert "".join(contents) == expected
+    assert reactivex is not None
+
+
+# -- the recorded captures in ../shared (reference data, not shipped) ------------------
+
+
+def _shared(name: str) -> tuple[list[rxgem.ChatCompletionChunk], Exception | None, Any]:
+    data = jsonl_to_sse(load_shared(name))
+    chunks, error = run(data)
+    sdk_validate(chunks)
+    check_protocol(chunks)
+    names = [
+        call["function"]["name"]
+        for choice in rxgem.assemble(chunks)["choices"]
+        for call in choice["message"].get("tool_calls") or []
+    ]
+    return chunks, error, sdk_accumulate(chunks, names)
+
+
+def _calls(completion: Any) -> list[tuple[str, Any]]:
+    return [
+        (c.function.name, json.loads(c.function.arguments))
+        for c in completion.choices[0].message.tool_calls or []
+    ]
+
+
+def test_shared_no_args_and_parallel_streamed_calls() -> None:
+    _, error, completion = _shared("google-stream-no-args-tool-call.chunks.txt")
+    assert error is None
+    assert _calls(completion) == [
+        ("read_theme", {}),
+        ("read_screen", {"id": "A"}),
+        ("read_screen", {"id": "B"}),
+        ("read_screen", {"id": "C"}),
+    ]
+    assert completion.choices[0].finish_reason == "tool_calls"
+
+
+def test_shared_two_sequential_streamed_calls() -> None:
+    _, error, completion = _shared("google-stream-tool-call-arguments.chunks.txt")
+    assert error is None
+    assert _calls(completion) == [
+        ("getWeather", {"location": "Boston"}),
+        ("getWeather", {"location": "San Francisco"}),
+    ]
+
+
+def test_shared_nested_partial_args() -> None:
+    _, error, completion = _shared("google-vertex-stream-tool-call-arguments-nested.1.chunks.txt")
+    assert error is None
+    [(name, args)] = _calls(completion)
+    assert name == "cookRecipe"
+    recipe = args["recipe"]
+    assert recipe["name"] == "Lasagna"
+    assert len(recipe["ingredients"]) == 10
+    assert recipe["ingredients"][0] == {"amount": "16 oz", "name": "Lasagna noodles"}
+    assert recipe["steps"][1] == (
+        "Cook lasagna noodles according to package directions, drain and set aside."
+    )
+    assert recipe["steps"][4] == "In a 9x13 baking dish, spread a thin layer of meat sauce."
+
+
+def test_shared_missing_terminal_function_call() -> None:
+    _, error, completion = _shared(
+        "google-stream-tool-call-array-arguments-missing-terminal-function-call.chunks.txt"
+    )
+    assert error is None
+    [(name, args)] = _calls(completion)
+    assert name == "writeItems"
+    assert args["operations"][1] == {
+        "action": "add",
+        "description": "Ripe yellow banana",
+        "itemid": "banana_001",
+        "price": 0.3,
+    }
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "google-text.chunks.txt",
+        "google-reasoning.chunks.txt",
+        "google-reasoning-gemini3.chunks.txt",
+        "google-tool-call.chunks.txt",
+        "google-tool-call-gemini3.chunks.txt",
+    ],
+)
+def test_shared_text_and_tool_captures(name: str) -> None:
+    chunks, error, completion = _shared(name)
+    assert error is None
+    lines = [json.loads(line) for line in load_shared(name).splitlines() if line.strip()]
+    text = "".join(
+        part.get("text", "")
+        for line in lines
+        for part in line["candidates"][0]["content"]["parts"]
+        if not part.get("thought")
+    )
+    assert (completion.choices[0].message.content or "") == text
+    calls = [
+        part["functionCall"]
+        for line in lines
+        for part in line["candidates"][0]["content"]["parts"]
+        if "functionCall" in part
+    ]
+    assert _calls(completion) == [(c["name"], c.get("args", {})) for c in calls]
+    signatures = [
+        part["thoughtSignature"]
+        for line in lines
+        for part in line["candidates"][0]["content"]["parts"]
+        if part.get("thoughtSignature")
+    ]
+    wire = b"".join(chunk.to_json() for chunk in chunks)
+    for signature in signatures:
+        assert wire.count(signature.encode()) == 1, "each signature goes out exactly once"
+
+
+def test_shared_jsonl_capture_decodes_without_sse_framing() -> None:
+    """A JSON-lines capture (no ``data:`` framing) converts the same as its SSE form."""
+    text = load_shared("google-tool-call.chunks.txt")
+    framed = [c.to_dict() for c in run(jsonl_to_sse(text))[0]]
+    raw = [c.to_dict() for c in run(text.encode())[0]]
+    assert raw == framed
