@@ -52,7 +52,7 @@ class ChoiceDeltaToolCallFunction(_Model):
 
 
 class ChoiceDeltaToolCall(_Model):
-    """A tool-call delta: ``index`` dense per choice; ``id``/``type`` in a call's first delta only."""
+    """A tool-call delta: dense ``index`` per choice; ``id``/``type`` in its first delta only."""
 
     index: int
     id: str | None = None
