@@ -13,6 +13,7 @@ operators (``SSEDecoder``, ``ResponseParser``, ``SlotTable``, ``ArgsTable``,
 Every stream error is an :class:`RxGemError`.
 """
 
+from . import items, operators, samples
 from ._args import ArgsTable
 from ._assemble import ChunkAccumulator, assemble
 from ._chunks import (

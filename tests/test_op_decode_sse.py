@@ -1,0 +1,191 @@
+"""Marble tests for the ``decode_sse()`` operator: bytes → ``SSEEvent``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reactivex import Observable
+from reactivex.testing import ReactiveTest, TestScheduler
+from reactivex.testing.marbles import marbles_testing
+
+from rxgem import SSEEvent
+from rxgem.operators import decode_sse
+
+on_next = ReactiveTest.on_next
+on_completed = ReactiveTest.on_completed
+on_error = ReactiveTest.on_error
+subscribe = ReactiveTest.subscribe
+
+
+def msg(data: str) -> SSEEvent:
+    return SSEEvent(data=data)
+
+
+def raw(data: str) -> SSEEvent:
+    return SSEEvent(data=data, event="raw")
+
+
+def test_events_split_across_ticks() -> None:
+    pieces = {
+        "a": b'data: {"n": 1}\r\n\r\nda',
+        "b": b'ta: {"n": 2}\r\n',
+        "c": b"\r\n",
+    }
+    with marbles_testing() as (start, cold, _hot, exp):
+        results = start(cold("-a--b--c--|", pieces).pipe(decode_sse()))
+        expected = exp("-x-----y--|", {"x": msg('{"n": 1}'), "y": msg('{"n": 2}')})
+    assert expected == results
+
+
+def test_crlf_and_utf8_split_across_ticks() -> None:
+    # "é" is split between its two bytes, both CRLF pairs between CR and LF
+    pieces = {"a": b"data: h\xc3", "b": b"\xa9llo\r", "c": b"\n\r", "d": b"\n"}
+    with marbles_testing() as (start, cold, _hot, exp):
+        results = start(cold("-a-b-c-d-|", pieces).pipe(decode_sse()))
+        expected = exp("-----x---|", {"x": msg("héllo")})
+    assert expected == results
+
+
+def test_several_events_in_one_tick() -> None:
+    with marbles_testing() as (start, cold, _hot, _exp):
+        results = start(cold("--a-|", {"a": b"data: 1\n\ndata: 2\n\n"}).pipe(decode_sse()))
+    assert [on_next(202, msg("1")), on_next(202, msg("2")), on_completed(204)] == results
+
+
+def test_comments_only_complete_without_values() -> None:
+    with marbles_testing() as (start, cold, _hot, exp):
+        results = start(cold("-a-a-|", {"a": b": keep-alive\r\n\r\n"}).pipe(decode_sse()))
+        expected = exp("-----|")
+    assert expected == results
+
+
+def test_done_completes_and_unsubscribes_at_that_tick() -> None:
+    scheduler = TestScheduler()
+    xs = scheduler.create_cold_observable(
+        on_next(10, b"data: 1\n\n"),
+        on_next(20, b"data: [DONE]\n\n"),
+        on_next(30, b"data: 2\n\n"),
+        on_completed(40),
+    )
+    observer = scheduler.start(lambda: xs.pipe(decode_sse()))
+    assert [on_next(210, msg("1")), on_completed(220)] == observer.messages
+    assert [subscribe(200, 220)] == xs.subscriptions
+
+
+def test_done_mid_chunk_drops_the_rest_of_the_chunk() -> None:
+    scheduler = TestScheduler()
+    xs = scheduler.create_cold_observable(
+        on_next(10, b"data: 1\n\ndata: [DONE]\n\ndata: 2\n\n"),
+        on_next(20, b"data: 3\n\n"),
+        on_completed(30),
+    )
+    observer = scheduler.start(lambda: xs.pipe(decode_sse()))
+    assert [on_next(210, msg("1")), on_completed(210)] == observer.messages
+    assert [subscribe(200, 210)] == xs.subscriptions
+
+
+def test_done_on_a_hot_source_unsubscribes() -> None:
+    scheduler = TestScheduler()
+    xs = scheduler.create_hot_observable(
+        on_next(150, b"data: early\n\n"),  # before the subscription: never seen
+        on_next(230, b"data: 1\n\n"),
+        on_next(260, b"data: [DONE]\n\n"),
+        on_next(270, b"data: 2\n\n"),
+        on_completed(300),
+    )
+    observer = scheduler.start(lambda: xs.pipe(decode_sse()))
+    assert [on_next(230, msg("1")), on_completed(260)] == observer.messages
+    assert [subscribe(200, 260)] == xs.subscriptions
+
+
+def test_final_event_without_blank_line_is_emitted_at_completion() -> None:
+    scheduler = TestScheduler()
+    xs = scheduler.create_cold_observable(
+        on_next(10, b"data: 1\r\n\r\ndata: 2"),
+        on_completed(30),
+    )
+    observer = scheduler.start(lambda: xs.pipe(decode_sse()))
+    assert [on_next(210, msg("1")), on_next(230, msg("2")), on_completed(230)] == (
+        observer.messages
+    )
+    assert [subscribe(200, 230)] == xs.subscriptions
+
+
+def test_raw_json_error_block_becomes_one_raw_event() -> None:
+    block = '{\n  "error": {\n    "code": 499,\n    "status": "CANCELLED"\n  }\n}'
+    lines = block.encode().split(b"\n")
+    scheduler = TestScheduler()
+    xs = scheduler.create_cold_observable(
+        on_next(10, b'data: {"a": 1}\n\n'),
+        on_next(20, b"\n".join(lines[:3]) + b"\n"),  # the block is still open
+        on_next(30, b"\n".join(lines[3:]) + b"\n"),  # it balances here
+        on_completed(40),
+    )
+    observer = scheduler.start(lambda: xs.pipe(decode_sse()))
+    assert [
+        on_next(210, msg('{"a": 1}')),
+        on_next(230, raw(block)),
+        on_completed(240),
+    ] == observer.messages
+
+
+def test_upstream_error_passes_through_after_the_events_before_it() -> None:
+    boom = ValueError("connection reset")
+    # "data: 2" is pending (no blank line yet): an error does not flush it
+    pieces = {"a": b"data: 1\n\n", "b": b"data: 2\n"}
+    with marbles_testing() as (start, cold, _hot, _exp):
+        results = start(cold("-a-b-#", pieces, boom).pipe(decode_sse()))
+    assert [on_next(201, msg("1")), on_error(205, lambda e: e is boom)] == results
+
+
+def test_upstream_error_unsubscribes() -> None:
+    boom = OSError("reset")
+    scheduler = TestScheduler()
+    xs = scheduler.create_cold_observable(on_next(10, b"data: 1\n\n"), on_error(20, boom))
+    observer = scheduler.start(lambda: xs.pipe(decode_sse()))
+    assert [on_next(210, msg("1")), on_error(220, lambda e: e is boom)] == observer.messages
+    assert [subscribe(200, 220)] == xs.subscriptions
+
+
+def test_disposal_unsubscribes_from_the_source() -> None:
+    scheduler = TestScheduler()
+    xs = scheduler.create_cold_observable(
+        on_next(10, b"data: 1\n\n"),
+        on_next(20, b"data: 2\n\n"),
+        on_next(40, b"data: 3\n\n"),
+        on_completed(50),
+    )
+    observer = scheduler.start(lambda: xs.pipe(decode_sse()), disposed=230)
+    assert [on_next(210, msg("1")), on_next(220, msg("2"))] == observer.messages
+    assert [subscribe(200, 230)] == xs.subscriptions
+
+
+def test_disposal_does_not_flush_a_pending_event() -> None:
+    scheduler = TestScheduler()
+    xs = scheduler.create_cold_observable(on_next(10, b"data: 1"), on_completed(50))
+    observer = scheduler.start(lambda: xs.pipe(decode_sse()), disposed=230)
+    assert observer.messages == []
+    assert [subscribe(200, 230)] == xs.subscriptions
+
+
+def test_two_subscriptions_do_not_share_state() -> None:
+    scheduler = TestScheduler()
+    xs = scheduler.create_cold_observable(
+        on_next(10, b"data: he"),
+        on_next(20, b"llo\n\n"),
+        on_next(30, b"data: tail"),
+        on_completed(40),
+    )
+    stream: Observable[Any] = xs.pipe(decode_sse())  # one operator instance
+    first = scheduler.create_observer()
+    second = scheduler.create_observer()
+    scheduler.schedule_absolute(200, lambda *_: stream.subscribe(first))
+    scheduler.schedule_absolute(205, lambda *_: stream.subscribe(second))
+    scheduler.start()
+    assert [on_next(220, msg("hello")), on_next(240, msg("tail")), on_completed(240)] == (
+        first.messages
+    )
+    assert [on_next(225, msg("hello")), on_next(245, msg("tail")), on_completed(245)] == (
+        second.messages
+    )
+    assert [subscribe(200, 240), subscribe(205, 245)] == xs.subscriptions
