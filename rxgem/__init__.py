@@ -71,7 +71,10 @@ __all__ = [
     "__version__",
     "assemble",
     "gemini_to_openai",
+    "items",
     "map_finish_reason",
     "map_usage",
+    "operators",
+    "samples",
     "sse_encode",
 ]

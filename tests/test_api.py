@@ -34,8 +34,11 @@ PUBLIC = {
     "__version__",
     "assemble",
     "gemini_to_openai",
+    "items",
     "map_finish_reason",
     "map_usage",
+    "operators",
+    "samples",
     "sse_encode",
 }
 

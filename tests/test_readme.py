@@ -13,4 +13,4 @@ def test_readme_python_examples_run(capsys: object) -> None:
     assert len(blocks) >= 2
     namespace: dict[str, object] = {"__name__": "readme"}
     for block in blocks:
-        exec(compile(block, str(README), "exec"), namespace)  # noqa: S102 - our own README
+        exec(compile(block, str(README), "exec"), namespace)
