@@ -36,10 +36,11 @@ def test_every_sample_has_an_expectation() -> None:
     assert len(NAMES) >= 16
 
 
+@pytest.mark.parametrize("announce", ["first", "none"])
 @pytest.mark.parametrize("name", NAMES)
-def test_sample_matches_expectation_through_openai_sdk(name: str) -> None:
+def test_sample_matches_expectation_through_openai_sdk(name: str, announce: str) -> None:
     expected = expected_for(name)
-    chunks, error = run(samples.read(name))
+    chunks, error = run(samples.read(name), announce=announce)
     sdk_validate(chunks)
     check_protocol(chunks)
 
@@ -176,6 +177,96 @@ def test_text_goes_out_before_the_next_event_is_read() -> None:
     assert all(contents[:-1]), "every text event yields its text immediately"
     assert "".join(contents) == expected
     assert reactivex is not None
+
+
+def _frame(payload: Any) -> bytes:
+    return b"data: " + json.dumps(payload).encode() + b"\r\n\r\n"
+
+
+def _text_event(text: str, **candidate: Any) -> dict[str, Any]:
+    return {"candidates": [{"content": {"parts": [{"text": text}]}, **candidate}]}
+
+
+def _call_event(name: str, args: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "candidates": [{"content": {"parts": [{"functionCall": {"name": name, "args": args}}]}}]
+    }
+
+
+@pytest.mark.parametrize(
+    ("tail", "error_type"),
+    [
+        (
+            _frame({"error": {"code": 500, "message": "boom", "status": "INTERNAL"}}),
+            "GeminiAPIError",
+        ),
+        (
+            b'{\n  "error": {\n    "code": 503,\n    "status": "UNAVAILABLE"\n  }\n}\n',
+            "GeminiAPIError",
+        ),
+        (b"data: {not json\r\n\r\n", "MalformedStreamError"),
+        (_frame({"candidates": "wrong type"}), "MalformedStreamError"),
+        (b"", "TruncatedStreamError"),
+    ],
+    ids=["error-event", "raw-error", "invalid-json", "wrong-shape", "truncated"],
+)
+def test_pending_calls_are_flushed_before_any_stream_error(tail: bytes, error_type: str) -> None:
+    data = (
+        _frame(_text_event("Looking it up. "))
+        + _frame(_call_event("lookup", {"q": "A"}))
+        + _frame(_call_event("lookup", {"q": "AB"}))
+        + _frame(_call_event("fetch", {"url": "x"}))
+        + tail
+    )
+    chunks, error = run(data)
+    assert type(error).__name__ == error_type
+    sdk_validate(chunks)
+    check_protocol(chunks)
+    assert all(choice.finish_reason is None for c in chunks for choice in c.choices)
+    message = rxgem.assemble(chunks)["choices"][0]["message"]
+    assert message["content"] == "Looking it up. "
+    assert [
+        (t["function"]["name"], json.loads(t["function"]["arguments"]))
+        for t in message["tool_calls"]
+    ] == [("lookup", {"q": "AB"}), ("fetch", {"url": "x"})]
+
+
+def test_objects_with_only_unknown_keys_are_ignored() -> None:
+    data = samples.read("text.sse")
+    noisy = _frame({"someFutureField": {"x": 1}}) + data + _frame({"another": [1, 2]})
+    assert [c.to_dict() for c in run(noisy)[0]] == [c.to_dict() for c in run(data)[0]]
+
+
+def test_done_sentinel_ends_the_stream_and_ignores_the_rest() -> None:
+    data = samples.read("text.sse")
+    with_done = data + b"data: [DONE]\r\n\r\n" + _frame({"error": {"code": 500}})
+    chunks, error = run(with_done)
+    assert error is None
+    assert [c.to_dict() for c in chunks] == [c.to_dict() for c in run(data)[0]]
+
+
+def test_allow_truncated_ends_with_a_finish() -> None:
+    chunks, error = run(samples.read("truncated.sse"), allow_truncated=True)
+    assert error is None
+    check_protocol(chunks)
+    finishes = [ch.finish_reason for c in chunks for ch in c.choices if ch.finish_reason]
+    assert finishes == ["tool_calls"]
+
+
+def test_empty_body_is_truncated() -> None:
+    chunks, error = run(b"")
+    assert chunks == []
+    assert isinstance(error, rxgem.TruncatedStreamError)
+
+
+@pytest.mark.parametrize("field", ["reasoning_content", "reasoning", None])
+def test_reasoning_field(field: str | None) -> None:
+    chunks, _ = run(samples.read("thinking_tools.sse"), reasoning_field=field)
+    sdk_validate(chunks)
+    message = rxgem.assemble(chunks)["choices"][0]["message"]
+    want = expected_for("thinking_tools.sse")["choices"][0]["reasoning"]
+    for key in ("reasoning_content", "reasoning"):
+        assert message.get(key) == (want if key == field else None)
 
 
 # -- the recorded captures in ../shared (reference data, not shipped) ------------------
