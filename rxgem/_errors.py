@@ -4,9 +4,13 @@ Every error a stream can end with is an :class:`RxGemError`, so one ``except``
 clause catches them all::
 
     RxGemError
-    ├── GeminiAPIError          Gemini reported an error: an ``{"error": {...}}``
-    │                           payload in the stream (framed as ``data:`` or raw,
-    │                           possibly inside a one-element array).
+    ├── GeminiAPIError          Gemini reported an error: a non-200 HTTP response, or
+    │                           an ``{"error": {...}}`` payload in the stream (framed
+    │                           as ``data:`` or raw, possibly in a one-element array).
+    ├── GeminiTransportError    the connection failed (connect error, timeout, reset
+    │                           mid-body); wraps the ``httpx`` exception.
+    ├── MissingCredentialsError no API key or access token was given or found in the
+    │                           environment (raised at call time, not in the stream).
     ├── MalformedStreamError    the bytes are not a valid Gemini stream: invalid
     │                           JSON, a payload of the wrong shape, a known field
     │                           with the wrong type, an orphan ``partialArgs`` part.
@@ -24,7 +28,9 @@ from typing import Any
 
 __all__ = [
     "GeminiAPIError",
+    "GeminiTransportError",
     "MalformedStreamError",
+    "MissingCredentialsError",
     "RxGemError",
     "TruncatedStreamError",
 ]
@@ -56,6 +62,9 @@ class GeminiAPIError(RxGemError):
         details: the ``details`` list (``google.rpc`` messages), possibly empty.
         event: the 1-based number of the SSE event that carried the error, when
             the error arrived inside a stream.
+        http_status: the HTTP status code, when the error was a non-200 response.
+        retry_after: seconds to wait before retrying, from a ``Retry-After`` header
+            or a ``google.rpc.RetryInfo`` detail, when Gemini said so.
     """
 
     def __init__(
@@ -66,12 +75,16 @@ class GeminiAPIError(RxGemError):
         status: str | None = None,
         details: list[Any] | None = None,
         event: int | None = None,
+        http_status: int | None = None,
+        retry_after: float | None = None,
     ) -> None:
         self.message = message
         self.code = code
         self.status = status
         self.details: list[Any] = list(details or [])
         self.event = event
+        self.http_status = http_status
+        self.retry_after = retry_after
         head = " ".join(str(p) for p in (code, status) if p is not None)
         where = f" (event {event})" if event is not None else ""
         text = f"Gemini API error{' ' + head if head else ''}{where}: {message}"
@@ -107,3 +120,19 @@ class TruncatedStreamError(RxGemError):
     def __init__(self, message: str, *, candidates: tuple[int, ...] = ()) -> None:
         self.candidates = candidates
         super().__init__(message)
+
+
+class GeminiTransportError(RxGemError):
+    """The HTTP exchange with Gemini failed: connect error, timeout, connection reset.
+
+    Everything that had arrived before the failure has been emitted. The ``httpx``
+    exception is ``cause`` (and ``__cause__``).
+    """
+
+    def __init__(self, message: str, *, cause: BaseException | None = None) -> None:
+        self.cause = cause
+        super().__init__(message)
+
+
+class MissingCredentialsError(RxGemError):
+    """No API key (argument, ``GEMINI_API_KEY`` or ``GOOGLE_API_KEY``) and no access token."""

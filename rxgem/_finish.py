@@ -162,9 +162,7 @@ class FinishBuffer:
                 f"the Gemini stream ended before candidate {listed} finished (no finishReason)",
                 candidates=tuple(truncated),
             )
-        if not self._candidates and self._blocked is None:
-            if self._allow_truncated:
-                return out, None
+        if not self._candidates and self._blocked is None and not self._allow_truncated:
             return out, TruncatedStreamError(
                 "the Gemini stream ended without any candidate or prompt feedback"
                 if self._seen

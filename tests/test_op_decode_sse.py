@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from reactivex import Observable
+from reactivex import operators as ops
 from reactivex.testing import ReactiveTest, TestScheduler
 from reactivex.testing.marbles import marbles_testing
 
@@ -98,6 +99,19 @@ def test_done_on_a_hot_source_unsubscribes() -> None:
     assert [subscribe(200, 260)] == xs.subscriptions
 
 
+def test_done_split_across_ticks() -> None:
+    scheduler = TestScheduler()
+    xs = scheduler.create_cold_observable(
+        on_next(10, b"data: 1\n\ndata: [DO"),
+        on_next(20, b"NE]\n\n"),
+        on_next(30, b"data: 2\n\n"),
+        on_completed(40),
+    )
+    observer = scheduler.start(lambda: xs.pipe(decode_sse()))
+    assert [on_next(210, msg("1")), on_completed(220)] == observer.messages
+    assert [subscribe(200, 220)] == xs.subscriptions
+
+
 def test_final_event_without_blank_line_is_emitted_at_completion() -> None:
     scheduler = TestScheduler()
     xs = scheduler.create_cold_observable(
@@ -127,6 +141,12 @@ def test_raw_json_error_block_becomes_one_raw_event() -> None:
         on_next(230, raw(block)),
         on_completed(240),
     ] == observer.messages
+
+
+def test_unbalanced_raw_block_is_emitted_at_completion() -> None:
+    with marbles_testing() as (start, cold, _hot, _exp):
+        results = start(cold("-a--|", {"a": b'{"error": {\n'}).pipe(decode_sse()))
+    assert [on_next(204, raw('{"error": {')), on_completed(204)] == results
 
 
 def test_upstream_error_passes_through_after_the_events_before_it() -> None:
@@ -166,6 +186,21 @@ def test_disposal_does_not_flush_a_pending_event() -> None:
     observer = scheduler.start(lambda: xs.pipe(decode_sse()), disposed=230)
     assert observer.messages == []
     assert [subscribe(200, 230)] == xs.subscriptions
+
+
+def test_take_unsubscribes_from_the_source_at_the_last_value() -> None:
+    scheduler = TestScheduler()
+    xs = scheduler.create_cold_observable(
+        on_next(10, b"data: 1\n\n"),
+        on_next(20, b"data: 2\n\ndata: 3\n\n"),
+        on_next(30, b"data: 4\n\n"),
+        on_completed(40),
+    )
+    observer = scheduler.start(lambda: xs.pipe(decode_sse(), ops.take(2)))
+    assert [on_next(210, msg("1")), on_next(220, msg("2")), on_completed(220)] == (
+        observer.messages
+    )
+    assert [subscribe(200, 220)] == xs.subscriptions
 
 
 def test_two_subscriptions_do_not_share_state() -> None:

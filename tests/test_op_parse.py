@@ -6,6 +6,7 @@ from typing import Any
 
 import msgspec
 from reactivex import Observable
+from reactivex import operators as ops
 from reactivex.testing import ReactiveTest, TestScheduler
 from reactivex.testing.marbles import marbles_testing
 
@@ -184,6 +185,16 @@ def test_disposal_unsubscribes_from_the_source() -> None:
     observer = scheduler.start(lambda: xs.pipe(parse()), disposed=240)
     assert [on_next(210, response(TEXT_A))] == observer.messages
     assert [subscribe(200, 240)] == xs.subscriptions
+
+
+def test_take_unsubscribes_from_the_source_at_the_first_value() -> None:
+    scheduler = TestScheduler()
+    xs = scheduler.create_cold_observable(
+        on_next(10, event(TEXT_A)), on_next(20, event(TEXT_B)), on_completed(30)
+    )
+    observer = scheduler.start(lambda: xs.pipe(parse(), ops.take(1)))
+    assert [on_next(210, response(TEXT_A)), on_completed(210)] == observer.messages
+    assert [subscribe(200, 210)] == xs.subscriptions
 
 
 def test_two_subscriptions_count_events_independently() -> None:

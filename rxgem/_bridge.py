@@ -1,0 +1,170 @@
+"""Bridges for code that does not want Rx: a blocking iterator and an async iterator.
+
+Both subscribe lazily (at the first item requested) and dispose of the
+subscription as soon as the consumer stops: at the end, on an error, on
+``close()``/``aclose()``, when a ``with``/``async with`` block exits, or when the
+iterator is dropped (``break`` out of a ``for`` loop) — so a stream from
+``from_gemini`` closes its HTTP connection right away.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+from collections.abc import AsyncIterator, Iterator
+from types import TracebackType
+from typing import Any, Generic, TypeVar
+
+from reactivex import Observable, abc
+from reactivex.scheduler.eventloop import AsyncIOScheduler
+
+__all__ = ["aiterate", "iterate"]
+
+T = TypeVar("T")
+
+_NEXT, _ERROR, _DONE = 0, 1, 2
+
+
+class _Iterate(Iterator[T], Generic[T]):
+    def __init__(self, source: Observable[T]) -> None:
+        self._source = source
+        self._queue: queue.SimpleQueue[tuple[int, Any]] = queue.SimpleQueue()
+        self._subscription: abc.DisposableBase | None = None
+        self._finished = False
+
+    def __iter__(self) -> _Iterate[T]:
+        return self
+
+    def __next__(self) -> T:
+        if self._finished:
+            raise StopIteration
+        if self._subscription is None:
+            put = self._queue.put
+            self._subscription = self._source.subscribe(
+                lambda value: put((_NEXT, value)),
+                lambda error: put((_ERROR, error)),
+                lambda: put((_DONE, None)),
+            )
+        kind, value = self._queue.get()
+        if kind == _NEXT:
+            return value  # type: ignore[no-any-return]
+        self.close()
+        if kind == _ERROR:
+            raise value
+        raise StopIteration
+
+    def close(self) -> None:
+        """Stop: dispose of the subscription (idempotent)."""
+        self._finished = True
+        if self._subscription is not None:
+            self._subscription.dispose()
+
+    def __enter__(self) -> _Iterate[T]:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        self.close()
+
+
+class _AIterate(AsyncIterator[T], Generic[T]):
+    def __init__(self, source: Observable[T]) -> None:
+        self._source = source
+        self._queue: asyncio.Queue[tuple[int, Any]] | None = None
+        self._subscription: abc.DisposableBase | None = None
+        self._finished = False
+
+    def __aiter__(self) -> _AIterate[T]:
+        return self
+
+    async def __anext__(self) -> T:
+        if self._finished:
+            raise StopAsyncIteration
+        if self._queue is None:
+            loop = asyncio.get_running_loop()
+            q: asyncio.Queue[tuple[int, Any]] = asyncio.Queue()
+            self._queue = q
+
+            def put(item: tuple[int, Any]) -> None:
+                try:
+                    on_loop = asyncio.get_running_loop() is loop
+                except RuntimeError:
+                    on_loop = False
+                if on_loop:
+                    q.put_nowait(item)
+                elif not loop.is_closed():
+                    loop.call_soon_threadsafe(q.put_nowait, item)
+
+            self._subscription = self._source.subscribe(
+                lambda value: put((_NEXT, value)),
+                lambda error: put((_ERROR, error)),
+                lambda: put((_DONE, None)),
+                scheduler=AsyncIOScheduler(loop),
+            )
+        kind, value = await self._queue.get()
+        if kind == _NEXT:
+            return value  # type: ignore[no-any-return]
+        self.close()
+        if kind == _ERROR:
+            raise value
+        raise StopAsyncIteration
+
+    def close(self) -> None:
+        """Stop: dispose of the subscription (idempotent)."""
+        self._finished = True
+        if self._subscription is not None:
+            self._subscription.dispose()
+
+    async def aclose(self) -> None:
+        self.close()
+
+    async def __aenter__(self) -> _AIterate[T]:
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def iterate(source: Observable[T]) -> _Iterate[T]:
+    """A blocking iterator over ``source``'s items; raises its error, stops at completion.
+
+    .. code::
+
+        for chunk in rxgem.iterate(rxgem.stream_chat(request, model="gemini-2.5-flash")):
+            ...
+
+    Leaving early (``break``, ``close()``, the end of a ``with`` block) disposes of
+    the subscription. Do not use it on an event loop's thread with a source that
+    emits on that loop (it would block the loop): use :func:`aiterate` there.
+    """
+    return _Iterate(source)
+
+
+def aiterate(source: Observable[T]) -> _AIterate[T]:
+    """An async iterator over ``source``'s items, for ``async def`` code and Jupyter.
+
+    .. code::
+
+        async for chunk in rxgem.aiterate(rxgem.stream_chat(request, model=m, client=aclient)):
+            ...
+
+    Subscribes with an ``AsyncIOScheduler`` on the running loop; items emitted on
+    other threads are handed to the loop safely. Leaving early (``break``,
+    ``aclose()``, the end of an ``async with`` block) disposes of the subscription.
+    """
+    return _AIterate(source)

@@ -1,0 +1,620 @@
+"""rxgem.testing.FakeGemini, exercised over loopback with real httpx clients."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import socket
+import textwrap
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+import rxgem.testing
+from rxgem import samples
+from rxgem.testing import FakeGemini, FakeResponse, RecordedRequest
+
+STREAM = "/models/gemini-2.5-flash:streamGenerateContent"
+REQUEST = {"contents": [{"role": "user", "parts": [{"text": "Hello"}]}]}
+TEXT = samples.read("text")
+KEEPALIVE = b": keep-alive\n\n"
+QUOTA_ERROR: dict[str, Any] = {
+    "code": 429,
+    "message": "You exceeded your current quota, please check your plan.",
+    "status": "RESOURCE_EXHAUSTED",
+    "details": [
+        {
+            "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+            "violations": [{"quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"}],
+        },
+        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "34.4s"},
+    ],
+}
+
+
+def event_ends(body: bytes) -> list[int]:
+    """The offsets just after each SSE event (for ``split_at``)."""
+    return [m.end() for m in re.finditer(rb"\r?\n\r?\n", body)]
+
+
+def stream_raw(
+    client: httpx.Client, fake: FakeGemini, **kwargs: Any
+) -> tuple[httpx.Response, list[tuple[float, bytes]]]:
+    """POST to the stream endpoint; every raw piece with its arrival time."""
+    pieces: list[tuple[float, bytes]] = []
+    with client.stream(
+        "POST", f"{fake.base_url}{STREAM}", params={"alt": "sse"}, json=REQUEST, **kwargs
+    ) as response:
+        for piece in response.iter_raw():
+            pieces.append((time.monotonic(), piece))
+    return response, pieces
+
+
+@pytest.fixture
+def client() -> Iterator[httpx.Client]:
+    with httpx.Client(timeout=10) as c:
+        yield c
+
+
+# --------------------------------------------------------------------------- bodies
+
+
+def test_every_sample_arrives_byte_exact(client: httpx.Client) -> None:
+    names = samples.names()
+    with FakeGemini(*(samples.read(name) for name in names)) as fake:
+        for name in names:
+            response, pieces = stream_raw(client, fake)
+            assert response.status_code == 200
+            assert response.headers["content-type"] == "text/event-stream"
+            assert response.headers["transfer-encoding"] == "chunked"
+            assert b"".join(p for _, p in pieces) == samples.read(name), name
+        assert fake.completed == len(names)
+        assert fake.disconnects == 0
+
+
+def test_default_response_is_the_text_sample(client: httpx.Client) -> None:
+    with FakeGemini() as fake:
+        response = client.post(f"{fake.base_url}{STREAM}?alt=sse", json=REQUEST)
+    assert response.content == TEXT
+
+
+def test_empty_body_and_iter_bytes(client: httpx.Client) -> None:
+    with FakeGemini(b"", FakeResponse(body=TEXT, chunk_size=7)) as fake:
+        assert client.post(f"{fake.base_url}{STREAM}", json=REQUEST).content == b""
+        with client.stream("POST", f"{fake.base_url}{STREAM}", json=REQUEST) as response:
+            assert b"".join(response.iter_bytes()) == TEXT
+
+
+def test_pieces_arrive_separately_after_the_pause(client: httpx.Client) -> None:
+    cuts = event_ends(TEXT)[:2]
+    pause = 0.2
+    with FakeGemini(FakeResponse(body=TEXT, split_at=cuts, pause=pause)) as fake:
+        _, pieces = stream_raw(client, fake)
+    expected = [TEXT[: cuts[0]], TEXT[cuts[0] : cuts[1]], TEXT[cuts[1] :]]
+    assert [p for _, p in pieces] == expected
+    gaps = [b[0] - a[0] for a, b in zip(pieces, pieces[1:], strict=False)]
+    assert all(gap >= pause - 0.02 for gap in gaps), gaps
+
+
+def test_chunk_size_trickle(client: httpx.Client) -> None:
+    body = TEXT[:1000]
+    with FakeGemini(FakeResponse(body=body, chunk_size=300, pause=0.03)) as fake:
+        _, pieces = stream_raw(client, fake)
+    assert [len(p) for _, p in pieces] == [300, 300, 300, 100]
+    assert b"".join(p for _, p in pieces) == body
+
+
+def test_split_at_and_chunk_size_combine() -> None:
+    response = FakeResponse(body=b"0123456789", split_at=[0, 3, 10], chunk_size=4)
+    assert response._pieces() == [b"012", b"3", b"4567", b"89"]
+
+
+# --------------------------------------------------------------------------- delay
+
+
+def test_delay_holds_back_the_headers(client: httpx.Client) -> None:
+    with FakeGemini(FakeResponse(body=TEXT, delay=0.3)) as fake:
+        started = time.monotonic()
+        with client.stream("POST", f"{fake.base_url}{STREAM}", json=REQUEST) as response:
+            to_headers = time.monotonic() - started
+            assert response.read() == TEXT
+    assert to_headers >= 0.3
+
+
+def test_read_timeout_shorter_than_delay() -> None:
+    with FakeGemini(FakeResponse(body=TEXT, delay=2.0)) as fake:
+        with httpx.Client(timeout=httpx.Timeout(5, read=0.1)) as short:
+            started = time.monotonic()
+            with pytest.raises(httpx.ReadTimeout):
+                short.post(f"{fake.base_url}{STREAM}", json=REQUEST)
+        # The client gave up during the delay: the server notices it at once.
+        assert fake.wait_for_disconnect(1.0)
+        assert time.monotonic() - started < 1.5
+        assert fake.disconnects == 1
+        assert fake.completed == 0
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def test_error_object_uses_its_code_and_retry_after(client: httpx.Client) -> None:
+    response = FakeResponse(error=QUOTA_ERROR, headers={"Retry-After": "2"})
+    with FakeGemini(response) as fake:
+        reply = client.post(f"{fake.base_url}{STREAM}", params={"alt": "sse"}, json=REQUEST)
+    assert reply.status_code == 429
+    assert reply.headers["retry-after"] == "2"
+    assert reply.headers["content-type"] == "application/json; charset=UTF-8"
+    assert "transfer-encoding" not in reply.headers
+    assert int(reply.headers["content-length"]) == len(reply.content)
+    assert reply.json() == {"error": QUOTA_ERROR}
+    assert reply.json()["error"]["details"][1]["retryDelay"] == "34.4s"
+    assert reply.text == json.dumps({"error": QUOTA_ERROR}, indent=2) + "\n"
+
+
+def test_explicit_status_wins_over_error_code(client: httpx.Client) -> None:
+    error = {"code": 503, "message": "The model is overloaded.", "status": "UNAVAILABLE"}
+    with FakeGemini(FakeResponse(status=502, error=error)) as fake:
+        reply = client.post(f"{fake.base_url}{STREAM}", json=REQUEST)
+    assert reply.status_code == 502
+    assert reply.json() == {"error": error}
+
+
+def test_one_element_array_error_body(client: httpx.Client) -> None:
+    body = b'[{"error": {"code": 500, "message": "Internal error.", "status": "INTERNAL"}}]'
+    with FakeGemini(FakeResponse(status=500, body=body)) as fake:
+        reply = client.post(f"{fake.base_url}{STREAM}", json=REQUEST)
+    assert reply.status_code == 500
+    assert reply.content == body
+    assert reply.headers["content-type"] == "application/json; charset=UTF-8"
+    assert reply.json()[0]["error"]["status"] == "INTERNAL"
+
+
+def test_non_json_error_body(client: httpx.Client) -> None:
+    page = b"<html><body><h1>502 Bad Gateway</h1></body></html>"
+    response = FakeResponse(status=502, body=page, content_type="text/html; charset=UTF-8")
+    with FakeGemini(response) as fake:
+        reply = client.post(f"{fake.base_url}{STREAM}", json=REQUEST)
+    assert reply.status_code == 502
+    assert reply.reason_phrase == "Bad Gateway"
+    assert reply.headers["content-type"] == "text/html; charset=UTF-8"
+    assert reply.content == page
+
+
+def test_raw_error_is_appended_pretty_printed(client: httpx.Client) -> None:
+    events = TEXT[: event_ends(TEXT)[1]]
+    cancelled = {"code": 499, "message": "The operation was cancelled.", "status": "CANCELLED"}
+    with FakeGemini(FakeResponse(body=events, raw_error=cancelled)) as fake:
+        response, pieces = stream_raw(client, fake)
+    assert response.status_code == 200
+    received = b"".join(p for _, p in pieces)
+    raw = received[len(events) :]
+    assert received.startswith(events)
+    assert pieces[-1][1] == raw  # the raw error is written on its own
+    assert raw == (json.dumps({"error": cancelled}, indent=2) + "\n").encode()
+    assert raw.startswith(b'{\n  "error": {\n    "code": 499,\n')
+    assert b"\r" not in raw
+    assert json.loads(raw) == {"error": cancelled}
+
+
+def test_raw_error_reproduces_the_error_mid_stream_sample() -> None:
+    sample = samples.read("error_mid_stream")
+    start = sample.index(b'{\n  "error"')
+    response = FakeResponse(body=sample[:start], raw_error=json.loads(sample[start:])["error"])
+    assert b"".join(response._pieces()) == sample
+
+
+# --------------------------------------------------------------------------- dropped connections
+
+
+@pytest.mark.parametrize(
+    ("split_at", "drop_after"),
+    [([], 100), ([100, 300], 300), ([100, 300], 250), ([], len(TEXT)), ([], 0)],
+    ids=["mid-body", "piece-boundary", "mid-piece", "no-terminator", "no-body"],
+)
+def test_drop_after_cuts_the_body(
+    client: httpx.Client, split_at: list[int], drop_after: int
+) -> None:
+    response = FakeResponse(body=TEXT, split_at=split_at, drop_after=drop_after)
+    received = bytearray()
+    with FakeGemini(response) as fake:
+        with (
+            pytest.raises(httpx.RemoteProtocolError),
+            client.stream("POST", f"{fake.base_url}{STREAM}", json=REQUEST) as reply,
+        ):
+            assert reply.status_code == 200
+            for piece in reply.iter_raw():
+                received += piece
+        assert bytes(received) == TEXT[:drop_after]
+        # The next request opens a fresh connection and still works.
+        assert client.post(f"{fake.base_url}{STREAM}", json=REQUEST).status_code == 200
+        assert fake.completed == 0
+        assert fake.disconnects == 0
+
+
+def test_drop_after_in_an_error_body(client: httpx.Client) -> None:
+    with FakeGemini(FakeResponse(error=QUOTA_ERROR, drop_after=20)) as fake:
+        with pytest.raises(httpx.RemoteProtocolError):
+            client.post(f"{fake.base_url}{STREAM}", json=REQUEST)
+
+
+# --------------------------------------------------------------------------- keep-alive comments
+
+
+def test_keepalive_comments_during_pauses(client: httpx.Client) -> None:
+    cut = event_ends(TEXT)[0]
+    response = FakeResponse(body=TEXT, split_at=[cut], pause=0.35, keepalive=0.1)
+    with FakeGemini(response) as fake:
+        _, pieces = stream_raw(client, fake)
+    received = b"".join(p for _, p in pieces)
+    assert received.startswith(TEXT[:cut] + KEEPALIVE)
+    assert 2 <= received.count(KEEPALIVE) <= 3
+    assert received.replace(KEEPALIVE, b"") == TEXT
+    assert KEEPALIVE in [p for _, p in pieces]  # each comment is a chunk of its own
+
+
+def test_no_keepalive_comments_for_short_pauses(client: httpx.Client) -> None:
+    response = FakeResponse(body=TEXT, chunk_size=500, pause=0.02, keepalive=0.5)
+    with FakeGemini(response) as fake:
+        _, pieces = stream_raw(client, fake)
+    assert b"".join(p for _, p in pieces) == TEXT
+
+
+# --------------------------------------------------------------------------- requests
+
+
+def test_request_log(client: httpx.Client) -> None:
+    with FakeGemini() as fake:
+        client.post(
+            f"{fake.base_url}{STREAM}",
+            params={"alt": "sse"},
+            headers={"X-Goog-Api-Key": "secret", "X-Custom": "1"},
+            json=REQUEST,
+        )
+        client.get(f"{fake.base_url}/models", params={"pageSize": "5"})
+        log = fake.requests
+        log.clear()  # a snapshot: the server's own log is untouched
+        first, second = fake.requests
+    assert isinstance(first, RecordedRequest)
+    assert first.method == "POST"
+    assert first.path == "/v1beta/models/gemini-2.5-flash:streamGenerateContent"
+    assert first.query == {"alt": "sse"}
+    assert first.headers["x-goog-api-key"] == "secret"
+    assert first.headers["x-custom"] == "1"
+    assert first.headers["content-type"] == "application/json"
+    assert all(name == name.lower() for name in first.headers)
+    assert first.json == REQUEST
+    assert json.loads(first.body) == REQUEST
+    assert (second.method, second.path, second.query, second.body) == (
+        "GET",
+        "/v1beta/models",
+        {"pageSize": "5"},
+        b"",
+    )
+
+
+def test_responses_in_order_then_the_last_repeats(client: httpx.Client) -> None:
+    with FakeGemini(b"data: {}\n\n", FakeResponse(error=QUOTA_ERROR), b"last") as fake:
+        url = f"{fake.base_url}{STREAM}"
+        replies = [client.post(url, json=REQUEST) for _ in range(5)]
+        assert client.get(url).status_code == 404  # uses up no response
+        assert client.post(url, json=REQUEST).content == b"last"
+    assert [r.status_code for r in replies] == [200, 429, 200, 200, 200]
+    assert [r.content for r in replies[2:]] == [b"last"] * 3
+    assert replies[0].content == b"data: {}\n\n"
+    # keep-alive: every request went over the same connection
+    ports = {r.extensions["network_stream"].get_extra_info("client_addr") for r in replies}
+    assert len(ports) == 1
+    assert "connection" not in replies[0].headers
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("POST", "/v1beta/models/gemini-2.5-flash:generateContent"),
+        ("POST", "/v1/models/gemini-2.5-flash:streamGenerateContent"),
+        ("POST", "/nope"),
+        ("GET", "/v1beta/models/gemini-2.5-flash:streamGenerateContent"),
+        ("PUT", "/v1beta/models/gemini-2.5-flash:streamGenerateContent"),
+    ],
+)
+def test_unknown_route_is_a_google_404(client: httpx.Client, method: str, path: str) -> None:
+    with FakeGemini() as fake:
+        base = f"http://127.0.0.1:{fake.port}"
+        reply = client.request(method, f"{base}{path}", json=REQUEST)
+        assert reply.status_code == 404
+        error = reply.json()["error"]
+        assert error["code"] == 404
+        assert error["status"] == "NOT_FOUND"
+        assert path in error["message"]
+        assert fake.requests[0].method == method
+        assert fake.requests[0].json == REQUEST
+        # the route still serves the first response afterwards
+        assert client.post(f"{fake.base_url}{STREAM}", json=REQUEST).content == TEXT
+
+
+def test_head_request_gets_no_body(client: httpx.Client) -> None:
+    with FakeGemini() as fake:
+        reply = client.head(f"{fake.base_url}{STREAM}")
+        assert reply.status_code == 404
+        assert reply.content == b""
+        assert client.post(f"{fake.base_url}{STREAM}", json=REQUEST).content == TEXT
+
+
+def test_raw_socket_chunked_request_body_pipelining_and_expect() -> None:
+    body = json.dumps(REQUEST).encode()
+    path = "/v1beta/models/m%2Dx:streamGenerateContent?alt=sse&x=1&x=2&empty="
+    chunked = (
+        f"POST {path} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+        f"{5:x}\r\n".encode()
+        + body[:5]
+        + f"\r\n{len(body) - 5:x};ext=1\r\n".encode()
+        + body[5:]
+        + b"\r\n0\r\nTrailer: t\r\n\r\n"
+    )
+    expect = (
+        f"POST {path} HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    ).encode()
+    with FakeGemini(b"one", b"two") as fake, socket.create_connection(("127.0.0.1", fake.port)) as s:
+        s.settimeout(5)
+        s.sendall(chunked + chunked)  # two pipelined requests in one write
+        s.sendall(expect)
+        data = b""
+        while b"100 Continue" not in data:
+            data += s.recv(65536)
+        s.sendall(body)
+        while chunk := s.recv(65536):
+            data += chunk
+        log = fake.requests
+    assert data.count(b"HTTP/1.1 200 OK\r\n") == 3
+    assert data.index(b"\r\n3\r\none\r\n0\r\n\r\n") < data.index(b"\r\n3\r\ntwo\r\n0\r\n\r\n")
+    assert b"HTTP/1.1 100 Continue\r\n\r\n" in data
+    assert data.endswith(b"3\r\ntwo\r\n0\r\n\r\n")
+    assert b"Connection: close" in data
+    assert [r.json for r in log] == [REQUEST] * 3
+    assert log[0].path == "/v1beta/models/m-x:streamGenerateContent"
+    assert log[0].query == {"alt": "sse", "x": "2", "empty": ""}
+    assert log[0].headers["transfer-encoding"] == "chunked"
+
+
+def test_raw_socket_malformed_request_gets_400() -> None:
+    with FakeGemini() as fake, socket.create_connection(("127.0.0.1", fake.port)) as s:
+        s.settimeout(5)
+        s.sendall(b"NONSENSE\r\n\r\n")
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+        assert fake.requests == []
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400 Bad Request\r\n")
+    assert json.loads(body)["error"]["code"] == 400
+
+
+# --------------------------------------------------------------------------- client going away
+
+
+def test_client_going_away_mid_pause_is_noticed_within_a_second(client: httpx.Client) -> None:
+    cut = event_ends(TEXT)[0]
+    with FakeGemini(FakeResponse(body=TEXT, split_at=[cut], pause=30.0)) as fake:
+        assert not fake.wait_for_disconnect(0.01)
+        with client.stream("POST", f"{fake.base_url}{STREAM}", json=REQUEST) as response:
+            assert next(response.iter_raw()) == TEXT[:cut]
+            gone_at = time.monotonic()
+        assert fake.wait_for_disconnect(1.0)
+        assert time.monotonic() - gone_at < 1.0
+        assert fake.disconnects == 1
+        assert fake.completed == 0
+        # the server goes on serving other clients
+        assert client.post(f"{fake.base_url}{STREAM}", json=REQUEST).status_code == 200
+        closing = time.monotonic()
+    assert time.monotonic() - closing < 1.0
+
+
+def test_close_during_a_long_pause_is_prompt_and_cuts_the_body(client: httpx.Client) -> None:
+    fake = FakeGemini(FakeResponse(body=TEXT, split_at=[10], pause=30.0)).start()
+    try:
+        with client.stream("POST", f"{fake.base_url}{STREAM}", json=REQUEST) as response:
+            pieces = response.iter_raw()
+            assert next(pieces) == TEXT[:10]
+            closing = time.monotonic()
+            fake.close()
+            assert time.monotonic() - closing < 1.0
+            with pytest.raises(httpx.RemoteProtocolError):
+                next(pieces)
+    finally:
+        fake.close()
+    assert fake.disconnects == 0
+
+
+# --------------------------------------------------------------------------- asyncio
+
+
+def test_async_client_streams_pieces() -> None:
+    cuts = event_ends(TEXT)
+
+    async def main() -> tuple[list[bytes], list[float], bytes]:
+        response = FakeResponse(body=TEXT, split_at=cuts, pause=0.05)
+        async with FakeGemini(response, FakeResponse(error=QUOTA_ERROR)) as fake:
+            async with httpx.AsyncClient(base_url=fake.base_url, timeout=10) as client:
+                pieces: list[bytes] = []
+                times: list[float] = []
+                async with client.stream("POST", STREAM, json=REQUEST) as reply:
+                    async for piece in reply.aiter_raw():
+                        pieces.append(piece)
+                        times.append(time.monotonic())
+                error = await client.post(STREAM, json=REQUEST)
+                assert error.status_code == 429
+                return pieces, times, fake.requests[1].body
+
+    pieces, times, second_body = asyncio.run(main())
+    assert b"".join(pieces) == TEXT
+    assert len(pieces) == len(cuts)
+    assert all(b - a >= 0.03 for a, b in zip(times, times[1:], strict=False))
+    assert json.loads(second_body) == REQUEST
+
+
+def test_async_client_disconnect_and_delay_do_not_block_the_loop() -> None:
+    async def main() -> tuple[bool, int, int]:
+        slow = FakeResponse(body=TEXT, split_at=[50], pause=30.0)
+        async with FakeGemini(slow) as fake:
+            ticks = 0
+
+            async def ticker() -> None:
+                nonlocal ticks
+                while True:
+                    await asyncio.sleep(0.01)
+                    ticks += 1
+
+            task = asyncio.create_task(ticker())
+            async with (
+                httpx.AsyncClient(base_url=fake.base_url, timeout=10) as client,
+                client.stream("POST", STREAM, json=REQUEST) as reply,
+            ):
+                async for piece in reply.aiter_raw():
+                    assert piece == TEXT[:50]
+                    break
+            gone = await asyncio.to_thread(fake.wait_for_disconnect, 1.0)
+            task.cancel()
+            return gone, fake.disconnects, ticks
+
+    gone, disconnects, ticks = asyncio.run(main())
+    assert gone
+    assert disconnects == 1
+    assert ticks >= 1
+
+
+# --------------------------------------------------------------------------- lifecycle
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="needs /proc/self/fd")
+def test_close_is_idempotent_and_leaves_nothing_behind() -> None:
+    with httpx.Client() as warmup:  # load lazily imported modules and certificates first
+        del warmup
+    threads_before, fds_before = threading.active_count(), open_fds()
+
+    cut = event_ends(TEXT)[0]
+    fake = FakeGemini(
+        FakeResponse(body=TEXT, chunk_size=400),
+        FakeResponse(body=TEXT, drop_after=123),
+        FakeResponse(body=TEXT, split_at=[cut], pause=30.0),
+        FakeResponse(body=TEXT, split_at=[cut], pause=30.0),
+    ).start()
+    url = f"{fake.base_url}{STREAM}"
+    with httpx.Client(timeout=10) as client:
+        assert client.post(url, json=REQUEST).content == TEXT
+        with pytest.raises(httpx.RemoteProtocolError):
+            client.post(url, json=REQUEST)
+        with client.stream("POST", url, json=REQUEST) as response:
+            next(response.iter_raw())
+        assert fake.wait_for_disconnect(1.0)
+        assert client.get(f"{fake.base_url}/unknown").status_code == 404
+        # an idle keep-alive connection, and one still mid-response, when close() comes
+        with client.stream("POST", url, json=REQUEST) as response:
+            next(response.iter_raw())
+            idle = socket.create_connection(("127.0.0.1", fake.port))
+            assert threading.active_count() > threads_before
+            fake.close()
+            fake.close()
+        idle.close()
+    fake.close()
+    assert (fake.completed, fake.disconnects, len(fake.requests)) == (2, 1, 5)
+    assert threading.active_count() == threads_before
+    assert open_fds() == fds_before
+    assert not [t for t in threading.enumerate() if t.name.startswith("FakeGemini")]
+
+
+def test_close_before_start_and_start_after_close() -> None:
+    fake = FakeGemini()
+    with pytest.raises(RuntimeError, match="not started"):
+        _ = fake.base_url
+    fake.close()
+    fake.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        fake.start()
+    with FakeGemini() as running:
+        assert running.start() is running  # starting twice is a no-op
+
+
+def test_two_instances_get_different_ports(client: httpx.Client) -> None:
+    with FakeGemini(b"a") as one, FakeGemini(b"b") as two:
+        assert one.port != two.port
+        assert one.base_url == f"http://127.0.0.1:{one.port}/v1beta"
+        assert client.post(f"{one.base_url}{STREAM}", json=REQUEST).content == b"a"
+        assert client.post(f"{two.base_url}{STREAM}", json=REQUEST).content == b"b"
+        assert len(one.requests) == len(two.requests) == 1
+
+
+def test_concurrent_clients(client: httpx.Client) -> None:
+    response = FakeResponse(body=TEXT, chunk_size=200, pause=0.05)
+    with FakeGemini(response) as fake:
+        results: list[bytes] = []
+
+        def fetch() -> None:
+            with httpx.Client(timeout=10) as own:
+                results.append(own.post(f"{fake.base_url}{STREAM}", json=REQUEST).content)
+
+        workers = [threading.Thread(target=fetch) for _ in range(8)]
+        started = time.monotonic()
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+        elapsed = time.monotonic() - started
+        assert results == [TEXT] * 8
+        assert fake.completed == 8
+    single = 0.05 * (len(TEXT) // 200)
+    assert elapsed < 4 * single  # served in parallel, not one after another
+
+
+# --------------------------------------------------------------------------- FakeResponse
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"status": 204},
+        {"status": 99},
+        {"delay": -1.0},
+        {"pause": -0.1},
+        {"chunk_size": 0},
+        {"keepalive": 0.0},
+        {"split_at": [len(TEXT) + 1]},
+        {"split_at": [-1]},
+        {"drop_after": len(TEXT) + 1},
+        {"status": 500, "raw_error": {"code": 500}},
+        {"headers": {"Content-Length": "1"}},
+        {"headers": {"Transfer-Encoding": "gzip"}},
+        {"headers": {"X-Bad": "a\r\nInjected: 1"}},
+        {"headers": {"Bad Name": "1"}},
+        {"error": {"code": "429"}},
+    ],
+)
+def test_fake_response_rejects_nonsense(kwargs: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):  # noqa: PT011
+        FakeResponse(body=TEXT, **kwargs)
+
+
+def test_fake_gemini_rejects_other_response_types() -> None:
+    with pytest.raises(TypeError):
+        FakeGemini("text")  # type: ignore[arg-type]
+
+
+def test_docstring_example_runs() -> None:
+    doc = rxgem.testing.__doc__
+    assert doc is not None
+    example = textwrap.dedent(doc.split("Example (a complete pytest test)::\n", 1)[1])
+    namespace: dict[str, Any] = {"__name__": "example"}
+    exec(compile(example, "rxgem.testing example", "exec"), namespace)
+    namespace["test_streams_a_capture"]()
+    assert set(rxgem.testing.__all__) == {"FakeGemini", "FakeResponse", "RecordedRequest"}

@@ -1,0 +1,384 @@
+"""Marble tests for the ``flush_on_finish()`` operator: text now, calls and finishes at the end."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from reactivex import Observable
+from reactivex import operators as ops
+from reactivex.testing import ReactiveTest, TestScheduler
+from reactivex.testing.marbles import marbles_testing
+
+from rxgem import TruncatedStreamError
+from rxgem._wire import FunctionCall, UsageMetadata
+from rxgem.items import (
+    Blocked,
+    CallPart,
+    End,
+    Finish,
+    Meta,
+    SlotUpdate,
+    Text,
+    TextSignature,
+    ToolCall,
+    ToolCallHeader,
+    Usage,
+)
+from rxgem.operators import flush_on_finish
+
+on_next = ReactiveTest.on_next
+on_completed = ReactiveTest.on_completed
+on_error = ReactiveTest.on_error
+subscribe = ReactiveTest.subscribe
+
+SIG = "c2lnbmF0dXJl"
+TEXT_SIG = "dGV4dCBzaWc="
+USAGE_1 = Usage(UsageMetadata(prompt_token_count=10, total_token_count=12))
+USAGE_2 = Usage(
+    UsageMetadata(prompt_token_count=10, candidates_token_count=5, total_token_count=15)
+)
+
+
+def update(slot: int, name: str, args: dict[str, Any], *, candidate: int = 0) -> SlotUpdate:
+    return SlotUpdate(candidate, slot, name, None, args)
+
+
+def is_truncated(*candidates: int) -> Any:
+    def check(error: Exception) -> bool:
+        return isinstance(error, TruncatedStreamError) and error.candidates == candidates
+
+    return check
+
+
+def test_text_and_meta_pass_at_their_tick() -> None:
+    lookup = {
+        "a": [Meta("r1", "gemini-2.5-flash"), Text(0, "Hel")],
+        "b": [Text(0, "lo"), Text(0, "", signature=TEXT_SIG)],  # empty text: held as signature
+        "c": [Finish(0, "STOP")],
+    }
+    with marbles_testing() as (start, cold, _hot, exp):
+        results = start(cold("-a-b-c-|", lookup).pipe(flush_on_finish()))
+        expected = exp(
+            "-a-b---z",
+            {
+                "a": [Meta("r1", "gemini-2.5-flash"), Text(0, "Hel")],
+                "b": [Text(0, "lo")],
+                "z": [TextSignature(0, TEXT_SIG), End(0, "STOP")],
+            },
+        )
+    assert [*expected, on_completed(207)] == results
+
+
+def test_mid_stream_finish_flushes_nothing() -> None:
+    lookup = {
+        "a": [Text(0, "Let me run code.")],
+        "b": [Finish(0, "STOP")],  # code execution: a STOP mid-stream
+        "c": [Text(0, "Now the call."), update(0, "save", {"v": 1})],
+        "d": [update(0, "save", {"v": 12})],
+        "e": [Finish(0, "STOP"), USAGE_1],
+    }
+    with marbles_testing() as (start, cold, _hot, exp):
+        results = start(cold("-a-b-c-d-e-|", lookup).pipe(flush_on_finish(announce="none")))
+        expected = exp(
+            "-a---c-----z",
+            {
+                "a": [Text(0, "Let me run code.")],
+                "c": [Text(0, "Now the call.")],
+                "z": [
+                    ToolCall(0, 0, "save", None, {"v": 12}),
+                    End(0, "STOP", has_calls=True),
+                    USAGE_1,
+                ],
+            },
+        )
+    assert [*expected, on_completed(211)] == results
+
+
+def test_completion_batch_order() -> None:
+    lookup = {
+        "a": [Text(0, "thinking", thought=True, signature=TEXT_SIG)],
+        "b": [update(1, "read", {"path": "b.py"})],
+        "c": [update(0, "read", {"path": "a.py"}), USAGE_1],
+        "d": [Finish(0, "STOP"), USAGE_2],
+    }
+    with marbles_testing() as (start, cold, _hot, _exp):
+        results = start(cold("-a-b-c-d-|", lookup).pipe(flush_on_finish(announce="none")))
+    assert [
+        on_next(201, [Text(0, "thinking", thought=True, signature=TEXT_SIG)]),
+        on_next(
+            209,
+            [
+                ToolCall(0, 0, "read", None, {"path": "a.py"}),
+                ToolCall(0, 1, "read", None, {"path": "b.py"}),
+                TextSignature(0, TEXT_SIG),
+                End(0, "STOP", has_calls=True),
+                USAGE_2,  # the last snapshot
+            ],
+        ),
+        on_completed(209),
+    ] == results
+
+
+def test_completion_batch_is_ordered_by_candidate() -> None:
+    lookup = {
+        "a": [update(0, "g", {"y": 1}, candidate=1), Finish(1, "STOP")],
+        "b": [Text(0, "Hi"), Finish(0, "MAX_TOKENS", "too long")],
+    }
+    with marbles_testing() as (start, cold, _hot, _exp):
+        results = start(cold("-a-b-|", lookup).pipe(flush_on_finish(announce="none")))
+    assert [
+        on_next(203, [Text(0, "Hi")]),
+        on_next(
+            205,
+            [
+                End(0, "MAX_TOKENS", message="too long"),
+                ToolCall(1, 0, "g", None, {"y": 1}),
+                End(1, "STOP", has_calls=True),
+            ],
+        ),
+        on_completed(205),
+    ] == results
+
+
+def test_announce_first_emits_one_header_when_the_first_slot_appears() -> None:
+    lookup = {
+        "a": [Text(0, "Reading.")],
+        "b": [update(0, "read", {"path": "a.py"})],
+        "c": [update(1, "read", {"path": "b.py"})],  # not the first slot: no header
+        "d": [update(0, "read", {"path": "a.py", "n": 2}), Finish(0, "STOP")],
+    }
+    with marbles_testing() as (start, cold, _hot, exp):
+        results = start(cold("-a-b-c-d-|", lookup).pipe(flush_on_finish(announce="first")))
+        expected = exp(
+            "-a-h-----z",
+            {
+                "a": [Text(0, "Reading.")],
+                "h": [ToolCallHeader(0, 0, "read", None)],
+                "z": [
+                    ToolCall(0, 0, "read", None, {"path": "a.py", "n": 2}),
+                    ToolCall(0, 1, "read", None, {"path": "b.py"}),
+                    End(0, "STOP", has_calls=True),
+                ],
+            },
+        )
+    assert [*expected, on_completed(209)] == results
+
+
+def test_announce_first_is_per_candidate_and_carries_the_gemini_id() -> None:
+    lookup = {
+        "a": [SlotUpdate(0, 0, "f", "id-0", {}), SlotUpdate(1, 0, "g", "id-1", {})],
+        "b": [Finish(0, "STOP"), Finish(1, "STOP")],
+    }
+    with marbles_testing() as (start, cold, _hot, _exp):
+        results = start(cold("-a-b-|", lookup).pipe(flush_on_finish()))
+    assert results[0] == on_next(
+        201, [ToolCallHeader(0, 0, "f", "id-0"), ToolCallHeader(1, 0, "g", "id-1")]
+    )
+    assert len(results) == 3
+
+
+def test_announce_none_emits_no_header() -> None:
+    lookup = {
+        "a": [Text(0, "Reading.")],
+        "b": [update(0, "read", {"path": "a.py"})],
+        "c": [Finish(0, "STOP")],
+    }
+    with marbles_testing() as (start, cold, _hot, exp):
+        results = start(cold("-a-b-c-|", lookup).pipe(flush_on_finish(announce="none")))
+        expected = exp(
+            "-a-----z",
+            {
+                "a": [Text(0, "Reading.")],
+                "z": [ToolCall(0, 0, "read", None, {"path": "a.py"}), End(0, "STOP", True)],
+            },
+        )
+    assert [*expected, on_completed(207)] == results
+
+
+def test_invalid_announce_raises_at_factory_time() -> None:
+    with pytest.raises(ValueError, match="announce"):
+        flush_on_finish(announce="all")  # type: ignore[arg-type]
+
+
+def test_upstream_error_flushes_pending_calls_then_passes_the_error() -> None:
+    boom = ConnectionResetError("peer reset")
+    lookup = {
+        "a": [Text(0, "Calling.", signature=TEXT_SIG)],
+        "b": [update(0, "f", {"x": 1}), update(1, "g", {"y": 2})],
+        "c": [Finish(0, "STOP"), USAGE_1],
+    }
+    with marbles_testing() as (start, cold, _hot, _exp):
+        results = start(cold("-a-b-c-#", lookup, boom).pipe(flush_on_finish()))
+    assert [
+        on_next(201, [Text(0, "Calling.", signature=TEXT_SIG)]),
+        on_next(203, [ToolCallHeader(0, 0, "f", None)]),
+        # no End and no Usage: only the pending calls (and the text signature)
+        on_next(
+            207,
+            [
+                ToolCall(0, 0, "f", None, {"x": 1}),
+                ToolCall(0, 1, "g", None, {"y": 2}),
+                TextSignature(0, TEXT_SIG),
+            ],
+        ),
+        on_error(207, lambda e: e is boom),
+    ] == results
+
+
+def test_upstream_error_with_nothing_pending_emits_no_batch() -> None:
+    boom = ConnectionResetError("peer reset")
+    with marbles_testing() as (start, cold, _hot, _exp):
+        results = start(cold("-a-#", {"a": [Text(0, "Hi")]}, boom).pipe(flush_on_finish()))
+    assert [on_next(201, [Text(0, "Hi")]), on_error(203, lambda e: e is boom)] == results
+
+
+def test_upstream_error_unsubscribes() -> None:
+    boom = OSError("gone")
+    scheduler = TestScheduler()
+    xs = scheduler.create_cold_observable(
+        on_next(10, [update(0, "f", {"x": 1})]), on_error(20, boom)
+    )
+    observer = scheduler.start(lambda: xs.pipe(flush_on_finish(announce="none")))
+    assert [
+        on_next(220, [ToolCall(0, 0, "f", None, {"x": 1})]),
+        on_error(220, lambda e: e is boom),
+    ] == observer.messages
+    assert [subscribe(200, 220)] == xs.subscriptions
+
+
+def test_output_without_finish_is_truncated_after_calls_are_flushed() -> None:
+    lookup = {
+        "a": [Text(0, "Partial answer")],
+        "b": [update(0, "f", {"x": 1}), USAGE_1],
+    }
+    with marbles_testing() as (start, cold, _hot, _exp):
+        results = start(cold("-a-b--|", lookup).pipe(flush_on_finish(announce="none")))
+    assert [
+        on_next(201, [Text(0, "Partial answer")]),
+        on_next(206, [ToolCall(0, 0, "f", None, {"x": 1})]),  # no End, no Usage
+        on_error(206, is_truncated(0)),
+    ] == results
+
+
+def test_only_the_unfinished_candidate_is_truncated() -> None:
+    lookup = {"a": [Text(0, "A"), Text(1, "B")], "b": [Finish(0, "STOP")]}
+    with marbles_testing() as (start, cold, _hot, _exp):
+        results = start(cold("-a-b-|", lookup).pipe(flush_on_finish()))
+    assert [
+        on_next(201, [Text(0, "A"), Text(1, "B")]),
+        on_next(205, [End(0, "STOP")]),
+        on_error(205, is_truncated(1)),
+    ] == results
+
+
+def test_allow_truncated_completes_with_an_end_without_reason() -> None:
+    lookup = {
+        "a": [Text(0, "Partial answer")],
+        "b": [update(0, "f", {"x": 1}), USAGE_1],
+    }
+    operator = flush_on_finish(announce="none", allow_truncated=True)
+    with marbles_testing() as (start, cold, _hot, _exp):
+        results = start(cold("-a-b--|", lookup).pipe(operator))
+    assert [
+        on_next(201, [Text(0, "Partial answer")]),
+        on_next(
+            206,
+            [ToolCall(0, 0, "f", None, {"x": 1}), End(0, None, has_calls=True), USAGE_1],
+        ),
+        on_completed(206),
+    ] == results
+
+
+def test_empty_stream_is_truncated() -> None:
+    with marbles_testing() as (start, cold, _hot, _exp):
+        results = start(cold("---|").pipe(flush_on_finish()))
+    assert [on_error(203, is_truncated())] == results
+    assert "before any response" in str(results[0].value.exception)
+
+
+def test_empty_stream_with_allow_truncated_completes() -> None:
+    with marbles_testing() as (start, cold, _hot, exp):
+        results = start(cold("---|").pipe(flush_on_finish(allow_truncated=True)))
+        expected = exp("---|")
+    assert expected == results
+
+
+def test_blocked_prompt_ends_candidate_zero() -> None:
+    lookup = {"a": [Blocked("PROHIBITED_CONTENT"), USAGE_1]}
+    with marbles_testing() as (start, cold, _hot, _exp):
+        results = start(cold("-a-|", lookup).pipe(flush_on_finish()))
+    assert [
+        on_next(203, [End(0, "PROHIBITED_CONTENT", blocked=True), USAGE_1]),
+        on_completed(203),
+    ] == results
+
+
+def test_call_part_is_a_pipeline_misuse() -> None:
+    scheduler = TestScheduler()
+    xs = scheduler.create_cold_observable(
+        on_next(10, [Text(0, "Hi")]),
+        on_next(20, [CallPart(0, 0, FunctionCall("f", {"x": 1}))]),
+        on_next(30, [Finish(0, "STOP")]),
+        on_completed(40),
+    )
+    observer = scheduler.start(lambda: xs.pipe(flush_on_finish()))
+    assert [
+        on_next(210, [Text(0, "Hi")]),
+        on_error(220, lambda e: isinstance(e, TypeError) and "latest_args()" in str(e)),
+    ] == observer.messages
+    assert [subscribe(200, 220)] == xs.subscriptions
+
+
+def test_disposal_unsubscribes_and_flushes_nothing() -> None:
+    scheduler = TestScheduler()
+    xs = scheduler.create_hot_observable(
+        on_next(210, [Text(0, "Hi")]),
+        on_next(220, [update(0, "f", {"x": 1})]),
+        on_next(240, [Finish(0, "STOP")]),
+        on_completed(250),
+    )
+    observer = scheduler.start(lambda: xs.pipe(flush_on_finish(announce="none")), disposed=230)
+    assert [on_next(210, [Text(0, "Hi")])] == observer.messages
+    assert [subscribe(200, 230)] == xs.subscriptions
+
+
+def test_take_unsubscribes_from_the_source_at_the_first_batch() -> None:
+    scheduler = TestScheduler()
+    xs = scheduler.create_cold_observable(
+        on_next(10, [update(0, "f", {"x": 1})]),  # held back: no batch
+        on_next(20, [Text(0, "Hi")]),
+        on_next(30, [Finish(0, "STOP")]),
+        on_completed(40),
+    )
+    operator = flush_on_finish(announce="none")
+    observer = scheduler.start(lambda: xs.pipe(operator, ops.take(1)))
+    assert [on_next(220, [Text(0, "Hi")]), on_completed(220)] == observer.messages
+    assert [subscribe(200, 220)] == xs.subscriptions
+
+
+def test_two_subscriptions_do_not_share_state() -> None:
+    scheduler = TestScheduler()
+    xs = scheduler.create_cold_observable(
+        on_next(10, [update(0, "f", {"x": 1})]),
+        on_next(20, [Text(0, "done"), Finish(0, "STOP")]),
+        on_completed(30),
+    )
+    stream: Observable[Any] = xs.pipe(flush_on_finish())  # one operator instance
+    first = scheduler.create_observer()
+    second = scheduler.create_observer()
+    scheduler.schedule_absolute(200, lambda *_: stream.subscribe(first))
+    scheduler.schedule_absolute(215, lambda *_: stream.subscribe(second))
+    scheduler.start()
+
+    def expected(at: int) -> list[Any]:
+        return [
+            on_next(at + 10, [ToolCallHeader(0, 0, "f", None)]),
+            on_next(at + 20, [Text(0, "done")]),
+            on_next(at + 30, [ToolCall(0, 0, "f", None, {"x": 1}), End(0, "STOP", True)]),
+            on_completed(at + 30),
+        ]
+
+    assert expected(200) == first.messages
+    assert expected(215) == second.messages
+    assert [subscribe(200, 230), subscribe(215, 245)] == xs.subscriptions
