@@ -61,7 +61,7 @@ def _open(path: str) -> IO[bytes]:
 
 
 def _fail(message: str, code: int) -> int:
-    print(f"rxgem: error: {message}", file=sys.stderr)
+    print(f"rxgem: error: {' '.join(message.split())}", file=sys.stderr)
     return code
 
 
@@ -69,16 +69,29 @@ def _convert(args: argparse.Namespace) -> int:
     source = _open(args.file)
     out = sys.stdout.buffer
     failure: list[BaseException] = []
+    reader_gone = False
 
     def write(frame: bytes) -> None:
-        out.write(frame)
-        out.flush()
+        nonlocal reader_gone
+        if reader_gone:
+            return
+        try:
+            out.write(frame)
+            out.flush()
+        except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly
+            reader_gone = True
+
+    def blocks() -> Iterator[bytes]:
+        for block in _chunks_of(source):
+            if reader_gone:
+                return
+            yield block
 
     def on_error(error: Exception) -> None:
         failure.append(error)
 
     try:
-        reactivex.from_iterable(_chunks_of(source)).pipe(
+        reactivex.from_iterable(blocks()).pipe(
             gemini_to_openai(
                 model=args.model,
                 include_usage=not args.no_usage,
@@ -93,6 +106,8 @@ def _convert(args: argparse.Namespace) -> int:
     finally:
         if source is not sys.stdin.buffer:
             source.close()
+    if reader_gone:
+        _silence_broken_pipe()
     if failure:
         return _fail(str(failure[0]), 1)
     return 0

@@ -73,6 +73,10 @@ class ResponseParser:
             raise MalformedStreamError(
                 f"payload has the wrong shape ({exc})", event=self._events, snippet=snippet(data)
             ) from None
+        except msgspec.DecodeError as exc:
+            raise MalformedStreamError(
+                f"invalid JSON ({exc})", event=self._events, snippet=snippet(data)
+            ) from None
         for response in responses:
             if response.error is not None:
                 raise api_error(response.error, event=self._events)

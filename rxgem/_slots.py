@@ -56,6 +56,9 @@ __all__ = [
 
 SlotPolicyName: TypeAlias = Literal["latest", "positional", "every_part"]
 
+MAX_CANDIDATES = 1024
+"""Candidate indexes must be below this (Gemini allows at most 8 candidates)."""
+
 
 def grows(old: Any, new: Any) -> bool:
     """Whether ``new`` is ``old`` or a growth of it.
@@ -273,6 +276,10 @@ class SlotTable:
             out.append(Meta(response_id=meta[0], model_version=meta[1]))
         for candidate in response.candidates or ():
             index = candidate.index or 0
+            if not 0 <= index < MAX_CANDIDATES:
+                raise MalformedStreamError(
+                    f"candidate index {index} is outside 0..{MAX_CANDIDATES - 1}", event=event
+                )
             content = candidate.content
             parts = content.parts if content is not None else None
             if parts:

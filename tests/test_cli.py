@@ -404,11 +404,6 @@ def test_empty_input_is_an_error(cli: Run) -> None:
     one_error_line(result.stderr)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: _cli._fail prints str(error) as is; a Gemini error message with a newline"
-    " makes the 'rxgem: error:' report span several stderr lines",
-)
 def test_error_report_stays_one_line_for_a_multiline_message(cli: Run) -> None:
     body = b'data: {"error": {"code": 500, "message": "first line\\nsecond line"}}\n\n'
     result = cli("convert", "-", stdin=body)
@@ -417,12 +412,6 @@ def test_error_report_stays_one_line_for_a_multiline_message(cli: Run) -> None:
     one_error_line(result.stderr)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a BrokenPipeError from writing stdout reaches the Rx on_error path, so"
-    " `rxgem convert big.sse | head` prints 'rxgem: error: [Errno 32] Broken pipe' instead of"
-    " exiting quietly as _silence_broken_pipe intends",
-)
 def test_reader_going_away_is_quiet(tmp_path: Path) -> None:
     event = {"candidates": [{"content": {"parts": [{"text": "lorem ipsum " * 8}]}}]}
     line = b"data: " + json.dumps(event).encode() + b"\n\n"
@@ -445,12 +434,6 @@ def test_reader_going_away_is_quiet(tmp_path: Path) -> None:
     assert stderr == b""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: invalid JSON starting with '[' (here a JSON-lines error array cut off) escapes"
-    " ResponseParser as a bare msgspec.DecodeError: the error frame says type 'DecodeError'"
-    " with no event number instead of MalformedStreamError",
-)
 def test_cut_off_error_array_is_a_malformed_stream(cli: Run) -> None:
     result = cli("convert", "-", stdin=b'[{"error": {"code": 500, "message": "Internal err')
     assert result.returncode == 1
@@ -461,11 +444,6 @@ def test_cut_off_error_array_is_a_malformed_stream(cli: Run) -> None:
     assert "event 1" in line
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a negative candidates[].index is accepted; convert exits 0 with"
-    " choices[].index -1, whose first delta has no role (the SDK builds a role-less message)",
-)
 def test_negative_candidate_index_is_not_passed_through(cli: Run) -> None:
     event = {
         "candidates": [

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import msgspec
 import pytest
 
 from rxgem import (
@@ -342,13 +341,6 @@ def test_invalid_json_is_malformed(payload: str) -> None:
     assert error.snippet in str(error)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=msgspec.DecodeError,
-    reason="BUG: ResponseParser._feed_array catches only msgspec.ValidationError, so invalid JSON"
-    " that starts with '[' escapes as a bare msgspec.DecodeError (no RxGemError, no event number,"
-    " no snippet)",
-)
 @pytest.mark.parametrize(
     "payload",
     ["[", '[{"a": 1},', '[{"candidates": []}, nope]', "[{}] trailing", '[{"error": {"code": 500'],
