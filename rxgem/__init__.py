@@ -16,6 +16,7 @@ Every stream error is an :class:`RxGemError`.
 from . import items, operators, samples
 from ._args import ArgsTable
 from ._assemble import ChunkAccumulator, assemble
+from ._bridge import aiterate, iterate
 from ._chunks import (
     ChatCompletionChunk,
     ChoiceDelta,
@@ -24,7 +25,14 @@ from ._chunks import (
     ChunkChoice,
     CompletionUsage,
 )
-from ._errors import GeminiAPIError, MalformedStreamError, RxGemError, TruncatedStreamError
+from ._errors import (
+    GeminiAPIError,
+    GeminiTransportError,
+    MalformedStreamError,
+    MissingCredentialsError,
+    RxGemError,
+    TruncatedStreamError,
+)
 from ._finish import FinishBuffer
 from ._openai import ChunkBuilder, map_finish_reason, map_usage
 from ._parse import ResponseParser
@@ -38,6 +46,7 @@ from ._slots import (
     SlotTable,
 )
 from ._sse import SSEDecoder, SSEEvent
+from ._transport import RetryPolicy, from_gemini, stream_chat
 from ._wire import GenerateContentResponse
 from .operators import sse_encode
 
@@ -56,11 +65,14 @@ __all__ = [
     "EveryPartPolicy",
     "FinishBuffer",
     "GeminiAPIError",
+    "GeminiTransportError",
     "GenerateContentResponse",
     "LatestArgsPolicy",
     "MalformedStreamError",
+    "MissingCredentialsError",
     "PositionalPolicy",
     "ResponseParser",
+    "RetryPolicy",
     "RxGemError",
     "SSEDecoder",
     "SSEEvent",
@@ -69,12 +81,16 @@ __all__ = [
     "SlotTable",
     "TruncatedStreamError",
     "__version__",
+    "aiterate",
     "assemble",
+    "from_gemini",
     "gemini_to_openai",
     "items",
+    "iterate",
     "map_finish_reason",
     "map_usage",
     "operators",
     "samples",
     "sse_encode",
+    "stream_chat",
 ]

@@ -18,7 +18,7 @@ from reactivex import Observable
 from reactivex import operators as ops
 
 from . import __version__, items, samples
-from ._assemble import assemble
+from ._assemble import ChunkAccumulator, assemble
 from ._chunks import ChatCompletionChunk
 from ._encode import error_payload
 from ._errors import RxGemError
@@ -269,6 +269,80 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- chat ---------------------------------------------------------------------------
+
+
+def _chat(args: argparse.Namespace) -> int:
+    from ._bridge import iterate
+    from ._errors import MissingCredentialsError
+    from ._transport import stream_chat
+
+    request: dict[str, Any] = {"contents": [{"role": "user", "parts": [{"text": args.prompt}]}]}
+    if args.system:
+        request["systemInstruction"] = {"parts": [{"text": args.system}]}
+    try:
+        chunks = stream_chat(request, model=args.model, base_url=args.base_url)
+    except MissingCredentialsError as exc:
+        print(
+            f"rxgem: error: {exc}\n"
+            "  get a key at https://aistudio.google.com/apikey, then: export GEMINI_API_KEY=...",
+            file=sys.stderr,
+        )
+        return 2
+    out = sys.stdout
+    styled = out.isatty()
+    dim, reset = ("\x1b[2m", "\x1b[0m") if styled else ("", "")
+    accumulator = ChunkAccumulator()
+    stream = chunks.pipe(sse_encode()) if args.json else chunks
+    mode = ""  # what was printed last: "", "reasoning" or "content"
+    try:
+        for value in iterate(stream):
+            if args.json:
+                sys.stdout.buffer.write(value)
+                sys.stdout.buffer.flush()
+                continue
+            accumulator.feed(value)
+            for choice in value.choices:
+                if choice.index != 0:
+                    continue
+                delta = choice.delta
+                thought = delta.reasoning_content or delta.reasoning
+                if thought:
+                    if mode != "reasoning":
+                        out.write(f"{dim}[reasoning]{reset}\n" if not mode else "\n")
+                    out.write(f"{dim}{thought}{reset}")
+                    mode = "reasoning"
+                if delta.content:
+                    if mode == "reasoning":
+                        out.write("\n\n")
+                    out.write(delta.content)
+                    mode = "content"
+                out.flush()
+    except RxGemError as exc:
+        if args.json:
+            sys.stdout.buffer.flush()
+        else:
+            out.write("\n")
+        return _fail(str(exc), 1)
+    if not args.json:
+        result = accumulator.result()
+        for choice in result["choices"][:1]:
+            message = choice["message"]
+            if mode:
+                out.write("\n")
+            for call in message.get("tool_calls") or ():
+                function = call["function"]
+                out.write(f"{dim}tool call:{reset} {function['name']}({function['arguments']})\n")
+            out.write(f"{dim}finish: {choice['finish_reason']}{reset}\n")
+        if result["usage"]:
+            usage = result["usage"]
+            out.write(
+                f"{dim}usage: {usage['prompt_tokens']} prompt + {usage['completion_tokens']}"
+                f" completion = {usage['total_tokens']} tokens{reset}\n"
+            )
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rxgem",
@@ -317,6 +391,19 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--all", action="store_true", help="show every sample's final message")
     demo.add_argument("-v", "--verbose", action="store_true", help="with --all: every stage")
     demo.set_defaults(run=_demo)
+
+    chat = commands.add_parser(
+        "chat",
+        help="stream a live Gemini answer to the terminal (needs GEMINI_API_KEY)",
+        description="Send one prompt to Gemini and stream the answer: text as it arrives,"
+        " reasoning dimmed, tool calls with their final arguments, usage at the end.",
+    )
+    chat.add_argument("prompt", help="the user message")
+    chat.add_argument("--model", default="gemini-2.5-flash", help="default: gemini-2.5-flash")
+    chat.add_argument("--base-url", help="API base URL (default: Google AI Studio v1beta)")
+    chat.add_argument("--system", help="a system instruction")
+    chat.add_argument("--json", action="store_true", help="print the OpenAI SSE stream instead")
+    chat.set_defaults(run=_chat)
     return parser
 
 

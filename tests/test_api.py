@@ -7,6 +7,13 @@ import rxgem.items
 import rxgem.operators
 
 PUBLIC = {
+    "GeminiTransportError",
+    "MissingCredentialsError",
+    "RetryPolicy",
+    "aiterate",
+    "from_gemini",
+    "iterate",
+    "stream_chat",
     "ArgsTable",
     "ChatCompletionChunk",
     "ChoiceDelta",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import re
@@ -57,6 +58,12 @@ def stream_raw(
     return response, pieces
 
 
+def drain(response: httpx.Response, received: bytearray) -> None:
+    """Collect every raw piece into ``received`` as it arrives."""
+    for piece in response.iter_raw():
+        received += piece
+
+
 @pytest.fixture
 def client() -> Iterator[httpx.Client]:
     with httpx.Client(timeout=10) as c:
@@ -99,7 +106,7 @@ def test_pieces_arrive_separately_after_the_pause(client: httpx.Client) -> None:
         _, pieces = stream_raw(client, fake)
     expected = [TEXT[: cuts[0]], TEXT[cuts[0] : cuts[1]], TEXT[cuts[1] :]]
     assert [p for _, p in pieces] == expected
-    gaps = [b[0] - a[0] for a, b in zip(pieces, pieces[1:], strict=False)]
+    gaps = [b[0] - a[0] for a, b in itertools.pairwise(pieces)]
     assert all(gap >= pause - 0.02 for gap in gaps), gaps
 
 
@@ -223,25 +230,24 @@ def test_drop_after_cuts_the_body(
 ) -> None:
     response = FakeResponse(body=TEXT, split_at=split_at, drop_after=drop_after)
     received = bytearray()
-    with FakeGemini(response) as fake:
-        with (
-            pytest.raises(httpx.RemoteProtocolError),
-            client.stream("POST", f"{fake.base_url}{STREAM}", json=REQUEST) as reply,
-        ):
+    with FakeGemini(response, TEXT) as fake:
+        with client.stream("POST", f"{fake.base_url}{STREAM}", json=REQUEST) as reply:
             assert reply.status_code == 200
-            for piece in reply.iter_raw():
-                received += piece
+            with pytest.raises(httpx.RemoteProtocolError):
+                drain(reply, received)
         assert bytes(received) == TEXT[:drop_after]
+        assert (fake.completed, fake.disconnects) == (0, 0)
         # The next request opens a fresh connection and still works.
-        assert client.post(f"{fake.base_url}{STREAM}", json=REQUEST).status_code == 200
-        assert fake.completed == 0
-        assert fake.disconnects == 0
+        assert client.post(f"{fake.base_url}{STREAM}", json=REQUEST).content == TEXT
+        assert (fake.completed, fake.disconnects) == (1, 0)
 
 
 def test_drop_after_in_an_error_body(client: httpx.Client) -> None:
-    with FakeGemini(FakeResponse(error=QUOTA_ERROR, drop_after=20)) as fake:
-        with pytest.raises(httpx.RemoteProtocolError):
-            client.post(f"{fake.base_url}{STREAM}", json=REQUEST)
+    with (
+        FakeGemini(FakeResponse(error=QUOTA_ERROR, drop_after=20)) as fake,
+        pytest.raises(httpx.RemoteProtocolError),
+    ):
+        client.post(f"{fake.base_url}{STREAM}", json=REQUEST)
 
 
 # --------------------------------------------------------------------------- keep-alive comments
@@ -351,8 +357,7 @@ def test_raw_socket_chunked_request_body_pipelining_and_expect() -> None:
     body = json.dumps(REQUEST).encode()
     path = "/v1beta/models/m%2Dx:streamGenerateContent?alt=sse&x=1&x=2&empty="
     chunked = (
-        f"POST {path} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
-        f"{5:x}\r\n".encode()
+        f"POST {path} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n{5:x}\r\n".encode()
         + body[:5]
         + f"\r\n{len(body) - 5:x};ext=1\r\n".encode()
         + body[5:]
@@ -362,7 +367,10 @@ def test_raw_socket_chunked_request_body_pipelining_and_expect() -> None:
         f"POST {path} HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
     ).encode()
-    with FakeGemini(b"one", b"two") as fake, socket.create_connection(("127.0.0.1", fake.port)) as s:
+    with (
+        FakeGemini(b"one", b"two") as fake,
+        socket.create_connection(("127.0.0.1", fake.port)) as s,
+    ):
         s.settimeout(5)
         s.sendall(chunked + chunked)  # two pipelined requests in one write
         s.sendall(expect)
@@ -402,11 +410,14 @@ def test_raw_socket_malformed_request_gets_400() -> None:
 
 def test_client_going_away_mid_pause_is_noticed_within_a_second(client: httpx.Client) -> None:
     cut = event_ends(TEXT)[0]
-    with FakeGemini(FakeResponse(body=TEXT, split_at=[cut], pause=30.0)) as fake:
+    with FakeGemini(FakeResponse(body=TEXT, split_at=[cut], pause=30.0), TEXT) as fake:
         assert not fake.wait_for_disconnect(0.01)
         with client.stream("POST", f"{fake.base_url}{STREAM}", json=REQUEST) as response:
-            assert next(response.iter_raw()) == TEXT[:cut]
-            gone_at = time.monotonic()
+            pieces = response.iter_raw()  # (a discarded generator would close the response)
+            assert next(pieces) == TEXT[:cut]
+            time.sleep(0.1)
+            assert fake.disconnects == 0
+            gone_at = time.monotonic()  # leaving the block closes the connection
         assert fake.wait_for_disconnect(1.0)
         assert time.monotonic() - gone_at < 1.0
         assert fake.disconnects == 1
@@ -441,29 +452,35 @@ def test_async_client_streams_pieces() -> None:
 
     async def main() -> tuple[list[bytes], list[float], bytes]:
         response = FakeResponse(body=TEXT, split_at=cuts, pause=0.05)
-        async with FakeGemini(response, FakeResponse(error=QUOTA_ERROR)) as fake:
-            async with httpx.AsyncClient(base_url=fake.base_url, timeout=10) as client:
-                pieces: list[bytes] = []
-                times: list[float] = []
-                async with client.stream("POST", STREAM, json=REQUEST) as reply:
-                    async for piece in reply.aiter_raw():
-                        pieces.append(piece)
-                        times.append(time.monotonic())
-                error = await client.post(STREAM, json=REQUEST)
-                assert error.status_code == 429
-                return pieces, times, fake.requests[1].body
+        async with (
+            FakeGemini(response, FakeResponse(error=QUOTA_ERROR)) as fake,
+            httpx.AsyncClient(base_url=fake.base_url, timeout=10) as client,
+        ):
+            pieces: list[bytes] = []
+            times: list[float] = []
+            async with client.stream("POST", STREAM, json=REQUEST) as reply:
+                async for piece in reply.aiter_raw():
+                    pieces.append(piece)
+                    times.append(time.monotonic())
+            error = await client.post(STREAM, json=REQUEST)
+            assert error.status_code == 429
+            return pieces, times, fake.requests[1].body
 
     pieces, times, second_body = asyncio.run(main())
     assert b"".join(pieces) == TEXT
     assert len(pieces) == len(cuts)
-    assert all(b - a >= 0.03 for a, b in zip(times, times[1:], strict=False))
+    assert all(b - a >= 0.03 for a, b in itertools.pairwise(times))
     assert json.loads(second_body) == REQUEST
 
 
-def test_async_client_disconnect_and_delay_do_not_block_the_loop() -> None:
-    async def main() -> tuple[bool, int, int]:
+def test_async_delay_and_disconnect_do_not_block_the_loop() -> None:
+    async def main() -> tuple[int, bool, float, int]:
+        delayed = FakeResponse(body=TEXT, delay=0.3)
         slow = FakeResponse(body=TEXT, split_at=[50], pause=30.0)
-        async with FakeGemini(slow) as fake:
+        async with (
+            FakeGemini(delayed, slow) as fake,
+            httpx.AsyncClient(base_url=fake.base_url, timeout=10) as client,
+        ):
             ticks = 0
 
             async def ticker() -> None:
@@ -473,21 +490,20 @@ def test_async_client_disconnect_and_delay_do_not_block_the_loop() -> None:
                     ticks += 1
 
             task = asyncio.create_task(ticker())
-            async with (
-                httpx.AsyncClient(base_url=fake.base_url, timeout=10) as client,
-                client.stream("POST", STREAM, json=REQUEST) as reply,
-            ):
-                async for piece in reply.aiter_raw():
-                    assert piece == TEXT[:50]
-                    break
-            gone = await asyncio.to_thread(fake.wait_for_disconnect, 1.0)
+            assert (await client.post(STREAM, json=REQUEST)).content == TEXT
             task.cancel()
-            return gone, fake.disconnects, ticks
+            async with client.stream("POST", STREAM, json=REQUEST) as reply:
+                pieces = reply.aiter_raw()
+                assert await anext(pieces) == TEXT[:50]
+                gone_at = time.monotonic()
+            gone = await asyncio.to_thread(fake.wait_for_disconnect, 1.0)
+            return ticks, gone, time.monotonic() - gone_at, fake.disconnects
 
-    gone, disconnects, ticks = asyncio.run(main())
+    ticks, gone, took, disconnects = asyncio.run(main())
+    assert ticks >= 10  # the loop kept running while the server was delaying
     assert gone
+    assert took < 1.0
     assert disconnects == 1
-    assert ticks >= 1
 
 
 # --------------------------------------------------------------------------- lifecycle
@@ -516,12 +532,14 @@ def test_close_is_idempotent_and_leaves_nothing_behind() -> None:
         with pytest.raises(httpx.RemoteProtocolError):
             client.post(url, json=REQUEST)
         with client.stream("POST", url, json=REQUEST) as response:
-            next(response.iter_raw())
+            pieces = response.iter_raw()
+            next(pieces)
         assert fake.wait_for_disconnect(1.0)
         assert client.get(f"{fake.base_url}/unknown").status_code == 404
         # an idle keep-alive connection, and one still mid-response, when close() comes
         with client.stream("POST", url, json=REQUEST) as response:
-            next(response.iter_raw())
+            pieces = response.iter_raw()
+            next(pieces)
             idle = socket.create_connection(("127.0.0.1", fake.port))
             assert threading.active_count() > threads_before
             fake.close()
@@ -555,26 +573,26 @@ def test_two_instances_get_different_ports(client: httpx.Client) -> None:
         assert len(one.requests) == len(two.requests) == 1
 
 
-def test_concurrent_clients(client: httpx.Client) -> None:
-    response = FakeResponse(body=TEXT, chunk_size=200, pause=0.05)
-    with FakeGemini(response) as fake:
-        results: list[bytes] = []
+def test_concurrent_clients_are_served_in_parallel() -> None:
+    clients = [httpx.Client(timeout=10) for _ in range(8)]
+    results: list[bytes] = []
+    with FakeGemini(FakeResponse(body=TEXT, delay=0.5, chunk_size=200)) as fake:
 
-        def fetch() -> None:
-            with httpx.Client(timeout=10) as own:
-                results.append(own.post(f"{fake.base_url}{STREAM}", json=REQUEST).content)
+        def fetch(own: httpx.Client) -> None:
+            results.append(own.post(f"{fake.base_url}{STREAM}", json=REQUEST).content)
 
-        workers = [threading.Thread(target=fetch) for _ in range(8)]
+        workers = [threading.Thread(target=fetch, args=(c,)) for c in clients]
         started = time.monotonic()
         for worker in workers:
             worker.start()
         for worker in workers:
             worker.join()
         elapsed = time.monotonic() - started
-        assert results == [TEXT] * 8
         assert fake.completed == 8
-    single = 0.05 * (len(TEXT) // 200)
-    assert elapsed < 4 * single  # served in parallel, not one after another
+    for own in clients:
+        own.close()
+    assert results == [TEXT] * 8
+    assert elapsed < 2.0  # one after another would take 4 s
 
 
 # --------------------------------------------------------------------------- FakeResponse

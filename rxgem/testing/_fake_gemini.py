@@ -68,8 +68,8 @@ class FakeResponse:
             default headers of the same name (not the framing headers).
         error: A Google error object ``{"code": …, "message": …, "status": …}``,
             sent as the pretty-printed JSON body ``{"error": error}``; the status is
-            ``status``, or ``error["code"]`` when ``status`` is 200. ``body`` is
-            then ignored.
+            ``status``, or ``error["code"]`` (500 if absent) when ``status`` is 200.
+            ``body`` is then ignored.
         delay: Seconds to wait before sending anything (before the status line).
         split_at: Body offsets where the body is split into separate writes.
         chunk_size: Alternatively (or also), write the body in pieces of this size.
@@ -464,48 +464,42 @@ class _Connection:
         head_only: bool = False,
         http10: bool = False,
     ) -> bool:
-        """Send one response; True if the connection stays open."""
+        """Send one response; True if the connection stays open.
+
+        A response counts as completed just before its last write (so a client that
+        has read it all can rely on ``completed``); if that write fails after all,
+        it counts as a disconnect instead.
+        """
+        counted = False
+
+        def last_write_next() -> None:
+            nonlocal counted
+            self.server._finished(completed=True)
+            counted = True
+
         try:
             if response.delay > 0:
                 self._idle(response.delay)
-            status = response._status()
             pieces = response._pieces()
-            size = sum(map(len, pieces))
             framing: Literal["chunked", "length", "close"]
             if not response._is_stream():
                 framing = "length"
             elif http10:
                 framing = "close"
-                keep_alive = False
             else:
                 framing = "chunked"
-            headers = {
-                "Content-Type": response._content_type(),
-                "Server": "rxgem-FakeGemini",
-            }
-            if response._is_stream():
-                headers["Cache-Control"] = "no-cache"
-            defaults = {name.lower(): name for name in headers}
+            keep_alive = keep_alive and framing != "close"
             for name, value in response.headers.items():
-                if name.lower() == "connection":
-                    keep_alive = keep_alive and value.strip().lower() != "close"
-                    continue
-                headers.pop(defaults.get(name.lower(), name), None)
-                headers[name] = value
-            if framing == "chunked":
-                headers["Transfer-Encoding"] = "chunked"
-            elif framing == "length":
-                headers["Content-Length"] = str(size)
-            if not keep_alive:
-                headers["Connection"] = "close"
-            head = f"HTTP/1.1 {status} {_phrase(status)}\r\n"
-            head += "".join(f"{name}: {value}\r\n" for name, value in headers.items())
-            self._send((head + "\r\n").encode("latin-1"))
+                if name.lower() == "connection" and value.strip().lower() == "close":
+                    keep_alive = False
+            drop_after = response.drop_after
+            head = _head(response, framing, sum(map(len, pieces)), keep_alive)
+            if head_only or (not pieces and framing != "chunked" and drop_after is None):
+                last_write_next()
+            self._send(head)
             if head_only:
-                self.server._finished(completed=True)
                 return keep_alive
             sent = 0
-            drop_after = response.drop_after
             for number, piece in enumerate(pieces):
                 if number and response.pause > 0:
                     keepalive = response.keepalive if framing == "chunked" else None
@@ -518,18 +512,49 @@ class _Connection:
                     if data:
                         self._send(_chunk_head(piece) + data if framing == "chunked" else data)
                     break
+                if number == len(pieces) - 1 and framing != "chunked" and drop_after is None:
+                    last_write_next()
                 self._send(_chunk_head(piece) + piece + b"\r\n" if framing == "chunked" else piece)
                 sent += len(piece)
             if drop_after is not None:
-                self.server._finished(completed=False)
                 return False
             if framing == "chunked":
+                last_write_next()
                 self._send(b"0\r\n\r\n")
         except _Gone:
-            self.server._finished(completed=False, disconnected=True)
+            self.server._finished(completed=False, disconnected=True, undo=counted)
             return False
-        self.server._finished(completed=True)
+        except _Stop:
+            self.server._finished(completed=False, undo=counted)
+            raise
         return keep_alive
+
+
+def _head(
+    response: FakeResponse,
+    framing: Literal["chunked", "length", "close"],
+    size: int,
+    keep_alive: bool,
+) -> bytes:
+    """The status line and headers of ``response``."""
+    status = response._status()
+    headers = {"Content-Type": response._content_type(), "Server": "rxgem-FakeGemini"}
+    if response._is_stream():
+        headers["Cache-Control"] = "no-cache"
+    defaults = {name.lower(): name for name in headers}
+    for name, value in response.headers.items():
+        if name.lower() != "connection":
+            headers.pop(defaults.get(name.lower(), name), None)
+            headers[name] = value
+    if framing == "chunked":
+        headers["Transfer-Encoding"] = "chunked"
+    elif framing == "length":
+        headers["Content-Length"] = str(size)
+    if not keep_alive:
+        headers["Connection"] = "close"
+    lines = [f"HTTP/1.1 {status} {_phrase(status)}"]
+    lines += [f"{name}: {value}" for name, value in headers.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 
 def _chunk_head(data: bytes) -> bytes:
@@ -765,8 +790,9 @@ class FakeGemini:
             self._served += 1
             return response
 
-    def _finished(self, *, completed: bool, disconnected: bool = False) -> None:
+    def _finished(self, *, completed: bool, disconnected: bool = False, undo: bool = False) -> None:
+        """Count a response as completed or cut short (``undo`` retracts a completion)."""
         with self._changed:
-            self._completed += completed
+            self._completed += completed - undo
             self._disconnects += disconnected
             self._changed.notify_all()
