@@ -36,6 +36,7 @@ from .. import samples
 __all__ = ["FakeGemini", "FakeResponse", "RecordedRequest"]
 
 _STREAM_PATH: Final = re.compile(r"/v1beta/models/([^/]+):streamGenerateContent")
+_BLANK_LINE_ENDS: Final = (b"\n\n", b"\r\r", b"\r\n\r\n", b"\n\r\n", b"\r\n\n", b"\r\r\n")
 _KEEPALIVE_COMMENT: Final = b": keep-alive\n\n"
 _SSE: Final = "text/event-stream"
 _JSON: Final = "application/json; charset=UTF-8"
@@ -81,9 +82,10 @@ class FakeResponse:
             (unframed, LF line ends) right after ``body``, as Gemini does for an
             error in the middle of a stream. It starts a new piece, and it counts
             as body bytes for ``split_at``/``chunk_size``/``drop_after``.
-        keepalive: During a ``pause`` longer than this, send the SSE comment
-            ``": keep-alive\\n\\n"`` every ``keepalive`` seconds (status 200 only;
-            these bytes do not count for ``drop_after``).
+        keepalive: During a ``pause`` longer than this that falls between two
+            events (the body so far ends with a blank line), send the SSE comment
+            ``": keep-alive\\n\\n"`` every ``keepalive`` seconds, as a real server
+            would (status 200 only; these bytes do not count for ``drop_after``).
         content_type: The ``Content-Type`` of a 200 stream. For any other status,
             when left at ``"text/event-stream"``, ``application/json; charset=UTF-8``
             is sent instead.
@@ -500,9 +502,13 @@ class _Connection:
             if head_only:
                 return keep_alive
             sent = 0
+            tail = b""  # the last body bytes sent: comments go only between events
             for number, piece in enumerate(pieces):
                 if number and response.pause > 0:
-                    keepalive = response.keepalive if framing == "chunked" else None
+                    between_events = tail.endswith(_BLANK_LINE_ENDS)
+                    keepalive = (
+                        response.keepalive if framing == "chunked" and between_events else None
+                    )
                     self._idle(response.pause, keepalive)
                 if self.server._stopping.is_set():
                     raise _Stop
@@ -516,6 +522,7 @@ class _Connection:
                     last_write_next()
                 self._send(_chunk_head(piece) + piece + b"\r\n" if framing == "chunked" else piece)
                 sent += len(piece)
+                tail = (tail + piece)[-4:]
             if drop_after is not None:
                 return False
             if framing == "chunked":
