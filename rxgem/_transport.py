@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+from httpx import USE_CLIENT_DEFAULT
+from httpx._client import UseClientDefault  # the type of USE_CLIENT_DEFAULT
 from reactivex import Observable, abc
 from reactivex.disposable import Disposable
 from reactivex.scheduler.eventloop import AsyncIOScheduler
@@ -215,7 +217,7 @@ def from_gemini(
     access_token: str | None = None,
     base_url: str | None = None,
     client: httpx.Client | httpx.AsyncClient | None = None,
-    timeout: httpx.Timeout | float | None = DEFAULT_TIMEOUT,
+    timeout: httpx.Timeout | float | UseClientDefault | None = USE_CLIENT_DEFAULT,
     headers: Mapping[str, str] | None = None,
     retry: RetryPolicy | int | None = None,
     scheduler: abc.SchedulerBase | None = None,
@@ -240,7 +242,9 @@ def from_gemini(
             ``httpx.AsyncClient`` (request as a task on the event loop). Without one,
             rxgem makes and closes its own: async when subscribed inside a running
             event loop, else sync on a worker thread. A client you pass is never closed.
-        timeout: the httpx timeout of the request.
+        timeout: the httpx timeout of the request; by default the timeout of the
+            client you pass, or ``DEFAULT_TIMEOUT`` (10 s to connect, 120 s between
+            reads, for long thinking pauses) for a client rxgem makes.
         headers: extra request headers.
         retry: a :class:`RetryPolicy` (or a number of attempts) for failures before the
             first byte: 429/500/503 and connect errors, with exponential backoff that
@@ -303,7 +307,7 @@ class _Exchange:
         url: str,
         headers: dict[str, str],
         body: dict[str, Any],
-        timeout: httpx.Timeout | float | None,
+        timeout: httpx.Timeout | float | UseClientDefault | None,
         policy: RetryPolicy | None,
     ) -> None:
         self.url = url
@@ -327,7 +331,7 @@ class _Exchange:
 
         def work(*_: Any) -> None:
             own = client is None
-            http = httpx.Client() if client is None else client
+            http = httpx.Client(timeout=DEFAULT_TIMEOUT) if client is None else client
             try:
                 self._sync_attempts(observer, http, run)
             finally:
@@ -411,7 +415,7 @@ class _Exchange:
 
         async def work() -> None:
             own = client is None
-            http = httpx.AsyncClient() if client is None else client
+            http = httpx.AsyncClient(timeout=DEFAULT_TIMEOUT) if client is None else client
             try:
                 await self._async_attempts(observer, http)
             finally:

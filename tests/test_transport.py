@@ -574,3 +574,45 @@ def test_hundred_concurrent_async_streams_each_get_their_own_output() -> None:
     for completion_id, content in results:
         n = int(completion_id.removeprefix("chatcmpl-resp"))
         assert content == f"stream {n} says hello"
+
+
+FIRST_EVENT = samples.read("text").split(b"\r\n\r\n")[0] + b"\r\n\r\n"
+
+
+@pytest.mark.parametrize(
+    ("response", "error_type", "delivered"),
+    [
+        (FakeResponse(status=503, error={"code": 503, "message": "busy"}), rxgem.GeminiAPIError, 0),
+        (FakeResponse(body=samples.read("text"), delay=2.0), rxgem.GeminiTransportError, 0),
+        (
+            FakeResponse(body=samples.read("text"), split_at=[900], drop_after=900),
+            rxgem.GeminiTransportError,
+            1,
+        ),
+        (
+            FakeResponse(body=FIRST_EVENT, raw_error={"code": 499, "status": "CANCELLED"}),
+            rxgem.GeminiAPIError,
+            1,
+        ),
+    ],
+    ids=["http-error", "read-timeout", "drop", "raw-error"],
+)
+def test_async_faults(response: FakeResponse, error_type: type[Exception], delivered: int) -> None:
+    async def main() -> tuple[list[rxgem.ChatCompletionChunk], BaseException | None]:
+        chunks: list[rxgem.ChatCompletionChunk] = []
+        async with FakeGemini(response) as fake, httpx.AsyncClient(timeout=0.5) as client:
+            source = rxgem.stream_chat(
+                REQUEST, model=MODEL, api_key=KEY, base_url=fake.base_url, client=client
+            )
+            try:
+                async for chunk in rxgem.aiterate(source):
+                    chunks.append(chunk)
+            except rxgem.RxGemError as exc:
+                return chunks, exc
+        return chunks, None
+
+    chunks, error = asyncio.run(main())
+    assert isinstance(error, error_type)
+    assert len(chunks) >= delivered
+    if delivered:
+        assert rxgem.assemble(chunks)["choices"][0]["message"]["content"]
