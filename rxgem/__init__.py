@@ -13,7 +13,7 @@ operators (``SSEDecoder``, ``ResponseParser``, ``SlotTable``, ``ArgsTable``,
 Every stream error is an :class:`RxGemError`.
 """
 
-from . import items, operators, samples
+from . import items, operators, samples, viz
 from ._args import ArgsTable
 from ._assemble import ChunkAccumulator, assemble
 from ._bridge import aiterate, iterate
@@ -93,4 +93,5 @@ __all__ = [
     "samples",
     "sse_encode",
     "stream_chat",
+    "viz",
 ]

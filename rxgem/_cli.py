@@ -17,9 +17,10 @@ import reactivex
 from reactivex import Observable
 from reactivex import operators as ops
 
-from . import __version__, items, samples
+from . import __version__, samples
 from ._assemble import ChunkAccumulator, assemble
 from ._chunks import ChatCompletionChunk
+from ._describe import describe, short
 from ._encode import error_payload
 from ._errors import RxGemError
 from ._pipeline import gemini_to_openai
@@ -116,79 +117,6 @@ def _convert(args: argparse.Namespace) -> int:
 # -- demo ---------------------------------------------------------------------------
 
 
-def _short(value: Any, limit: int = 110) -> str:
-    text = value if isinstance(value, str) else repr(value)
-    text = text.replace("\r", "\\r").replace("\n", "\\n")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _args(args: Any) -> str:
-    return _short(json.dumps(args, ensure_ascii=False, separators=(",", ":")), 60)
-
-
-def _item(item: Any) -> str:
-    kind = type(item).__name__
-    if isinstance(item, items.Meta):
-        return f"Meta({item.response_id}, {item.model_version})"
-    if isinstance(item, items.Text):
-        label = "thought" if item.thought else "text"
-        sig = ", sig" if item.signature else ""
-        return f"Text(c{item.candidate} {label} {_args(item.text[:40])}{sig})"
-    if isinstance(item, items.CallPart):
-        call = item.call
-        what = call.name or ("partialArgs" if call.partial_args else "…")
-        if call.args is not None:
-            what += _args(call.args)
-        return f"CallPart(c{item.candidate} slot {item.slot}: {what})"
-    if isinstance(item, items.SlotUpdate | items.ToolCall):
-        sig = ", sig" if item.signature else ""
-        return f"{kind}(c{item.candidate} slot {item.slot}: {item.name}{_args(item.args)}{sig})"
-    if isinstance(item, items.ToolCallHeader):
-        return f"ToolCallHeader(c{item.candidate} slot {item.slot}: {item.name})"
-    if isinstance(item, items.Finish):
-        return f"Finish(c{item.candidate} {item.reason})"
-    if isinstance(item, items.End):
-        return f"End(c{item.candidate} {item.reason}{', has calls' if item.has_calls else ''})"
-    if isinstance(item, items.Usage):
-        u = item.usage
-        return (
-            f"Usage(prompt={u.prompt_token_count}, candidates={u.candidates_token_count},"
-            f" thoughts={u.thoughts_token_count}, total={u.total_token_count})"
-        )
-    if isinstance(item, items.TextSignature):
-        return f"TextSignature(c{item.candidate})"
-    if isinstance(item, items.Blocked):
-        return f"Blocked({item.reason})"
-    return _short(item, 60)
-
-
-def _describe(stage: str, value: Any) -> str:
-    if stage == "decode_sse":
-        return f"SSEEvent({value.event}) {_short(value.data, 90)}"
-    if stage == "parse":
-        kinds = []
-        for candidate in value.candidates or ():
-            for part in (candidate.content.parts if candidate.content else None) or ():
-                if part.function_call is not None:
-                    kinds.append(f"functionCall({part.function_call.name or '…'})")
-                elif part.text is not None:
-                    kinds.append("thought" if part.thought else "text")
-                else:
-                    kinds.append("other")
-            if candidate.finish_reason:
-                kinds.append(f"finishReason={candidate.finish_reason}")
-        if value.prompt_feedback is not None and value.prompt_feedback.block_reason:
-            kinds.append(f"blockReason={value.prompt_feedback.block_reason}")
-        if value.usage_metadata is not None:
-            kinds.append("usage")
-        return f"GenerateContentResponse [{', '.join(kinds)}]"
-    if stage == "to_openai":
-        data = value.to_dict()
-        shown = {"choices": data["choices"]} if data["choices"] else {"usage": data.get("usage")}
-        return _short(json.dumps(shown, ensure_ascii=False, separators=(",", ":")), 150)
-    return "[" + ", ".join(_item(item) for item in value) + "]"
-
-
 _STAGES = ("decode_sse", "parse", "group_by_slot", "latest_args", "flush_on_finish", "to_openai")
 
 
@@ -224,16 +152,16 @@ def _demo_one(name: str, verbose: bool, write: Callable[[str], None]) -> int:
         for number, stage in enumerate(_STAGES, 1):
             write(f"  {number}. {stage}: {len(recorded[stage])} emission(s)")
             for value in recorded[stage]:
-                write(f"       {_describe(stage, value)}")
+                write(f"       {describe(value)}")
     final = assemble(chunks)
     write("  assembled OpenAI message:")
     for choice in final["choices"]:
         message = choice["message"]
         write(f"    choice {choice['index']}: finish_reason={choice['finish_reason']}")
         if message.get("reasoning_content"):
-            write(f"      reasoning: {_short(message['reasoning_content'], 100)}")
+            write(f"      reasoning: {short(message['reasoning_content'], 100)}")
         if message.get("content"):
-            write(f"      content:   {_short(message['content'], 100)}")
+            write(f"      content:   {short(message['content'], 100)}")
         for call in message.get("tool_calls") or ():
             function = call["function"]
             write(f"      tool_calls[{call['index']}]: {function['name']}({function['arguments']})")

@@ -142,8 +142,11 @@ class FinishBuffer:
         out: Batch = []
         truncated: list[int] = []
         blocked = self._blocked
-        for index in sorted(self._candidates):
-            state = self._candidates[index]
+        if not self._candidates and blocked is None and self._allow_truncated:
+            self._candidate(0)  # end with a finish, as promised, even with nothing to show
+        last = max(self._candidates, default=-1)
+        for index in range(last + 1):  # every choice up to the last one opens, so every one ends
+            state = self._candidate(index)
             self._flush_calls(index, state, out)
             if state.finished:
                 out.append(End(index, state.reason, bool(state.slots), message=state.message))

@@ -47,6 +47,7 @@ PUBLIC = {
     "operators",
     "samples",
     "sse_encode",
+    "viz",
 }
 
 OPERATORS = {

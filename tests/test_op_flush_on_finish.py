@@ -297,11 +297,11 @@ def test_empty_stream_is_truncated() -> None:
     assert "before any response" in str(results[0].value.exception)
 
 
-def test_empty_stream_with_allow_truncated_completes() -> None:
-    with marbles_testing() as (start, cold, _hot, exp):
+def test_empty_stream_with_allow_truncated_ends_choice_zero() -> None:
+    """allow_truncated promises a finish: even an empty stream ends choice 0."""
+    with marbles_testing() as (start, cold, _hot, _exp):
         results = start(cold("---|").pipe(flush_on_finish(allow_truncated=True)))
-        expected = exp("---|")
-    assert expected == results
+    assert [on_next(203, [End(0, None)]), on_completed(203)] == results
 
 
 def test_blocked_prompt_ends_candidate_zero() -> None:

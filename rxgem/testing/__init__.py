@@ -1,4 +1,39 @@
-"""Test helpers for code that streams from Gemini: a fake ``streamGenerateContent`` server.
+"""Test helpers for code that streams from Gemini: a fake server, marbles, an OpenAI checker.
+
+Three kits:
+
+- :class:`FakeGemini`: a fake ``streamGenerateContent`` server (below).
+- Marbles (for tests of your own operators): short constructors of Gemini events
+  (:func:`event` of :func:`text`, :func:`thought`, :func:`call`, :func:`finish`,
+  :func:`usage`, …; :func:`response` for the typed form) and of OpenAI chunks
+  (:func:`chunk`, :func:`tool_delta`, :func:`usage_chunk`), :func:`run_marbles`
+  to run an operator on a marble source under virtual time, and
+  :func:`expect_marbles` for the expected side.
+- :func:`assert_openai_stream`: checks every rule of an OpenAI chunk stream (and
+  feeds it to the ``openai`` SDK when installed); a failure names the rule.
+
+Example (a complete pytest test of the marble kit)::
+
+    import rxgem
+    from rxgem.testing import (
+        assert_openai_stream, call, event, finish, run_marbles, text, usage
+    )
+
+
+    def test_a_resent_call_stays_one_call() -> None:
+        lookup = {
+            "a": event(text("Looking.")),
+            "b": event(call("search", q="rx")),
+            "c": event(call("search", q="rx operators")),  # the same call, grown
+            "z": event(finish("STOP"), usage(12, 9)),
+        }
+        output = run_marbles(rxgem.gemini_to_openai(), "-a-b-c-z-|", lookup)
+        assert output.completed
+        result = assert_openai_stream(output.values, tools=["search"])
+        (call_,) = result["choices"][0]["message"]["tool_calls"]
+        assert call_["function"]["arguments"] == '{"q":"rx operators"}'
+
+The fake server:
 
 :class:`FakeGemini` is a real HTTP/1.1 server on ``127.0.0.1`` (an ephemeral port)
 that answers ``POST /v1beta/models/{model}:streamGenerateContent`` with capture
@@ -53,6 +88,66 @@ Example (a complete pytest test)::
             assert fake.completed == 2
 """
 
+from ._assert import RULES, StreamRuleError, assert_openai_stream
 from ._fake_gemini import FakeGemini, FakeResponse, RecordedRequest
+from ._marbles import (
+    CHUNK_ID,
+    MODEL,
+    RESPONSE_ID,
+    Piece,
+    Recorded,
+    Recording,
+    api_error,
+    blocked,
+    call,
+    call_end,
+    call_start,
+    candidate,
+    chunk,
+    event,
+    event_json,
+    expect_marbles,
+    finish,
+    partial_args,
+    response,
+    run_marbles,
+    text,
+    thought,
+    tool_delta,
+    usage,
+    usage_chunk,
+)
 
-__all__ = ["FakeGemini", "FakeResponse", "RecordedRequest"]
+__all__ = [
+    "CHUNK_ID",
+    "MODEL",
+    "RESPONSE_ID",
+    "RULES",
+    "FakeGemini",
+    "FakeResponse",
+    "Piece",
+    "Recorded",
+    "RecordedRequest",
+    "Recording",
+    "StreamRuleError",
+    "api_error",
+    "assert_openai_stream",
+    "blocked",
+    "call",
+    "call_end",
+    "call_start",
+    "candidate",
+    "chunk",
+    "event",
+    "event_json",
+    "expect_marbles",
+    "finish",
+    "partial_args",
+    "response",
+    "run_marbles",
+    "text",
+    "thought",
+    "tool_delta",
+    "usage",
+    "usage_chunk",
+]
