@@ -29,7 +29,7 @@ __all__ = [
 FinishReason: TypeAlias = Literal["stop", "length", "tool_calls", "content_filter", "function_call"]
 
 
-class _Model(msgspec.Struct, kw_only=True, omit_defaults=True):
+class _Model(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON data (dicts, lists, str, numbers), ``None`` fields left out."""
         data: dict[str, Any] = msgspec.to_builtins(self)

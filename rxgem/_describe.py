@@ -338,6 +338,8 @@ def jsonable(value: Any) -> Any:
         return data
     if isinstance(value, _ITEM_TYPES):
         return {type(value).__name__: msgspec.to_builtins(value)}
+    if isinstance(value, SSEEvent):
+        return {"data": value.data, "event": value.event, "id": value.id, "retry": value.retry}
     if isinstance(value, list | tuple):
         return [jsonable(entry) for entry in value]
     try:

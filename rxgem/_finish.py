@@ -82,43 +82,38 @@ class FinishBuffer:
 
     def feed(self, batch: Batch) -> Batch:
         out: Batch = []
+        self._seen = True
+        candidates = self._candidates
         for item in batch:
-            kind = type(item)
-            if kind is Text:
-                assert isinstance(item, Text)
-                state = self._candidate(item.candidate)
+            if isinstance(item, Text):
+                state = candidates.get(item.candidate) or self._candidate(item.candidate)
                 state.output = True
                 if item.signature:
                     state.signature = item.signature
                 if item.text:
                     out.append(item)
-            elif kind is SlotUpdate:
-                assert isinstance(item, SlotUpdate)
+            elif isinstance(item, Usage):
+                self._usage = item
+            elif isinstance(item, SlotUpdate):
                 state = self._candidate(item.candidate)
                 state.output = True
                 state.slots[item.slot] = item
                 if self._announce and state.announced is None:
                     state.announced = item.slot
                     out.append(ToolCallHeader(item.candidate, item.slot, item.name, item.id))
-            elif kind is Finish:
-                assert isinstance(item, Finish)
+            elif isinstance(item, Finish):
                 state = self._candidate(item.candidate)
                 state.finished = True
                 state.reason = item.reason
                 state.message = item.message
-            elif kind is Usage:
-                assert isinstance(item, Usage)
-                self._usage = item
-            elif kind is Blocked:
-                assert isinstance(item, Blocked)
+            elif isinstance(item, Blocked):
                 self._blocked = item
-            elif kind is CallPart:
+            elif isinstance(item, CallPart):
                 raise TypeError(
                     "flush_on_finish() got a CallPart: put latest_args() before it in the pipe"
                 )
             else:
                 out.append(item)
-            self._seen = True
         return out
 
     def _flush_calls(self, index: int, state: _Candidate, out: Batch) -> None:

@@ -43,14 +43,14 @@ __all__ = [
 ]
 
 
-class Meta(msgspec.Struct, frozen=True):
+class Meta(msgspec.Struct, frozen=True, gc=False):
     """Stream metadata; emitted with the first response and whenever it changes."""
 
     response_id: str | None = None
     model_version: str | None = None
 
 
-class Text(msgspec.Struct, frozen=True):
+class Text(msgspec.Struct, frozen=True, gc=False):
     """A text part (``thought=True`` for a thought summary) of one candidate."""
 
     candidate: int
@@ -59,7 +59,7 @@ class Text(msgspec.Struct, frozen=True):
     signature: str | None = None
 
 
-class CallPart(msgspec.Struct, frozen=True):
+class CallPart(msgspec.Struct, frozen=True, gc=False):
     """A ``functionCall`` part, assigned to tool-call slot ``slot`` (0, 1, 2… per candidate)."""
 
     candidate: int
@@ -68,7 +68,7 @@ class CallPart(msgspec.Struct, frozen=True):
     signature: str | None = None
 
 
-class Finish(msgspec.Struct, frozen=True):
+class Finish(msgspec.Struct, frozen=True, gc=False):
     """A ``finishReason`` seen on a candidate (may arrive mid-stream and more than once)."""
 
     candidate: int
@@ -76,20 +76,20 @@ class Finish(msgspec.Struct, frozen=True):
     message: str | None = None
 
 
-class Usage(msgspec.Struct, frozen=True):
+class Usage(msgspec.Struct, frozen=True, gc=False):
     """A ``usageMetadata`` snapshot that carries token counts (cumulative, never a delta)."""
 
     usage: UsageMetadata
 
 
-class Blocked(msgspec.Struct, frozen=True):
+class Blocked(msgspec.Struct, frozen=True, gc=False):
     """The prompt was blocked (``promptFeedback.blockReason``, no candidates)."""
 
     reason: str
     message: str | None = None
 
 
-class SlotUpdate(msgspec.Struct, frozen=True):
+class SlotUpdate(msgspec.Struct, frozen=True, gc=False):
     """The latest state of a tool-call slot after a part changed it."""
 
     candidate: int
@@ -100,7 +100,7 @@ class SlotUpdate(msgspec.Struct, frozen=True):
     signature: str | None = None
 
 
-class ToolCallHeader(msgspec.Struct, frozen=True):
+class ToolCallHeader(msgspec.Struct, frozen=True, gc=False):
     """Announces a tool call early (its arguments follow in a :class:`ToolCall`)."""
 
     candidate: int
@@ -109,7 +109,7 @@ class ToolCallHeader(msgspec.Struct, frozen=True):
     id: str | None
 
 
-class ToolCall(msgspec.Struct, frozen=True):
+class ToolCall(msgspec.Struct, frozen=True, gc=False):
     """A tool call with its final arguments, flushed at the end of the stream."""
 
     candidate: int
@@ -120,14 +120,14 @@ class ToolCall(msgspec.Struct, frozen=True):
     signature: str | None = None
 
 
-class TextSignature(msgspec.Struct, frozen=True):
+class TextSignature(msgspec.Struct, frozen=True, gc=False):
     """The latest thought signature of a candidate's text parts, once, at the end."""
 
     candidate: int
     signature: str
 
 
-class End(msgspec.Struct, frozen=True):
+class End(msgspec.Struct, frozen=True, gc=False):
     """The end of one candidate: its last native finish reason (``None`` if none came)."""
 
     candidate: int

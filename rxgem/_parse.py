@@ -47,7 +47,18 @@ class ResponseParser:
 
     def feed(self, event: SSEEvent) -> list[GenerateContentResponse]:
         self._events += 1
-        data = event.data
+        try:
+            # the payload as it arrived (UTF-8 bytes from SSEDecoder): no str round trip
+            response = _DECODER.decode(event.payload)
+        except msgspec.DecodeError:
+            return self._slow(event)
+        if response.error is not None:
+            raise api_error(response.error, event=self._events)
+        return [response]
+
+    def _slow(self, event: SSEEvent) -> list[GenerateContentResponse]:
+        """The payload did not decode as one response: an array, blank, bad UTF-8, or bad."""
+        data = event.data  # invalid UTF-8 replaced, as WHATWG decodes event streams
         try:
             response = _DECODER.decode(data)
         except msgspec.ValidationError as exc:

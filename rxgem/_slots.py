@@ -38,9 +38,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol, TypeAlias
 
+import msgspec
+
 from ._errors import MalformedStreamError
 from ._items import Batch, Blocked, CallPart, Finish, Meta, Text, Usage
-from ._wire import FunctionCall, GenerateContentResponse
+from ._wire import FunctionCall, GenerateContentResponse, Part
 
 __all__ = [
     "EveryPartPolicy",
@@ -56,6 +58,8 @@ __all__ = [
 
 SlotPolicyName: TypeAlias = Literal["latest", "positional", "every_part"]
 
+_ENCODE = msgspec.json.Encoder().encode
+
 MAX_CANDIDATES = 1024
 """Candidate indexes must be below this (Gemini allows at most 8 candidates)."""
 
@@ -69,10 +73,25 @@ def grows(old: Any, new: Any) -> bool:
     """
     if type(old) is not type(new):
         return False
+    if old == new and (
+        not isinstance(old, dict | list) or _ENCODE(old) == _ENCODE(new)
+    ):  # equal, and of equal types all the way down: decided in C, without a walk
+        return True
     if isinstance(old, dict):
-        return all(k in new and grows(v, new[k]) for k, v in old.items())
+        for key, value in old.items():
+            if key not in new:
+                return False
+            after = new[key]
+            if value is not after and not grows(value, after):
+                return False
+        return True
     if isinstance(old, list):
-        return len(new) >= len(old) and all(grows(a, b) for a, b in zip(old, new, strict=False))
+        if len(new) < len(old):
+            return False
+        for value, after in zip(old, new, strict=False):
+            if value is not after and not grows(value, after):
+                return False
+        return True
     if isinstance(old, str):
         return bool(new.startswith(old))
     return bool(old == new)
@@ -268,43 +287,48 @@ class SlotTable:
 
     def feed(self, response: GenerateContentResponse) -> Batch:
         self._events += 1
-        event = self._events
         out: Batch = []
-        meta = (response.response_id, response.model_version)
-        if meta != self._meta and (meta[0] is not None or meta[1] is not None):
-            self._meta = meta
-            out.append(Meta(response_id=meta[0], model_version=meta[1]))
-        for candidate in response.candidates or ():
-            index = candidate.index or 0
-            if not 0 <= index < MAX_CANDIDATES:
-                raise MalformedStreamError(
-                    f"candidate index {index} is outside 0..{MAX_CANDIDATES - 1}", event=event
-                )
-            content = candidate.content
-            parts = content.parts if content is not None else None
-            if parts:
-                for part_index, part in enumerate(parts):
-                    call = part.function_call
-                    if call is not None:
-                        slot = self._assign(index, call, part_index, part.thought_signature, event)
-                        if slot is not None:
-                            out.append(CallPart(index, slot, call, part.thought_signature))
-                    elif part.text is not None:
-                        if part.text or part.thought_signature:
-                            out.append(
-                                Text(index, part.text, bool(part.thought), part.thought_signature)
-                            )
-                    elif part.thought_signature:
-                        out.append(Text(index, "", bool(part.thought), part.thought_signature))
-            if candidate.finish_reason is not None:
-                out.append(Finish(index, candidate.finish_reason, candidate.finish_message))
-        feedback = response.prompt_feedback
-        if feedback is not None and feedback.block_reason is not None and not response.candidates:
-            out.append(Blocked(feedback.block_reason, feedback.block_reason_message))
+        rid, version = response.response_id, response.model_version
+        meta = self._meta
+        if (meta is None or rid != meta[0] or version != meta[1]) and (rid or version):
+            self._meta = (rid, version)
+            out.append(Meta(response_id=rid, model_version=version))
+        candidates = response.candidates
+        if candidates:
+            for candidate in candidates:
+                index = candidate.index or 0
+                if not 0 <= index < MAX_CANDIDATES:
+                    raise MalformedStreamError(
+                        f"candidate index {index} is outside 0..{MAX_CANDIDATES - 1}",
+                        event=self._events,
+                    )
+                content = candidate.content
+                parts = content.parts if content is not None else None
+                if parts:
+                    self._parts(index, parts, out)
+                if candidate.finish_reason is not None:
+                    out.append(Finish(index, candidate.finish_reason, candidate.finish_message))
+        else:
+            feedback = response.prompt_feedback
+            if feedback is not None and feedback.block_reason is not None:
+                out.append(Blocked(feedback.block_reason, feedback.block_reason_message))
         usage = response.usage_metadata
-        if usage is not None and usage.has_counts:
+        if usage is not None and (usage.total_token_count is not None or usage.has_counts):
             out.append(Usage(usage))
         return out
+
+    def _parts(self, index: int, parts: list[Part], out: Batch) -> None:
+        for part_index, part in enumerate(parts):
+            call = part.function_call
+            signature = part.thought_signature
+            if call is not None:
+                slot = self._assign(index, call, part_index, signature, self._events)
+                if slot is not None:
+                    out.append(CallPart(index, slot, call, signature))
+                continue
+            text = part.text
+            if text or signature:
+                out.append(Text(index, text or "", part.thought is True, signature))
 
     def _assign(
         self, index: int, call: FunctionCall, part_index: int, signature: str | None, event: int

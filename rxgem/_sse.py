@@ -53,8 +53,6 @@ from __future__ import annotations
 
 import re
 
-import msgspec
-
 __all__ = ["DONE", "SSEDecoder", "SSEEvent"]
 
 DONE: str = "[DONE]"
@@ -73,23 +71,66 @@ _STRUCTURAL = re.compile(rb'["{}\[\]]')
 _STRING_SPECIAL = re.compile(rb'["\\]')
 
 
-class SSEEvent(msgspec.Struct, frozen=True):
+class SSEEvent:
     """One dispatched Server-Sent Event (or one raw JSON block).
 
     Attributes:
         data: the event's ``data`` lines joined by ``"\\n"`` (without a final
-            ``"\\n"``); for a raw block, the block's text.
+            ``"\\n"``); for a raw block, the block's text. Invalid UTF-8 is
+            replaced with U+FFFD, as WHATWG decodes event streams.
+        payload: the same data as it arrived: UTF-8 ``bytes`` for events made by
+            :class:`SSEDecoder` (a JSON parser can take them without a round trip
+            through ``str``), or the ``str`` an event was built with.
         event: the event type: ``"message"`` unless an ``event`` field set it;
             ``"raw"`` for a raw JSON block.
         id: the last event id at dispatch time, ``None`` if no ``id`` field was
             ever seen (always ``None`` for a raw block).
         retry: the value of a valid ``retry`` field of this event, else ``None``.
+
+    Events compare equal when ``data``, ``event``, ``id`` and ``retry`` are equal.
     """
 
-    data: str
-    event: str = "message"
-    id: str | None = None
-    retry: int | None = None
+    __slots__ = ("_text", "event", "id", "payload", "retry")
+    __match_args__ = ("data", "event", "id", "retry")
+
+    def __init__(
+        self,
+        data: str | bytes,
+        event: str = "message",
+        id: str | None = None,
+        retry: int | None = None,
+    ) -> None:
+        self.payload: str | bytes = data
+        self._text: str | None = data if isinstance(data, str) else None
+        self.event = event
+        self.id = id
+        self.retry = retry
+
+    @property
+    def data(self) -> str:
+        text = self._text
+        if text is None:
+            payload = self.payload
+            assert isinstance(payload, bytes)
+            text = self._text = payload.decode("utf-8", "replace")
+        return text
+
+    def _key(self) -> tuple[str, str, str | None, int | None]:
+        return (self.data, self.event, self.id, self.retry)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SSEEvent):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (
+            f"SSEEvent(data={self.data!r}, event={self.event!r}, id={self.id!r},"
+            f" retry={self.retry!r})"
+        )
 
 
 def _scan_raw(line: bytes, depth: int, in_string: bool) -> tuple[int, bool]:
@@ -133,6 +174,27 @@ def _scan_raw(line: bytes, depth: int, in_string: bool) -> tuple[int, bool]:
     return depth, in_string
 
 
+def _one_event(data: bytes) -> bytes | None:
+    """The value of ``data`` when it is exactly one ``data:`` line and a blank line.
+
+    The common chunk on the wire; recognised with C-speed byte searches only.
+    """
+    if not data.startswith(b"data:"):
+        return None
+    size = len(data)
+    if data.endswith(b"\r\n\r\n"):
+        if data.find(b"\r") != size - 4 or data.find(b"\n") != size - 3:
+            return None
+        end = size - 4
+    elif data.endswith(b"\n\n"):
+        if data.find(b"\n") != size - 2 or b"\r" in data:
+            return None
+        end = size - 2
+    else:
+        return None
+    return data[6:end] if data[5:6] == b" " else data[5:end]
+
+
 class SSEDecoder:
     """Incremental WHATWG-style SSE decoder: feed bytes, get events. No I/O.
 
@@ -173,7 +235,7 @@ class SSEDecoder:
         self._pending: list[bytes] = []  # pieces of the incomplete last line
         self._skip_lf = False  # the last chunk ended with CR: drop a leading LF
         # Event being built.
-        self._data: list[str] = []
+        self._data: list[bytes] = []
         self._event_type: str | None = None
         self._retry: int | None = None
         self._last_id: str | None = None
@@ -199,6 +261,22 @@ class SSEDecoder:
         """Decode one chunk; return the events it completed, in order."""
         if self._done or not data:
             return []
+        if (
+            not self._pending
+            and not self._data
+            and self._raw is None
+            and not self._skip_lf
+            and not self._at_start
+            and self._event_type is None
+            and self._retry is None
+        ):
+            value = _one_event(data)
+            if value is not None:  # fast path: the general one below gives the same result
+                if value.strip() == _DONE_BYTES:
+                    self._finish()
+                    return []
+                self._events += 1
+                return [SSEEvent(value, "message", self._last_id)]
         if self._at_start:
             data = self._head + data
             if len(data) < len(_BOM) and _BOM.startswith(data):
@@ -284,7 +362,7 @@ class SSEDecoder:
             if not line:
                 if data:
                     # Dispatch (inlined _dispatch(): this is the hot path).
-                    text = data[0] if len(data) == 1 else "\n".join(data)
+                    text = data[0] if len(data) == 1 else b"\n".join(data)
                     data.clear()
                     event_type = self._event_type or "message"
                     out.append(SSEEvent(text, event_type, self._last_id, self._retry))
@@ -304,7 +382,7 @@ class SSEDecoder:
             if not data and value.strip() == _DONE_BYTES:
                 self._finish()
                 break
-            data.append(value.decode("utf-8", "replace"))
+            data.append(value)
         return out
 
     def _other_line(self, line: bytes, out: list[SSEEvent]) -> None:
@@ -321,7 +399,7 @@ class SSEDecoder:
             value = value[1:]
         if name == b"data":
             # Only reached for "data" without a colon: an empty value.
-            self._data.append(value.decode("utf-8", "replace"))
+            self._data.append(value)
         elif name == b"event":
             self._event_type = value.decode("utf-8", "replace")
         elif name == b"id":
@@ -346,7 +424,7 @@ class SSEDecoder:
     def _dispatch(self) -> SSEEvent:
         """Dispatch the data event being built and reset its buffers."""
         data = self._data
-        text = data[0] if len(data) == 1 else "\n".join(data)
+        text = data[0] if len(data) == 1 else b"\n".join(data)
         data.clear()
         event = SSEEvent(text, self._event_type or "message", self._last_id, self._retry)
         self._event_type = None
@@ -363,7 +441,7 @@ class SSEDecoder:
         self._in_string = False
         text = raw[0] if len(raw) == 1 else b"\n".join(raw)
         self._events += 1
-        return SSEEvent(text.decode("utf-8", "replace"), "raw")
+        return SSEEvent(text, "raw")
 
     def _finish(self) -> None:
         """``[DONE]`` seen: drop all state and ignore the rest of the input."""

@@ -29,7 +29,7 @@ __all__ = [
 JSON = Any
 
 
-class PartialArg(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True):
+class PartialArg(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True, gc=False):
     """One piece of a Vertex streamed argument (``streamFunctionCallArguments``)."""
 
     json_path: str
@@ -40,7 +40,7 @@ class PartialArg(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True
     will_continue: bool | None = None
 
 
-class FunctionCall(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True):
+class FunctionCall(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True, gc=False):
     """A ``functionCall`` part: complete (``name`` + ``args``) or one piece of a streamed call."""
 
     name: str | None = None
@@ -50,7 +50,7 @@ class FunctionCall(msgspec.Struct, rename="camel", omit_defaults=True, frozen=Tr
     will_continue: bool | None = None
 
 
-class Part(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True):
+class Part(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True, gc=False):
     """One part of a candidate's content; ``thought``/``thoughtSignature`` ride on a data part."""
 
     text: str | None = None
@@ -63,14 +63,14 @@ class Part(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True):
     file_data: dict[str, JSON] | None = None
 
 
-class Content(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True):
+class Content(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True, gc=False):
     """A candidate's content: ``parts`` (possibly absent) and ``role``."""
 
     parts: list[Part] | None = None
     role: str | None = None
 
 
-class Candidate(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True):
+class Candidate(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True, gc=False):
     """One candidate of a response; a missing ``index`` means 0."""
 
     content: Content | None = None
@@ -85,7 +85,7 @@ class Candidate(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True)
     logprobs_result: dict[str, JSON] | None = None
 
 
-class PromptFeedback(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True):
+class PromptFeedback(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True, gc=False):
     """Prompt filtering; ``blockReason`` with no candidates means the prompt was blocked."""
 
     block_reason: str | None = None
@@ -93,7 +93,7 @@ class PromptFeedback(msgspec.Struct, rename="camel", omit_defaults=True, frozen=
     safety_ratings: list[JSON] | None = None
 
 
-class UsageMetadata(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True):
+class UsageMetadata(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True, gc=False):
     """Cumulative token counts (a snapshot of the whole response so far, never a delta)."""
 
     prompt_token_count: int | None = None
@@ -121,7 +121,7 @@ class UsageMetadata(msgspec.Struct, rename="camel", omit_defaults=True, frozen=T
         )
 
 
-class ErrorBody(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True):
+class ErrorBody(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True, gc=False):
     """The body of Google's ``{"error": {...}}`` object."""
 
     code: int | None = None
@@ -130,7 +130,9 @@ class ErrorBody(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True)
     details: list[JSON] | None = None
 
 
-class GenerateContentResponse(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True):
+class GenerateContentResponse(
+    msgspec.Struct, rename="camel", omit_defaults=True, frozen=True, gc=False
+):
     """One streamed event of ``streamGenerateContent``."""
 
     candidates: list[Candidate] | None = None

@@ -11,15 +11,15 @@ __all__ = ["decode_sse"]
 
 
 class _DecodeStage(Stage[bytes, SSEEvent]):
+    ends_early = True
+
     def __init__(self) -> None:
         self._decoder = SSEDecoder()
+        self.feed = self._decoder.feed
 
     @property
     def done(self) -> bool:
         return self._decoder.done
-
-    def feed(self, value: bytes) -> Iterable[SSEEvent]:
-        return self._decoder.feed(value)
 
     def close(self) -> tuple[Iterable[SSEEvent], Exception | None]:
         return self._decoder.flush(), None

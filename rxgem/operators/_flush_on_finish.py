@@ -12,12 +12,11 @@ __all__ = ["flush_on_finish"]
 
 
 class _FlushStage(Stage[Batch, Batch]):
+    batched = True
+
     def __init__(self, announce: Announce, allow_truncated: bool) -> None:
         self._buffer = FinishBuffer(announce=announce, allow_truncated=allow_truncated)
-
-    def feed(self, value: Batch) -> Iterable[Batch]:
-        batch = self._buffer.feed(value)
-        return (batch,) if batch else ()
+        self.feed = self._buffer.feed
 
     def close(self) -> tuple[Iterable[Batch], Exception | None]:
         batch, error = self._buffer.close()

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from reactivex import Observable
 
@@ -13,12 +13,10 @@ __all__ = ["group_by_slot"]
 
 
 class _GroupStage(Stage[GenerateContentResponse, Batch]):
-    def __init__(self, policy: SlotPolicy) -> None:
-        self._table = SlotTable(policy)
+    batched = True
 
-    def feed(self, value: GenerateContentResponse) -> Iterable[Batch]:
-        batch = self._table.feed(value)
-        return (batch,) if batch else ()
+    def __init__(self, policy: SlotPolicy) -> None:
+        self.feed = SlotTable(policy).feed
 
 
 def group_by_slot(

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from reactivex import Observable
 
@@ -12,12 +12,10 @@ __all__ = ["latest_args"]
 
 
 class _LatestStage(Stage[Batch, Batch]):
-    def __init__(self) -> None:
-        self._table = ArgsTable()
+    batched = True
 
-    def feed(self, value: Batch) -> Iterable[Batch]:
-        batch = self._table.feed(value)
-        return (batch,) if batch else ()
+    def __init__(self) -> None:
+        self.feed = ArgsTable().feed
 
 
 def latest_args() -> Callable[[Observable[Batch]], Observable[Batch]]:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from reactivex import Observable
 
@@ -14,10 +14,7 @@ __all__ = ["parse"]
 
 class _ParseStage(Stage[SSEEvent, GenerateContentResponse]):
     def __init__(self) -> None:
-        self._parser = ResponseParser()
-
-    def feed(self, value: SSEEvent) -> Iterable[GenerateContentResponse]:
-        return self._parser.feed(value)
+        self.feed = ResponseParser().feed
 
 
 def parse() -> Callable[[Observable[SSEEvent]], Observable[GenerateContentResponse]]:

@@ -11,9 +11,13 @@ from ._stage import Stage, stage_operator
 __all__ = ["sse_encode"]
 
 
+def _encode(value: ChatCompletionChunk) -> tuple[bytes]:
+    return (encode_chunk(value),)
+
+
 class _EncodeStage(Stage[ChatCompletionChunk, bytes]):
-    def feed(self, value: ChatCompletionChunk) -> Iterable[bytes]:
-        return (encode_chunk(value),)
+    def __init__(self) -> None:
+        self.feed = _encode
 
     def close(self) -> tuple[Iterable[bytes], Exception | None]:
         return (DONE_FRAME,), None

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from reactivex import Observable
 
@@ -15,10 +15,7 @@ __all__ = ["to_openai"]
 
 class _OpenAIStage(Stage[Batch, ChatCompletionChunk]):
     def __init__(self, builder: ChunkBuilder) -> None:
-        self._builder = builder
-
-    def feed(self, value: Batch) -> Iterable[ChatCompletionChunk]:
-        return self._builder.feed(value)
+        self.feed = builder.feed
 
 
 def to_openai(
