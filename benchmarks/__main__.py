@@ -1,0 +1,581 @@
+"""``python -m benchmarks``: rxgem's performance harness (see ``benchmarks/README.md``).
+
+Progress goes to stderr, the report to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import math
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from . import captures, measure
+from .measure import AsyncPhase, AsyncResult, CaptureResult, LatencyResult, Stats
+
+SECTIONS = ("latency", "async")
+LITELLM_TARGET = 20.0
+FLOOR_TARGET = 1.0
+STREAM_TARGET = 20 * 1024
+P99_TARGET = 50.0
+LINEAR_LIMIT = 2.3  # full ÷ half above this is called superlinear
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks",
+        description="rxgem performance harness: per-event cost against the json.loads floor"
+        " (and LiteLLM), memory, latency and async throughput on generated captures.",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run: 3 repeats, smaller big captures, 50 async streams (about a minute)",
+    )
+    parser.add_argument("--baseline", type=Path, help="compare with a file written by --save")
+    parser.add_argument("--save", type=Path, help="write the results as JSON")
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="run only these parts (repeatable or comma-separated): capture names"
+        f" ({', '.join(s.name for s in captures.CAPTURES)}), {', '.join(SECTIONS)}",
+    )
+    parser.add_argument("--repeat", type=int, help="timed repetitions per measurement (7)")
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="seconds of timing per capture before repetitions are cut (to 3 at least; 30)",
+    )
+    parser.add_argument(
+        "--min-time", type=float, help="seconds per repetition at least (0.2; quick 0.05)"
+    )
+    parser.add_argument("--streams", type=int, help="concurrent async streams (1000; quick 50)")
+    parser.add_argument(
+        "--litellm-python",
+        metavar="PYTHON",
+        help="measure LiteLLM with this interpreter (a venv that has litellm and rxgem)",
+    )
+    parser.add_argument(
+        "--litellm-budget",
+        type=float,
+        metavar="S",
+        help="seconds of LiteLLM timing per capture: fewer repetitions, and a first run"
+        " still going after this long is cut to a prefix of the stream (20; quick 4)",
+    )
+    parser.add_argument("--no-litellm", action="store_true", help="skip the LiteLLM column")
+    parser.add_argument(
+        "--profile", action="store_true", help="also print cProfile hotspots of the pipeline"
+    )
+    args = parser.parse_args(argv)
+    args.only = {name for value in args.only for name in value.split(",") if name}
+    specs = captures.QUICK_CAPTURES if args.quick else captures.CAPTURES
+    known = {s.name for s in (*captures.CAPTURES, *captures.QUICK_CAPTURES)} | set(SECTIONS)
+    unknown = args.only - known
+    if unknown:
+        parser.error(
+            f"unknown --only {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}"
+        )
+    if args.only:  # a named capture runs even if it belongs to the other set
+        every = (*captures.CAPTURES, *captures.QUICK_CAPTURES[3:])
+        specs = tuple(s for s in every if s.name in args.only)
+    args.specs = list(specs)
+    args.sections = {s for s in SECTIONS if not args.only or s in args.only}
+    args.repeat = args.repeat or (3 if args.quick else 7)
+    args.min_time = args.min_time if args.min_time is not None else (0.05 if args.quick else 0.2)
+    args.streams = args.streams or (50 if args.quick else 1000)
+    if args.litellm_budget is None:
+        args.litellm_budget = 4.0 if args.quick else 20.0
+    return args
+
+
+def _log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------- formatting
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    if value is None or math.isnan(value):
+        return "-"
+    if abs(value) >= 10_000:
+        return f"{value:,.0f}"
+    if abs(value) >= 100:
+        return f"{value:.0f}"
+    if abs(value) < 10 and digits < 2:
+        return f"{value:.2f}"
+    return f"{value:.{digits}f}"
+
+
+def _bytes(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if value >= 1 << 20:
+        return f"{value / (1 << 20):.1f} MB"
+    return f"{value / 1024:.1f} KB"
+
+
+def _ratio(value: float | None) -> str:
+    return "-" if value is None or math.isnan(value) else f"{value:.2f}×"
+
+
+def _spread(stats: Stats) -> str:
+    return f"{_num(stats.min)}–{_num(stats.max)}"
+
+
+def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], left: int = 1) -> str:
+    rows = [list(map(str, row)) for row in rows]
+    widths = [
+        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
+    ]
+
+    def line(cells: Sequence[str]) -> str:
+        out = []
+        for i, cell in enumerate(cells):
+            out.append(cell.ljust(widths[i]) if i < left else cell.rjust(widths[i]))
+        return "  ".join(out).rstrip()
+
+    sep = "  ".join("-" * w for w in widths)
+    return "\n".join([line(headers), sep, *(line(r) for r in rows)])
+
+
+# --------------------------------------------------------------------------- report
+
+
+class Report:
+    def __init__(self, args: argparse.Namespace, facts: dict[str, str]) -> None:
+        self.args = args
+        self.facts = facts
+        self.results: list[CaptureResult] = []
+        self.litellm_note = ""
+        self.latency: LatencyResult | None = None
+        self.asynchronous: AsyncResult | None = None
+        self.baseline: dict[str, Any] | None = None
+        self.hotspots: dict[str, list[measure.Hotspot]] = {}
+
+    # -- pieces
+
+    def header(self) -> str:
+        f = self.facts
+        a = self.args
+        mode = "quick" if a.quick else "default"
+        return "\n".join(
+            [
+                f"rxgem benchmarks ({mode} run: repeat={a.repeat}, >= {a.min_time:g} s per"
+                f" repetition, captures seeded {captures.SEED})",
+                f"machine:  {f['cpu']} | {f['cores']} | {f['python']} | {f['platform']}",
+                f"versions: rxgem {f['rxgem']} | reactivex {f['reactivex']} | msgspec"
+                f" {f['msgspec']} | httpx {f['httpx']} | litellm {f['litellm']}",
+                f"date:     {f['date']} | load average at start {f['load']}"
+                f" (1/5/15 min; other work on the machine skews timings)",
+            ]
+        )
+
+    def cost_table(self) -> str:
+        rows = []
+        for r in self.results:
+            rows.append(
+                [
+                    r.name,
+                    str(r.events),
+                    f"{r.body_bytes / 1e6:.2f}",
+                    str(r.chunks),
+                    f"{len(r.rxgem.samples)}×{r.rxgem.number}",
+                    _num(r.rxgem.median),
+                    _spread(r.rxgem),
+                    _num(r.rxgem.iqr, 2) if len(r.rxgem.samples) >= 4 else "-",
+                    f"{r.mb_per_s:.1f}",
+                    _num(r.rxgem_16k.median),
+                    _bytes(r.peak_bytes),
+                ]
+            )
+        headers = [
+            "capture",
+            "events",
+            "body MB",
+            "chunks",
+            "runs",
+            "µs/event",
+            "min–max",
+            "IQR",
+            "MB/s",
+            "16KB µs/ev",
+            "peak mem",
+        ]
+        return (
+            "1. Per-event cost: from_iterable(pieces).pipe(gemini_to_openai()).subscribe(),"
+            " chunks kept\n   (µs per Gemini event, median of the repetitions; runs ="
+            " repetitions × runs in each; pieces = one SSE event each,\n   or 16 KB;"
+            " peak mem = tracemalloc, separate run)\n" + _table(headers, rows)
+        )
+
+    def ratio_table(self) -> str:
+        base = (self.baseline or {}).get("captures", {})
+        rows = []
+        for r in self.results:
+            ll = r.litellm
+            b = base.get(r.name, {}).get("rxgem_us")
+            rows.append(
+                [
+                    r.name,
+                    _num(r.floor.median),
+                    _ratio(r.ratio_floor),
+                    _ratio(r.paired_floor),
+                    _num(ll.median) if ll else "-",
+                    f"{len(ll.samples)}" if ll else "-",
+                    _ratio(ll.median / r.rxgem.median) if ll else "-",
+                    _num(b) if b else "-",
+                    _ratio(r.rxgem.median / b) if b else "-",
+                ]
+            )
+        headers = [
+            "capture",
+            "json.loads µs/ev",
+            "rxgem÷floor",
+            "per round",
+            "litellm µs/ev",
+            "runs",
+            "litellm÷rxgem",
+            "baseline µs/ev",
+            "now÷baseline",
+        ]
+        notes = [
+            "   floor = json.loads of every data: payload, already split (JSON work only);"
+            " per round = median over",
+            "   the interleaved rounds of (rxgem ÷ floor) within each round (steadier on a"
+            " busy machine)",
+        ]
+        if self.litellm_note:
+            notes.append(f"   litellm: {self.litellm_note}")
+        if self.baseline is not None:
+            when = self.baseline.get("machine", {}).get("date", "?")
+            notes.append(f"   baseline: {self.args.baseline} ({when})")
+            changed = [
+                r.name
+                for r in self.results
+                if base.get(r.name, {}).get("sha256") not in (None, r.digest)
+            ]
+            if changed:
+                notes.append(
+                    f"   baseline: different input bytes for {', '.join(changed)}"
+                    " (the generators changed): not comparable"
+                )
+        else:
+            notes.append("   baseline: none given (--baseline FILE)")
+        return (
+            "2. Ratios measured in the same run (median ÷ median)\n"
+            + _table(headers, rows)
+            + "\n"
+            + "\n".join(notes)
+        )
+
+    def linearity_table(self) -> str:
+        rows = []
+        for r in self.results:
+            if r.half is None or r.linearity is None:
+                continue
+            rows.append(
+                [
+                    r.name,
+                    _num(r.rxgem.median * r.events / 1000),
+                    r.half.name,
+                    _num(r.half.rxgem.median * r.half.events / 1000),
+                    f"{r.linearity:.2f}",
+                ]
+            )
+        if not rows:
+            return ""
+        headers = ["capture", "full ms", "half-size capture", "half ms", "full÷half"]
+        return (
+            "3. Linearity (median time of a whole run, one event per piece; full÷half ="
+            " median over the\n   interleaved rounds of the ratio within each round;"
+            " 2.00 = linear)\n"
+        ) + _table(headers, rows, left=1)
+
+    def latency_table(self) -> str:
+        lat = self.latency
+        if lat is None:
+            return ""
+        base = (self.baseline or {}).get("latency") or {}
+        rows = [
+            [
+                "now",
+                str(lat.samples),
+                _num(lat.p50),
+                _num(lat.p90),
+                _num(lat.p99),
+                _num(lat.p999),
+                _num(lat.max),
+                f"{lat.over_50us * 100:.2f}%",
+            ]
+        ]
+        if base:
+            rows.append(
+                [
+                    "baseline",
+                    str(base.get("samples", "-")),
+                    _num(base.get("p50")),
+                    _num(base.get("p90")),
+                    _num(base.get("p99")),
+                    _num(base.get("p999")),
+                    _num(base.get("max")),
+                    f"{base.get('over_50us', 0) * 100:.2f}%",
+                ]
+            )
+        headers = ["", "events", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "max µs", "> 50 µs"]
+        return (
+            f"4. Latency: Subject.on_next(one event's bytes) → its first chunk in the subscriber\n"
+            f"   ({lat.capture}, {lat.runs} runs pooled after a warm-up, GC on;"
+            f" {lat.no_output} events produced no chunk)\n" + _table(headers, rows)
+        )
+
+    def async_table(self) -> str:
+        res = self.asynchronous
+        if res is None:
+            return ""
+        base = (self.baseline or {}).get("async") or {}
+
+        def row(label: str, p: AsyncPhase | None) -> list[str] | None:
+            if p is None:
+                return None
+            return [
+                label,
+                str(p.streams),
+                str(p.events_per_stream),
+                f"{p.pause_s:g}",
+                f"{p.ok}/{p.streams}",
+                str(p.max_open),
+                f"{p.wall_s:.1f}",
+                _num(p.events_per_s) if p.pause_s == 0 else "-",
+                _num(p.cpu_us_per_event) if p.pause_s == 0 else "-",
+                f"{p.server_cpu_s:.1f}",
+                _bytes(p.peak_bytes) if p.peak_bytes is not None else "-",
+                _bytes(p.bytes_per_stream) if p.bytes_per_stream is not None else "-",
+            ]
+
+        rows = [
+            row("rxgem throughput", res.throughput),
+            row("httpx only, throughput", res.raw_throughput),
+            row("rxgem memory (paced)", res.memory),
+            row("httpx only, memory (paced)", res.raw_memory),
+        ]
+        headers = [
+            "run",
+            "streams",
+            "ev/stream",
+            "pause s",
+            "ok",
+            "max open",
+            "wall s",
+            "events/s",
+            "CPU µs/ev",
+            "server CPU s",
+            "peak mem",
+            "per stream",
+        ]
+        lines = [
+            "5. Async: N concurrent `async for c in aiterate(stream_chat(...))` on one loop,"
+            " one shared httpx.AsyncClient,",
+            "   FakeGemini (text capture, one HTTP chunk per event) in a child process;"
+            " CPU µs/ev = this process only",
+            _table(headers, [r for r in rows if r is not None]),
+        ]
+        if res.raw_memory is not None and res.raw_memory.peak_bytes is not None:
+            share = (res.memory.peak_bytes or 0) - res.raw_memory.peak_bytes
+            lines.append(
+                f"   rxgem's own share per open stream (rxgem − httpx only):"
+                f" {_bytes(share / res.memory.streams)}"
+            )
+        if base:
+            t = base.get("throughput", {})
+            m = base.get("memory", {})
+            lines.append(
+                f"   baseline: {_num(t.get('events_per_s'))} events/s,"
+                f" {_bytes(m.get('bytes_per_stream'))} per stream"
+                f" ({t.get('streams', '?')} streams)"
+            )
+        lines.extend(f"   note: {n}" for n in res.notes)
+        return "\n".join(lines)
+
+    def targets(self) -> str:
+        out = ["6. Targets"]
+
+        def verdict(ok: bool | None) -> str:
+            return {True: "[met]    ", False: "[NOT met]", None: "[n/a]    "}[ok]
+
+        floor = [r for r in self.results if r.name.startswith(("text", "thinking", "parallel"))]
+        if floor:
+            ok = all(r.ratio_floor <= FLOOR_TARGET for r in floor)
+            detail = ", ".join(f"{r.name} {r.ratio_floor:.2f}×" for r in floor)
+            out.append(f"{verdict(ok)} pipeline ≤ {FLOOR_TARGET:g}× json.loads floor: {detail}")
+        speedups = [
+            (r.name, r.litellm.median / r.rxgem.median)
+            for r in self.results
+            if r.litellm is not None
+        ]
+        if speedups:
+            ok = all(x >= LITELLM_TARGET for _, x in speedups)
+            detail = ", ".join(f"{name} {x:.1f}×" for name, x in speedups)
+            out.append(f"{verdict(ok)} ≥ {LITELLM_TARGET:g}× faster than LiteLLM: {detail}")
+        elif self.results:
+            out.append(
+                f"{verdict(None)} ≥ {LITELLM_TARGET:g}× faster than LiteLLM: {self.litellm_note}"
+            )
+        res = self.asynchronous
+        if res is not None and res.memory.bytes_per_stream is not None:
+            per = res.memory.bytes_per_stream
+            extra = ""
+            if res.raw_memory is not None and res.raw_memory.bytes_per_stream is not None:
+                own = per - res.raw_memory.bytes_per_stream
+                extra = (
+                    f" (httpx alone {_bytes(res.raw_memory.bytes_per_stream)}, rxgem's share"
+                    f" {_bytes(own)})"
+                )
+            out.append(
+                f"{verdict(per < STREAM_TARGET)} < {_bytes(STREAM_TARGET)} per open stream:"
+                f" {_bytes(per)}{extra}"
+            )
+        linear = [r for r in self.results if r.linearity is not None]
+        if linear:
+            ok = all(r.linearity is not None and r.linearity <= LINEAR_LIMIT for r in linear)
+            detail = ", ".join(f"{r.name} {r.linearity:.2f}" for r in linear)
+            out.append(f"{verdict(ok)} linear scaling (full÷half ≤ {LINEAR_LIMIT:g}): {detail}")
+        if self.latency is not None:
+            ok = self.latency.p99 < P99_TARGET
+            out.append(f"{verdict(ok)} p99 latency < {P99_TARGET:g} µs: {self.latency.p99:.1f} µs")
+        return "\n".join(out) if len(out) > 1 else ""
+
+    def profile_tables(self) -> str:
+        parts = []
+        for name, rows in self.hotspots.items():
+            table = _table(
+                ["function", "file:line", "calls", "tottime s", "share"],
+                [
+                    [h.function, h.where, str(h.calls), f"{h.tottime:.3f}", f"{h.share * 100:.1f}%"]
+                    for h in rows
+                ],
+                left=2,
+            )
+            parts.append(
+                f"cProfile of the pipeline on {name} (own time, top {len(rows)}):\n{table}"
+            )
+        return "\n\n".join(parts)
+
+    def render(self) -> str:
+        parts = [self.header()]
+        if self.results:
+            parts += [self.cost_table(), self.ratio_table()]
+        parts += [
+            self.linearity_table(),
+            self.latency_table(),
+            self.async_table(),
+            self.targets(),
+            self.profile_tables(),
+        ]
+        return "\n\n".join(p for p in parts if p) + "\n"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": 1,
+            "quick": self.args.quick,
+            "repeat": self.args.repeat,
+            "min_time": self.args.min_time,
+            "seed": captures.SEED,
+            "machine": self.facts,
+            "litellm_note": self.litellm_note,
+            "captures": {r.name: r.to_json() for r in self.results},
+            "latency": self.latency.to_json() if self.latency else None,
+            "async": self.asynchronous.to_json() if self.asynchronous else None,
+        }
+
+
+# --------------------------------------------------------------------------- main
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parse(argv)
+    started = time.perf_counter()
+    report = Report(args, measure.machine_facts())
+    if args.baseline is not None:
+        report.baseline = json.loads(args.baseline.read_text())
+
+    for spec in args.specs:
+        _log(f"{spec.name}: generating")
+        capture = spec.make()
+        half = spec.half() if spec.half is not None else None
+        size = f"{capture.event_count} events, {len(capture.body) / 1e6:.2f} MB"
+        _log(f"{spec.name}: {size}{f' (+ {half.name})' if half else ''}; timing")
+        result = measure.measure_capture(
+            capture, half=half, repeat=args.repeat, min_time=args.min_time, budget=args.budget
+        )
+        del capture, half
+        gc.collect()
+        report.results.append(result)
+
+    if report.results and not args.no_litellm:
+        _log("litellm: measuring in a child process")
+        stats, note, litellm_version = measure.litellm_results(
+            [r.name for r in report.results],
+            repeat=args.repeat,
+            min_time=args.min_time,
+            budget=args.litellm_budget,
+            python=args.litellm_python,
+        )
+        report.litellm_note = note
+        if litellm_version is not None:
+            where = args.litellm_python or "this interpreter"
+            report.facts["litellm"] = f"{litellm_version} ({where})"
+        for r in report.results:
+            r.litellm = stats.get(r.name)
+    elif args.no_litellm:
+        report.litellm_note = "skipped (--no-litellm)"
+
+    if "latency" in args.sections:
+        _log("latency: text-2000, one event per on_next")
+        report.latency = measure.latency(captures.build("text-2000"), runs=args.repeat)
+
+    if "async" in args.sections:
+        _log(f"async: {args.streams} concurrent streams (throughput, then memory)")
+        report.asynchronous = measure.async_throughput(args.streams)
+
+    if args.profile:
+        for name, capture in (
+            ("text-2000", captures.build("text-2000")),
+            ("thinking-tools", captures.build("thinking-tools")),
+        ):
+            _log(f"profile: {name}")
+            report.hotspots[name] = measure.profile_pipeline(capture)
+
+    sys.stdout.write(report.render())
+    elapsed = time.perf_counter() - started
+    print(f"(run took {elapsed:.0f} s)")
+    if args.save is not None:
+        data = report.to_json()
+        data["elapsed_s"] = elapsed
+        args.save.write_text(json.dumps(_clean(data), indent=2, allow_nan=False) + "\n")
+        _log(f"saved {args.save}")
+    return 0
+
+
+def _clean(value: Any) -> Any:
+    """``value`` with NaN (not measured) replaced by ``None``, for strict JSON."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,43 @@
+"""A FakeGemini serving a generated text capture, run as a child process.
+
+``python -m benchmarks._server --events 200 --pause 0`` starts
+``rxgem.testing.FakeGemini`` on an ephemeral loopback port, prints the port on one
+line, and serves (every request gets the same capture, one HTTP chunk per event,
+``--pause`` seconds between events) until its standard input is closed. Its listen
+backlog is raised from FakeGemini's 128 to ``--backlog`` (see below).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+
+from rxgem.testing import FakeGemini, FakeResponse
+
+from .captures import text_answer
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks._server")
+    parser.add_argument("--events", type=int, default=200)
+    parser.add_argument("--pause", type=float, default=0.0)
+    parser.add_argument("--backlog", type=int, default=1024)
+    args = parser.parse_args(argv)
+    capture = text_answer(args.events)
+    bounds = list(itertools.accumulate(len(event) for event in capture.events))[:-1]
+    response = FakeResponse(body=capture.body, split_at=bounds, pause=args.pause)
+    with FakeGemini(response) as fake:
+        # FakeGemini listens with a backlog of 128. Its accept thread competes for the
+        # GIL with one thread per open connection, so 1000 simultaneous connects
+        # overflow that queue and some connections are dropped (the client sees a
+        # ReadError). listen() again on the same socket just raises the backlog.
+        if args.backlog > 128 and fake._listener is not None:
+            fake._listener.listen(args.backlog)
+        print(fake.port, flush=True)
+        sys.stdin.read()  # until the parent closes our stdin
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
