@@ -220,6 +220,7 @@ class SSEDecoder:
         "_event_type",
         "_events",
         "_head",
+        "_ignored",
         "_in_string",
         "_last_id",
         "_pending",
@@ -246,6 +247,7 @@ class SSEDecoder:
         # Results.
         self._done = False
         self._events = 0
+        self._ignored: bytes | None = None  # the first line that was no SSE at all
 
     @property
     def done(self) -> bool:
@@ -256,6 +258,17 @@ class SSEDecoder:
     def events(self) -> int:
         """The number of events dispatched so far (raw blocks included)."""
         return self._events
+
+    @property
+    def ignored_line(self) -> str | None:
+        """The first line that was not SSE (an unknown field name), or ``None``.
+
+        WHATWG ignores such lines; a body that has them and no event at all is
+        most likely not an event stream (an HTML error page, say).
+        """
+        if self._ignored is None:
+            return None
+        return self._ignored[:200].decode("utf-8", "replace")
 
     def feed(self, data: bytes) -> list[SSEEvent]:
         """Decode one chunk; return the events it completed, in order."""
@@ -406,8 +419,11 @@ class SSEDecoder:
             text = value.decode("utf-8", "replace")
             if "\x00" not in text:
                 self._last_id = text
-        elif name == b"retry" and value.isdigit():  # bytes.isdigit(): ASCII digits only
-            self._retry = int(value)
+        elif name == b"retry":
+            if value.isdigit():  # bytes.isdigit(): ASCII digits only
+                self._retry = int(value)
+        elif self._ignored is None and name != b"id":
+            self._ignored = line[:200]
 
     def _raw_line(self, line: bytes, out: list[SSEEvent]) -> None:
         """Add one line to the raw block; dispatch the block once it balances."""

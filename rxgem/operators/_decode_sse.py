@@ -4,6 +4,7 @@ from collections.abc import Callable, Iterable
 
 from reactivex import Observable
 
+from .._errors import MalformedStreamError, snippet
 from .._sse import SSEDecoder, SSEEvent
 from ._stage import Stage, stage_operator
 
@@ -22,7 +23,15 @@ class _DecodeStage(Stage[bytes, SSEEvent]):
         return self._decoder.done
 
     def close(self) -> tuple[Iterable[SSEEvent], Exception | None]:
-        return self._decoder.flush(), None
+        decoder = self._decoder
+        events = decoder.flush()
+        ignored = decoder.ignored_line
+        if decoder.events == 0 and ignored is not None and not decoder.done:
+            return events, MalformedStreamError(
+                "the body is not a Server-Sent Events stream (no event in it)",
+                snippet=snippet(ignored),
+            )
+        return events, None
 
 
 def decode_sse() -> Callable[[Observable[bytes]], Observable[SSEEvent]]:
@@ -41,7 +50,9 @@ def decode_sse() -> Callable[[Observable[bytes]], Observable[SSEEvent]]:
     object Gemini appends after the events, becomes one event with
     ``event == "raw"``. ``data: [DONE]`` completes the stream and disposes of the
     source; at the end of input an event that lacks its blank line is still
-    emitted.
+    emitted. A body without a single event but with lines that are not SSE at
+    all (an HTML error page served with status 200, say) ends with
+    :class:`~rxgem.MalformedStreamError` quoting its first such line.
 
     Returns:
         An operator from ``Observable[bytes]`` to ``Observable[SSEEvent]``.
