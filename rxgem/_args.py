@@ -16,12 +16,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ._errors import MalformedStreamError
+from ._errors import MalformedStreamError, snippet
 from ._items import Batch, CallPart, SlotUpdate
 from ._slots import grows
 from ._wire import PartialArg
 
-__all__ = ["ArgsTable", "parse_json_path"]
+__all__ = ["MAX_ARRAY_GAP", "MAX_PATH_DEPTH", "ArgsTable", "parse_json_path"]
+
+MAX_PATH_DEPTH = 100
+"""Deeper ``partialArgs`` paths are malformed (real arguments are a few levels deep)."""
+MAX_ARRAY_GAP = 1000
+"""A ``partialArgs`` array index may skip at most this many elements ahead."""
 
 PathKey = str | int
 
@@ -31,7 +36,19 @@ _SEGMENT = re.compile(
     r"""|\[(?P<q>['"])(?P<quoted>(?:\\.|(?!(?P=q)).)*)(?P=q)\]""",
     re.DOTALL,
 )
-_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}(?:\\u[0-9a-fA-F]{4})?|.)", re.DOTALL)
+_SIMPLE_ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def _unescape(match: re.Match[str]) -> str:
+    """One RFC 9535 escape in a quoted name: ``\\n``, ``\\'``, ``\\u00e9``, surrogate pairs."""
+    escape = match.group(1)
+    if escape[0] == "u" and len(escape) > 1:
+        units = [int(unit, 16) for unit in escape[1:].split("\\u")]
+        if len(units) == 2 and 0xD800 <= units[0] < 0xDC00 and 0xDC00 <= units[1] < 0xE000:
+            return chr(0x10000 + ((units[0] - 0xD800) << 10) + (units[1] - 0xDC00))
+        return "".join(chr(unit) for unit in units)
+    return _SIMPLE_ESCAPES.get(escape, escape)
 
 
 def parse_json_path(path: str) -> tuple[PathKey, ...]:
@@ -53,7 +70,7 @@ def parse_json_path(path: str) -> tuple[PathKey, ...]:
         elif match.group("index") is not None:
             keys.append(int(match.group("index")))
         else:
-            keys.append(_ESCAPE.sub(r"\1", match.group("quoted")))
+            keys.append(_ESCAPE.sub(_unescape, match.group("quoted")))
         pos = match.end()
     return tuple(keys)
 
@@ -79,6 +96,10 @@ def _assign(container: Any, keys: tuple[PathKey, ...], is_string: bool, value: A
     if isinstance(key, int):
         items: list[Any] = list(container) if isinstance(container, list) else []
         if len(items) <= key:
+            if key - len(items) > MAX_ARRAY_GAP:
+                raise MalformedStreamError(
+                    f"partialArgs index {key} is far beyond the {len(items)} elements so far"
+                )
             items.extend([None] * (key + 1 - len(items)))
         items[key] = _assign(items[key], rest, is_string, value)
         return items
@@ -88,19 +109,29 @@ def _assign(container: Any, keys: tuple[PathKey, ...], is_string: bool, value: A
 
 
 class _Slot:
-    __slots__ = ("args", "id", "name", "signature")
+    __slots__ = ("args", "fragments", "id", "name", "pending", "signature")
 
     def __init__(self, name: str, id: str | None) -> None:
         self.name = name
         self.id = id
         self.args: dict[str, Any] = {}
         self.signature: str | None = None
+        # The string fragments of the path being streamed now, joined only when that
+        # string is complete: appending each fragment to a snapshot would copy the
+        # string once per fragment (quadratic in its length).
+        self.pending: str | None = None
+        self.fragments: list[str] = []
 
 
 class ArgsTable:
     """Keeps the latest state of every slot; ``feed(batch)`` swaps ``CallPart`` for ``SlotUpdate``.
 
-    Other items pass through unchanged and in order.
+    Other items pass through unchanged and in order. The string fragments of a
+    streamed argument (``partialArgs`` with ``willContinue``) are collected and
+    joined when that string is complete (its last fragment, another path, the end
+    of the call), so a slot changes, and a :class:`SlotUpdate` is emitted, once per
+    complete value rather than once per fragment. :meth:`close` joins whatever is
+    still open when the stream ends.
     """
 
     __slots__ = ("_paths", "_slots")
@@ -120,6 +151,16 @@ class ArgsTable:
                 out.append(item)
         return out
 
+    def close(self) -> Batch:
+        """At the end of the stream (or before an error): updates for unfinished strings."""
+        out: Batch = []
+        for (candidate, number), slot in self._slots.items():
+            if slot.pending is not None and self._join(slot):
+                out.append(
+                    SlotUpdate(candidate, number, slot.name, slot.id, slot.args, slot.signature)
+                )
+        return out
+
     def _update(self, part: CallPart) -> SlotUpdate | None:
         call = part.call
         key = (part.candidate, part.slot)
@@ -133,18 +174,48 @@ class ArgsTable:
             slot.id, changed = call.id, True
         if call.partial_args:
             for piece in call.partial_args:
-                is_string, value = _value_of(piece)
-                if is_string and not value and self._has_string(slot.args, piece.json_path):
-                    continue  # an empty closing fragment of a string that is already there
-                slot.args = _assign(slot.args, self._path(piece.json_path), is_string, value)
-                changed = True
-        elif call.args is not None and not (call.args == slot.args and grows(slot.args, call.args)):
-            slot.args, changed = call.args, True
+                changed = self._piece(slot, piece) or changed
+        elif call.args is not None:
+            if slot.pending is not None:
+                self._join(slot)
+            if not (call.args == slot.args and grows(slot.args, call.args)):
+                slot.args, changed = call.args, True
+        elif slot.pending is not None and not call.will_continue:
+            changed = self._join(slot) or changed  # the end of a streamed call
         if part.signature and part.signature != slot.signature:
             slot.signature, changed = part.signature, True
         if not changed:
             return None
         return SlotUpdate(part.candidate, part.slot, slot.name, slot.id, slot.args, slot.signature)
+
+    def _piece(self, slot: _Slot, piece: PartialArg) -> bool:
+        """Apply one partial argument; whether the arguments changed."""
+        path = piece.json_path
+        changed = False
+        if slot.pending is not None and slot.pending != path:
+            changed = self._join(slot)
+        is_string, value = _value_of(piece)
+        if is_string:
+            if slot.pending is None:
+                slot.pending = path
+            slot.fragments.append(value)
+            if piece.will_continue:
+                return changed
+            return self._join(slot) or changed
+        slot.args = _assign(slot.args, self._path(path), False, value)
+        return True
+
+    def _join(self, slot: _Slot) -> bool:
+        """Write the collected fragments of the open string; whether anything changed."""
+        path = slot.pending
+        assert path is not None
+        text = "".join(slot.fragments)
+        slot.pending = None
+        slot.fragments = []
+        if not text and self._has_string(slot.args, path):
+            return False  # an empty closing fragment of a string that is already there
+        slot.args = _assign(slot.args, self._path(path), True, text)
+        return True
 
     def _path(self, path: str) -> tuple[PathKey, ...]:
         keys = self._paths.get(path)
@@ -157,6 +228,11 @@ class ArgsTable:
                 raise MalformedStreamError(
                     "partialArgs must address a field inside the arguments object",
                     snippet=repr(path),
+                )
+            if len(keys) > MAX_PATH_DEPTH:
+                raise MalformedStreamError(
+                    f"partialArgs JSON path deeper than {MAX_PATH_DEPTH} levels",
+                    snippet=snippet(path),
                 )
             self._paths[path] = keys
         return keys

@@ -52,6 +52,10 @@ class ResponseParser:
             response = _DECODER.decode(event.payload)
         except msgspec.DecodeError:
             return self._slow(event)
+        except RecursionError:
+            raise MalformedStreamError(
+                "JSON nested too deeply", event=self._events, snippet=snippet(event.data)
+            ) from None
         if response.error is not None:
             raise api_error(response.error, event=self._events)
         return [response]

@@ -338,6 +338,12 @@ class SlotTable:
             state = self._candidates[index] = _Candidate()
         if call.id is not None:
             slot = state.by_id.get(call.id)
+            if (
+                call.name is not None
+                and state.streaming is not None
+                and state.streaming is not slot
+            ):
+                self._end_streaming(state)  # a named call ends the call streaming now
             if slot is None:
                 slot = self._open(state, call, part_index, signature, event, streamed=False)
                 state.by_id[call.id] = slot

@@ -53,12 +53,15 @@ from __future__ import annotations
 
 import re
 
+from ._errors import MalformedStreamError, snippet
+
 __all__ = ["DONE", "SSEDecoder", "SSEEvent"]
 
 DONE: str = "[DONE]"
 
 _DONE_BYTES = DONE.encode("ascii")
 _BOM = b"\xef\xbb\xbf"
+_MAX_RETRY_DIGITS = 18
 _LF = 0x0A
 _CR = 0x0D
 _QUOTE = 0x22
@@ -335,7 +338,8 @@ class SSEDecoder:
         The unterminated last line (if any) is processed as a line, then a
         pending raw block is dispatched (even if unbalanced), then a pending
         ``data`` event that lacks its empty line. The decoder is then empty;
-        flushing again returns ``[]``.
+        flushing again returns ``[]``. WHATWG through and through: lines that are
+        not SSE are ignored (see :meth:`close` for the stricter end).
         """
         if self._done:
             return []
@@ -358,6 +362,23 @@ class SSEDecoder:
             out.append(self._dispatch())
         self._event_type = None
         self._retry = None
+        return out
+
+    def close(self) -> list[SSEEvent]:
+        """:meth:`flush`, then judge the whole input: was it an event stream at all?
+
+        Raises:
+            MalformedStreamError: the input held no event but lines that are not
+                SSE (an HTML error page, binary data). An empty body, or one of
+                only comments, is not this error.
+        """
+        out = self.flush()
+        if self._events == 0 and self._ignored is not None and not self._done:
+            ignored, self._ignored = self._ignored, None
+            raise MalformedStreamError(
+                "the body is not a Server-Sent Events stream (no event in it)",
+                snippet=snippet(ignored),
+            )
         return out
 
     # -- internals ---------------------------------------------------------
@@ -420,7 +441,8 @@ class SSEDecoder:
             if "\x00" not in text:
                 self._last_id = text
         elif name == b"retry":
-            if value.isdigit():  # bytes.isdigit(): ASCII digits only
+            # bytes.isdigit(): ASCII digits only; absurdly long values are ignored
+            if value.isdigit() and len(value) <= _MAX_RETRY_DIGITS:
                 self._retry = int(value)
         elif self._ignored is None and name != b"id":
             self._ignored = line[:200]

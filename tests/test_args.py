@@ -109,11 +109,32 @@ def test_emitted_snapshots_are_never_mutated_later() -> None:
     assert early.args == {"a": {"b": "x"}}
 
 
-def test_empty_closing_fragment_of_an_existing_string_is_not_a_change() -> None:
+def test_string_fragments_are_written_once_the_string_is_complete() -> None:
     table = ArgsTable()
     table.feed([part(name="s", willContinue=True)])
-    table.feed([pieces(("$.q", {"stringValue": "x", "willContinue": True}))])
+    assert table.feed([pieces(("$.q", {"stringValue": "x", "willContinue": True}))]) == []
+    assert table.feed([pieces(("$.q", {"stringValue": "y", "willContinue": True}))]) == []
+    [update] = table.feed([pieces(("$.q", {"stringValue": ""}))])
+    assert update.args == {"q": "xy"}
+    # a later empty closing fragment of a string that is already there changes nothing
     assert table.feed([pieces(("$.q", {"stringValue": ""}))]) == []
+
+
+def test_another_path_completes_the_open_string() -> None:
+    table = ArgsTable()
+    table.feed([part(name="s", willContinue=True)])
+    table.feed([pieces(("$.a", {"stringValue": "he", "willContinue": True}))])
+    [update] = table.feed([pieces(("$.b", {"numberValue": 2}))])
+    assert update.args == {"a": "he", "b": 2}
+
+
+def test_close_writes_a_string_left_open_at_the_end_of_the_stream() -> None:
+    table = ArgsTable()
+    table.feed([part(name="s", willContinue=True)])
+    table.feed([pieces(("$.a", {"stringValue": "unfinish", "willContinue": True}))])
+    [update] = table.close()
+    assert update.args == {"a": "unfinish"}
+    assert table.close() == []
 
 
 def test_bad_json_path_is_malformed() -> None:

@@ -49,3 +49,13 @@ def test_decode_sse_ends_with_the_error_at_completion() -> None:
     assert results[0].time == 203
     expected = ReactiveTest.on_error(203, lambda e: isinstance(e, rxgem.MalformedStreamError))
     assert [expected] == results
+
+
+def test_flush_is_pure_whatwg_and_close_judges_the_body() -> None:
+    lenient = rxgem.SSEDecoder()
+    lenient.feed(PAGE)
+    assert lenient.flush() == []  # WHATWG: unknown lines are ignored
+    strict = rxgem.SSEDecoder()
+    strict.feed(PAGE)
+    with pytest.raises(rxgem.MalformedStreamError, match="not a Server-Sent Events stream"):
+        strict.close()

@@ -4,7 +4,6 @@ from collections.abc import Callable, Iterable
 
 from reactivex import Observable
 
-from .._errors import MalformedStreamError, snippet
 from .._sse import SSEDecoder, SSEEvent
 from ._stage import Stage, stage_operator
 
@@ -23,15 +22,7 @@ class _DecodeStage(Stage[bytes, SSEEvent]):
         return self._decoder.done
 
     def close(self) -> tuple[Iterable[SSEEvent], Exception | None]:
-        decoder = self._decoder
-        events = decoder.flush()
-        ignored = decoder.ignored_line
-        if decoder.events == 0 and ignored is not None and not decoder.done:
-            return events, MalformedStreamError(
-                "the body is not a Server-Sent Events stream (no event in it)",
-                snippet=snippet(ignored),
-            )
-        return events, None
+        return self._decoder.close(), None
 
 
 def decode_sse() -> Callable[[Observable[bytes]], Observable[SSEEvent]]:

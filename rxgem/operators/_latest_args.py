@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from reactivex import Observable
 
@@ -15,7 +15,16 @@ class _LatestStage(Stage[Batch, Batch]):
     batched = True
 
     def __init__(self) -> None:
-        self.feed = ArgsTable().feed
+        self._table = ArgsTable()
+        self.feed = self._table.feed
+
+    def close(self) -> tuple[Iterable[Batch], Exception | None]:
+        batch = self._table.close()
+        return ((batch,) if batch else ()), None
+
+    def abort(self, error: Exception) -> Iterable[Batch]:
+        batch = self._table.close()
+        return (batch,) if batch else ()
 
 
 def latest_args() -> Callable[[Observable[Batch]], Observable[Batch]]:
@@ -30,7 +39,9 @@ def latest_args() -> Callable[[Observable[Batch]], Observable[Batch]]:
     A scan per slot: the latest complete args win, the latest non-empty
     ``thoughtSignature`` wins, Vertex ``partialArgs`` pieces are assembled into
     the arguments object (string fragments of one path concatenate; nested paths
-    such as ``$.a.b[0].c``), and a replay that changes nothing is swallowed.
+    such as ``$.a.b[0].c``; a string streamed in fragments is written once it is
+    complete, or at the end of the stream), and a replay that changes nothing is
+    swallowed.
     Other items pass through in order.
 
     Returns:

@@ -7,6 +7,8 @@ from typing import Any, ClassVar, Generic, TypeVar, cast
 
 from reactivex import Observable, abc
 
+from .._errors import MalformedStreamError
+
 __all__ = ["Stage", "stage_operator"]
 
 A = TypeVar("A")
@@ -40,6 +42,13 @@ class Stage(Generic[A, B]):
 
     def abort(self, error: Exception) -> Iterable[B]:
         return ()
+
+
+def _stream_error(error: Exception) -> Exception:
+    """Values nested beyond Python's recursion limit are malformed input, not a crash."""
+    if isinstance(error, RecursionError):
+        return MalformedStreamError(f"JSON nested too deeply to process ({error})")
+    return error
 
 
 class _Sink:
@@ -125,7 +134,7 @@ def stage_operator(factory: Callable[[], Stage[A, B]]) -> Callable[[Observable[A
                     for output in outputs:
                         emit(output)
                 except Exception as exc:  # a bug or a bad value in the stage
-                    observer.on_error(exc)
+                    observer.on_error(_stream_error(exc))
                     return
                 if error is not None:
                     observer.on_error(error)
@@ -138,7 +147,7 @@ def stage_operator(factory: Callable[[], Stage[A, B]]) -> Callable[[Observable[A
                 try:
                     batch = feed(value)
                 except Exception as exc:
-                    on_error(exc)
+                    on_error(_stream_error(exc))
                     return
                 if batch:
                     emit(batch)
@@ -149,7 +158,7 @@ def stage_operator(factory: Callable[[], Stage[A, B]]) -> Callable[[Observable[A
                 try:
                     outputs = feed(value)
                 except Exception as exc:
-                    on_error(exc)
+                    on_error(_stream_error(exc))
                     return
                 for output in outputs:
                     emit(output)

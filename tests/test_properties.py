@@ -1,0 +1,468 @@
+"""Properties of the whole pipeline on generated Gemini streams, judged by the real openai SDK.
+
+Every stream comes from ``strategies.gemini_streams`` with the outcome a correct translator must
+produce (derived from the README rules by construction, never by running rxgem). The output is
+checked through ``openai.types.chat.ChatCompletionChunk.model_validate`` and the SDK's
+``ChatCompletionStreamState`` with strict tools (which parses every call's arguments).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+import pytest
+from conftest import check_protocol, run, sdk_validate, strict_tools
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from openai import ContentFilterFinishReasonError, LengthFinishReasonError
+from openai.lib.streaming.chat import ChatCompletionStreamState
+from strategies import (
+    PROPERTIES,
+    Framing,
+    GeminiStream,
+    blocked_streams,
+    encode,
+    examples,
+    framings,
+    gemini_streams,
+    same_json,
+    split_points,
+)
+
+import rxgem
+
+Outcome = tuple[list[rxgem.ChatCompletionChunk], Exception | None]
+
+streams = gemini_streams(truncated=None)  # one candidate in six ends without a finishReason
+
+
+def convert(stream: GeminiStream, framing: Framing, **options: Any) -> Outcome:
+    return run(encode(stream.events, framing), **options)
+
+
+def fingerprint(outcome: Outcome) -> tuple[list[dict[str, Any]], str | None]:
+    """Everything observable about a run, for comparing two runs."""
+    chunks, error = outcome
+    described = None if error is None else f"{type(error).__name__}: {error}"
+    return [chunk.to_dict() for chunk in chunks], described
+
+
+def sdk_completion(chunks: Sequence[rxgem.ChatCompletionChunk], names: Sequence[str]) -> Any:
+    """The SDK's completion, accumulated with strict tools.
+
+    With strict tools the SDK raises ``LengthFinishReasonError``/``ContentFilterFinishReasonError``
+    on a ``length``/``content_filter`` finish, by design, after updating its snapshot: those are
+    skipped and the snapshot is used. Every other SDK error (a bad delta, arguments that do not
+    parse) propagates.
+    """
+    state: ChatCompletionStreamState[Any] = (
+        ChatCompletionStreamState(input_tools=strict_tools(names))  # type: ignore[arg-type]
+        if names
+        else ChatCompletionStreamState()
+    )
+    for chunk in sdk_validate(chunks):
+        try:
+            for _event in state.handle_chunk(chunk):
+                pass
+        except (LengthFinishReasonError, ContentFilterFinishReasonError):
+            pass
+    snapshot = state.current_completion_snapshot
+    if all(choice.finish_reason in ("stop", "tool_calls") for choice in snapshot.choices):
+        return state.get_final_completion()
+    return snapshot
+
+
+def per_choice(chunks: Sequence[rxgem.ChatCompletionChunk]) -> dict[int, dict[str, Any]]:
+    """Per choice, straight from the chunks: content, reasoning, finishes, chunk positions."""
+    out: dict[int, dict[str, Any]] = {}
+    for position, chunk in enumerate(chunks):
+        for choice in chunk.choices:
+            state = out.setdefault(
+                choice.index,
+                {"content": "", "reasoning": "", "finishes": [], "tool_positions": []},
+            )
+            state["content"] += choice.delta.content or ""
+            state["reasoning"] += choice.delta.reasoning_content or ""
+            if choice.delta.tool_calls:
+                state["tool_positions"].append(position)
+            if choice.finish_reason is not None:
+                state["finishes"].append(
+                    (position, choice.finish_reason, choice.native_finish_reason)
+                )
+    return out
+
+
+def check_error(stream: GeminiStream, error: Exception | None) -> None:
+    expected = stream.expected
+    if expected.error is None:
+        assert error is None, f"unexpected {error!r}"
+    else:
+        assert isinstance(error, rxgem.TruncatedStreamError), repr(error)
+        assert error.candidates == expected.truncated
+
+
+def signature_of(model: Any) -> str | None:
+    extra = (model.model_extra or {}).get("extra_content")
+    return extra["google"]["thought_signature"] if extra else None
+
+
+# -- properties ----------------------------------------------------------------------------
+
+
+@settings(PROPERTIES, max_examples=examples(150))
+@given(streams, framings)
+def test_every_chunk_validates_and_the_sdk_accumulates_it(
+    stream: GeminiStream, framing: Framing
+) -> None:
+    chunks, error = convert(stream, framing)
+    check_error(stream, error)
+    sdk_validate(chunks)
+    check_protocol(chunks)
+    completion = sdk_completion(chunks, stream.expected.tool_names)
+    assert len(completion.choices) == len(stream.expected.choices)
+    assert completion.model == stream.expected.model
+    if stream.expected.response_id is not None:
+        assert completion.id == f"chatcmpl-{stream.expected.response_id}"
+    for chunk in chunks:
+        json.loads(chunk.to_json())  # the wire form is valid JSON too
+
+
+@settings(PROPERTIES, max_examples=examples(150))
+@given(streams, framings)
+def test_content_and_reasoning_are_exactly_the_generated_text(
+    stream: GeminiStream, framing: Framing
+) -> None:
+    chunks, error = convert(stream, framing)
+    check_error(stream, error)
+    got = per_choice(chunks)
+    completion = sdk_completion(chunks, stream.expected.tool_names)
+    for index, want in enumerate(stream.expected.choices):
+        assert got[index]["content"] == want.content, "content lost or doubled"
+        assert got[index]["reasoning"] == want.reasoning, "reasoning lost or doubled"
+        message = completion.choices[index].message
+        assert message.content == (want.content or None)
+        assert getattr(message, "reasoning_content", None) == (want.reasoning or None)
+        assert signature_of(message) == want.text_signature
+
+
+@settings(PROPERTIES, max_examples=examples(150))
+@given(streams, framings)
+def test_every_call_is_reported_once_with_its_final_args(
+    stream: GeminiStream, framing: Framing
+) -> None:
+    chunks, error = convert(stream, framing)
+    check_error(stream, error)
+    completion = sdk_completion(chunks, stream.expected.tool_names)
+    for index, want in enumerate(stream.expected.choices):
+        calls = completion.choices[index].message.tool_calls or []
+        assert [c.function.name for c in calls] == [c.name for c in want.calls]
+        for call, want_call in zip(calls, want.calls, strict=True):
+            arguments = json.loads(call.function.arguments)
+            assert same_json(arguments, want_call.args), (arguments, want_call.args)
+            if call.function.parsed_arguments is not None:  # strict tools: the SDK parsed them
+                assert call.function.parsed_arguments == want_call.args
+            if want_call.id is not None:
+                assert call.id == want_call.id
+            else:
+                assert call.id.startswith("call_")
+            assert signature_of(call) == want_call.signature
+        assert len({call.id for call in calls}) == len(calls), "tool ids must be unique"
+
+
+@settings(PROPERTIES, max_examples=examples(150))
+@given(streams, framings)
+def test_indices_dense_ids_stable_one_finish_per_choice_after_its_calls(
+    stream: GeminiStream, framing: Framing
+) -> None:
+    chunks, error = convert(stream, framing)
+    check_error(stream, error)
+    check_protocol(chunks)  # dense tool indices, id/type/name once, role once, choices in order
+    got = per_choice(chunks)
+    assert sorted(got) == list(range(len(stream.expected.choices)))
+    ids: dict[tuple[int, int], str] = {}
+    for chunk in chunks:
+        for choice in chunk.choices:
+            for call in choice.delta.tool_calls or ():
+                if call.id is not None:
+                    ids[(choice.index, call.index)] = call.id
+    for index, want in enumerate(stream.expected.choices):
+        assert sum(1 for key in ids if key[0] == index) == len(want.calls)
+        finishes = got[index]["finishes"]
+        if want.finish is None:
+            assert finishes == [], "a truncated candidate gets no finish"
+            continue
+        [(position, finish, native)] = finishes
+        assert (finish, native) == (want.finish, want.native_finish)
+        assert all(p < position for p in got[index]["tool_positions"]), "finish before a call"
+
+
+@settings(PROPERTIES, max_examples=examples(100))
+@given(streams, framings)
+def test_usage_is_the_last_snapshot_with_counts_in_the_last_chunk(
+    stream: GeminiStream, framing: Framing
+) -> None:
+    chunks, error = convert(stream, framing)
+    check_error(stream, error)
+    usages = [chunk.usage for chunk in chunks if chunk.usage is not None]
+    want = stream.expected.usage
+    if want is None:
+        assert usages == []
+        return
+    [usage] = usages
+    assert chunks[-1].usage is usage
+    assert usage.prompt_tokens == want["prompt_tokens"]
+    assert usage.completion_tokens == want["completion_tokens"]
+    assert usage.total_tokens == want["total_tokens"]
+    details = usage.completion_tokens_details or {}
+    assert details.get("reasoning_tokens") == want["reasoning_tokens"]
+    cached = usage.prompt_tokens_details or {}
+    assert cached.get("cached_tokens") == want["cached_tokens"]
+    completion = sdk_completion(chunks, stream.expected.tool_names)
+    assert completion.usage.total_tokens == want["total_tokens"]
+
+
+@settings(PROPERTIES, max_examples=examples(100))
+@given(gemini_streams(truncated=True), framings)
+def test_a_candidate_without_finish_ends_the_stream_truncated_after_everything_was_delivered(
+    stream: GeminiStream, framing: Framing
+) -> None:
+    chunks, error = convert(stream, framing)
+    assert isinstance(error, rxgem.TruncatedStreamError)
+    assert error.candidates == stream.expected.truncated
+    assert all(chunk.usage is None for chunk in chunks)
+    check_protocol(chunks)
+    got = per_choice(chunks)
+    completion = sdk_completion(chunks, stream.expected.tool_names)
+    for index, want in enumerate(stream.expected.choices):
+        assert got[index]["content"] == want.content
+        assert got[index]["reasoning"] == want.reasoning
+        assert len(got[index]["finishes"]) == (0 if index in error.candidates else 1)
+        calls = completion.choices[index].message.tool_calls or []
+        assert [c.function.name for c in calls] == [c.name for c in want.calls]
+        for call, want_call in zip(calls, want.calls, strict=True):
+            assert same_json(json.loads(call.function.arguments), want_call.args)
+
+
+@settings(PROPERTIES, max_examples=examples(40))
+@given(blocked_streams(), framings)
+def test_a_blocked_prompt_is_one_choice_with_content_filter(
+    stream: GeminiStream, framing: Framing
+) -> None:
+    chunks, error = convert(stream, framing)
+    assert error is None
+    sdk_validate(chunks)
+    check_protocol(chunks)
+    [want] = stream.expected.choices
+    got = per_choice(chunks)
+    assert list(got) == [0]
+    [(_, finish, native)] = got[0]["finishes"]
+    assert (finish, native) == (want.finish, want.native_finish)
+    assert got[0]["content"] == ""
+    completion = sdk_completion(chunks, [])
+    assert completion.choices[0].finish_reason == want.finish
+    if stream.expected.usage is not None:
+        assert completion.usage.prompt_tokens == stream.expected.usage["prompt_tokens"]
+    else:
+        assert completion.usage is None
+
+
+@settings(PROPERTIES, max_examples=examples(80))
+@given(streams, framings, st.data())
+def test_output_does_not_depend_on_how_the_bytes_are_split(
+    stream: GeminiStream, framing: Framing, data: st.DataObject
+) -> None:
+    body = encode(stream.events, framing)
+    whole = fingerprint(run(body))
+    cuts = sorted(data.draw(st.sets(st.integers(1, max(1, len(body) - 1)), max_size=20)))
+    pieces = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True)]
+    assert fingerprint(run([p for p in pieces if p])) == whole
+    if len(body) > 1:  # empty pieces are allowed too
+        assert fingerprint(run([body[:1], b"", body[1:]])) == whole
+
+
+@settings(PROPERTIES, max_examples=examples(80))
+@given(streams, framings, st.data())
+def test_output_does_not_depend_on_splits_inside_utf8_sequences_and_crlf_pairs(
+    stream: GeminiStream, framing: Framing, data: st.DataObject
+) -> None:
+    body = encode(stream.events, framing)
+    awkward = split_points(body)
+    if not awkward:
+        return
+    cuts = sorted(data.draw(st.sets(st.sampled_from(awkward), min_size=1, max_size=30)))
+    pieces = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True)]
+    assert fingerprint(run(pieces)) == fingerprint(run(body))
+
+
+@settings(PROPERTIES, max_examples=examples(30))
+@given(streams, framings)
+def test_output_does_not_depend_on_splits_one_byte_at_a_time(
+    stream: GeminiStream, framing: Framing
+) -> None:
+    body = encode(stream.events, framing)
+    assert fingerprint(run([body[i : i + 1] for i in range(len(body))])) == fingerprint(run(body))
+
+
+@settings(PROPERTIES, max_examples=examples(80))
+@given(streams, framings)
+def test_output_does_not_depend_on_the_line_ending_style(
+    stream: GeminiStream, framing: Framing
+) -> None:
+    outcomes = [
+        fingerprint(run(encode(stream.events, framing.with_eol(eol))))
+        for eol in ("\n", "\r\n", "\r")
+    ]
+    assert outcomes[0] == outcomes[1] == outcomes[2]
+
+
+@settings(PROPERTIES, max_examples=examples(60))
+@given(streams, framings)
+def test_announce_none_gives_the_same_final_messages(
+    stream: GeminiStream, framing: Framing
+) -> None:
+    first, error_first = convert(stream, framing)
+    none, error_none = convert(stream, framing, announce="none")
+    assert repr(error_first) == repr(error_none)
+    check_protocol(none)
+    assert without_minted_ids(first) == without_minted_ids(none)
+
+
+def without_minted_ids(chunks: Sequence[rxgem.ChatCompletionChunk]) -> list[dict[str, Any]]:
+    """The assembled choices, minted ``call_…`` ids left out (they are minted in another order)."""
+    choices: list[dict[str, Any]] = rxgem.assemble(list(chunks))["choices"]
+    for choice in choices:
+        for call in choice["message"].get("tool_calls") or ():
+            if call["id"].startswith("call_"):
+                del call["id"]
+    return choices
+
+
+@settings(PROPERTIES, max_examples=examples(60))
+@given(gemini_streams(truncated=True), framings)
+def test_allow_truncated_ends_every_choice_with_a_finish_instead_of_an_error(
+    stream: GeminiStream, framing: Framing
+) -> None:
+    chunks, error = convert(stream, framing, allow_truncated=True)
+    assert error is None
+    check_protocol(chunks)
+    got = per_choice(chunks)
+    for index, want in enumerate(stream.expected.choices):
+        [(position, finish, native)] = got[index]["finishes"]
+        if want.finish is None:  # the truncated ones: no native reason, stop or tool_calls
+            assert native is None
+            assert finish == ("tool_calls" if want.calls else "stop")
+        else:
+            assert (finish, native) == (want.finish, want.native_finish)
+        assert all(p < position for p in got[index]["tool_positions"])
+        assert got[index]["content"] == want.content
+    usages = [chunk.usage for chunk in chunks if chunk.usage is not None]
+    want_usage = stream.expected.last_usage
+    assert [u.total_tokens for u in usages] == ([want_usage["total_tokens"]] if want_usage else [])
+    sdk_completion(chunks, stream.expected.tool_names)
+
+
+@settings(PROPERTIES, max_examples=examples(60))
+@given(streams, framings, st.sampled_from(["reasoning", None]), st.booleans())
+def test_reasoning_field_and_include_usage_options(
+    stream: GeminiStream, framing: Framing, field: str | None, include_usage: bool
+) -> None:
+    chunks, error = convert(stream, framing, reasoning_field=field, include_usage=include_usage)
+    check_error(stream, error)
+    check_protocol(chunks)
+    for index, want in enumerate(stream.expected.choices):
+        content = reasoning = ""
+        for chunk in chunks:
+            for choice in chunk.choices:
+                if choice.index == index:
+                    content += choice.delta.content or ""
+                    reasoning += choice.delta.reasoning or ""
+                    assert choice.delta.reasoning_content is None
+        assert content == want.content
+        assert reasoning == (want.reasoning if field == "reasoning" else "")
+    has_usage = any(chunk.usage is not None for chunk in chunks)
+    assert has_usage == (include_usage and stream.expected.usage is not None)
+
+
+# -- examples the generator keeps away from: README rules the code does not follow -----------------
+
+
+def _sse(*events: dict[str, Any]) -> bytes:
+    return b"".join(b"data: " + json.dumps(e).encode() + b"\r\n\r\n" for e in events)
+
+
+def _event(*parts: dict[str, Any], index: int = 0, finish: str | None = None) -> dict[str, Any]:
+    candidate: dict[str, Any] = {"content": {"parts": list(parts), "role": "model"}, "index": index}
+    if finish:
+        candidate["finishReason"] = finish
+    return {"candidates": [candidate]}
+
+
+def _streamed(name: str, *pieces: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        _event({"functionCall": {"name": name, "willContinue": True}}),
+        *(_event({"functionCall": {"partialArgs": [p], "willContinue": True}}) for p in pieces),
+    ]
+
+
+def test_every_opened_choice_gets_exactly_one_finish() -> None:
+    """Only candidate 1 appears: choice 0 opens first (choices open in order) and must end too."""
+    chunks, error = run(_sse(_event({"text": "hi"}, index=1, finish="STOP")))
+    assert error is None
+    got = per_choice(chunks)
+    assert sorted(got) == [0, 1]
+    for index, state in got.items():
+        assert len(state["finishes"]) == 1, f"choice {index} never finished"
+
+
+def test_a_named_call_completes_the_streamed_call() -> None:
+    """README: a streamed call is complete at the next named call; a later piece is an orphan."""
+    events = [
+        *_streamed("s", {"jsonPath": "$.q", "stringValue": "he", "willContinue": True}),
+        _event({"functionCall": {"name": "g", "args": {"k": 1}}}),
+        _event({"functionCall": {"partialArgs": [{"jsonPath": "$.q", "stringValue": "y"}]}}),
+    ]
+    _chunks, error = run(_sse(*events))
+    assert isinstance(error, rxgem.MalformedStreamError)
+    assert "no streamed call was open" in str(error)
+
+
+def test_a_named_call_with_an_id_completes_the_streamed_call() -> None:
+    events = [
+        *_streamed("s", {"jsonPath": "$.q", "stringValue": "he", "willContinue": True}),
+        _event({"functionCall": {"name": "g", "args": {"k": 1}, "id": "g-0001"}}),
+        _event({"functionCall": {"partialArgs": [{"jsonPath": "$.q", "stringValue": "y"}]}}),
+    ]
+    table = rxgem.SlotTable()
+    for event in events[:-1]:
+        table.feed(msgspec.convert(event, rxgem.GenerateContentResponse))
+    assert table.slots()[0].complete, "the streamed call is still open"
+    _chunks, error = run(_sse(*events))
+    assert isinstance(error, rxgem.MalformedStreamError)
+
+
+@pytest.mark.parametrize(
+    ("path", "key"),
+    [("$['it\\'s']", "it's"), ("$['a\\\\b']", "a\\b"), ("$['a.b[0]']", "a.b[0]"), ("$.é", "é")],
+)
+def test_bracket_quoted_json_paths(path: str, key: str) -> None:
+    events = [*_streamed("s", {"jsonPath": path, "numberValue": 1}), _event(finish="STOP")]
+    chunks, error = run(_sse(*events))
+    assert error is None
+    [call] = rxgem.assemble(chunks)["choices"][0]["message"]["tool_calls"]
+    assert json.loads(call["function"]["arguments"]) == {key: 1}
+
+
+@pytest.mark.parametrize(
+    ("path", "key"),
+    [("$['a\\nb']", "a\nb"), ("$['tab\\there']", "tab\there"), ("$['\\u0001']", "\x01")],
+    ids=["newline", "tab", "control-u0001"],
+)
+def test_rfc_9535_escapes_in_bracket_quoted_json_paths(path: str, key: str) -> None:
+    events = [*_streamed("s", {"jsonPath": path, "numberValue": 1}), _event(finish="STOP")]
+    chunks, error = run(_sse(*events))
+    assert error is None
+    [call] = rxgem.assemble(chunks)["choices"][0]["message"]["tool_calls"]
+    assert json.loads(call["function"]["arguments"]) == {key: 1}
