@@ -13,7 +13,8 @@ clause catches them all::
     │                           environment (raised at call time, not in the stream).
     ├── MalformedStreamError    the bytes are not a valid Gemini stream: invalid
     │                           JSON, a payload of the wrong shape, a known field
-    │                           with the wrong type, an orphan ``partialArgs`` part.
+    │                           with the wrong type, nesting too deep, an orphan or
+    │                           absurd ``partialArgs`` part, a body with no event.
     └── TruncatedStreamError    the stream ended before Gemini finished: a candidate
                                 that produced output never got a ``finishReason``,
                                 or no response arrived at all.

@@ -61,10 +61,7 @@ from reactivex.testing import TestScheduler
 from . import samples
 from ._describe import category, describe, short, to_json
 from ._describe import label as default_label
-from ._finish import Announce
-from ._openai import ReasoningField, random_id
-from ._slots import SlotPolicy, SlotPolicyName
-from .operators import decode_sse, flush_on_finish, group_by_slot, latest_args, parse, to_openai
+from ._pipeline import Stage, pipeline_stages
 
 __all__ = [
     "Diagram",
@@ -88,7 +85,6 @@ T = TypeVar("T")
 
 Kind: TypeAlias = Literal["next", "error", "completed"]
 XMode: TypeAlias = Literal["auto", "order", "time"]
-Stage: TypeAlias = tuple[str, Callable[[Observable[Any]], Observable[Any]]]
 """A named operator: ``("parse", rxgem.operators.parse())``."""
 
 _AUTO_TIME_SPAN = 0.05  # seconds of wall time from which x="auto" means time
@@ -842,37 +838,6 @@ async def atrace(
     finally:
         subscription.dispose()
     return recorder
-
-
-def pipeline_stages(
-    *,
-    model: str | None = None,
-    include_usage: bool = True,
-    reasoning_field: ReasoningField = "reasoning_content",
-    slot_policy: SlotPolicy | SlotPolicyName = "latest",
-    announce: Announce = "first",
-    allow_truncated: bool = False,
-    id_factory: Callable[[], str] = random_id,
-    clock: Callable[[], float] = time.time,
-) -> list[Stage]:
-    """The six stages of ``gemini_to_openai(**options)``, named after their operators."""
-    return [
-        ("decode_sse", decode_sse()),
-        ("parse", parse()),
-        ("group_by_slot", group_by_slot(slot_policy)),
-        ("latest_args", latest_args()),
-        ("flush_on_finish", flush_on_finish(announce=announce, allow_truncated=allow_truncated)),
-        (
-            "to_openai",
-            to_openai(
-                model=model,
-                include_usage=include_usage,
-                reasoning_field=reasoning_field,
-                id_factory=id_factory,
-                clock=clock,
-            ),
-        ),
-    ]
 
 
 def _counter_ids() -> Callable[[], str]:
