@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, ClassVar, Generic, TypeVar, cast
+from typing import Any, ClassVar, Generic, TypeVar
 
 from reactivex import Observable, abc
 
@@ -51,38 +51,6 @@ def _stream_error(error: Exception) -> Exception:
     return error
 
 
-class _Sink:
-    """The observer one fused stage hands the stage before it: plain callbacks."""
-
-    __slots__ = ("on_completed", "on_error", "on_next")
-
-    def __init__(
-        self,
-        on_next: Callable[[Any], None],
-        on_error: Callable[[Exception], None],
-        on_completed: Callable[[], None],
-    ) -> None:
-        self.on_next = on_next
-        self.on_error = on_error
-        self.on_completed = on_completed
-
-
-class _Stop(abc.DisposableBase):
-    """Disposes of a stage subscription: lighter than reactivex's lock-holding kinds.
-
-    ``stop`` is idempotent and only flips a flag and disposes of the upstream, so
-    no lock is needed to call it from any thread.
-    """
-
-    __slots__ = ("_stop",)
-
-    def __init__(self, stop: Callable[[], None]) -> None:
-        self._stop = stop
-
-    def dispose(self) -> None:
-        self._stop()
-
-
 class _StageObservable(Observable[B]):
     """The Observable a stage operator returns.
 
@@ -106,6 +74,107 @@ class _StageObservable(Observable[B]):
         return self._fused(observer, scheduler)
 
 
+class _Run(abc.ObserverBase[A], abc.DisposableBase, Generic[A, B]):
+    """One subscription of a stage operator: its stage, its observer, its upstream.
+
+    It is the observer the operator gives its source and the disposable it returns
+    (one small object per stage and subscription, instead of a set of closures).
+    Values after the end are ignored, and stopping disposes of the upstream.
+    """
+
+    __slots__ = ("_emit", "_feed", "_observer", "_stage", "_stopped", "_upstream")
+
+    def __init__(self, stage: Stage[A, B], observer: abc.ObserverBase[B]) -> None:
+        self._stage = stage
+        self._feed = stage.feed
+        self._observer = observer
+        self._emit = observer.on_next
+        self._stopped = False
+        self._upstream: abc.DisposableBase | None = None
+
+    def start(self, source: Observable[A], scheduler: abc.SchedulerBase | None) -> None:
+        if isinstance(source, _StageObservable):
+            subscription = source.subscribe_fused(self, scheduler)
+        else:
+            subscription = source.subscribe(
+                self.on_next, self.on_error, self.on_completed, scheduler=scheduler
+            )
+        if self._stopped:  # the source ended (or failed) during subscribe
+            subscription.dispose()
+        else:
+            self._upstream = subscription
+
+    def dispose(self) -> None:
+        """Stop (idempotent; only a flag and the upstream's dispose, so no lock)."""
+        self._stopped = True
+        subscription, self._upstream = self._upstream, None
+        if subscription is not None:
+            subscription.dispose()
+
+    def on_next(self, value: A) -> None:
+        if self._stopped:
+            return
+        try:
+            outputs = self._feed(value)
+        except Exception as exc:
+            self.on_error(_stream_error(exc))
+            return
+        emit = self._emit
+        for output in outputs:
+            emit(output)
+        if self._stage.ends_early and self._stage.done:
+            self._finish()
+
+    def on_error(self, error: Exception) -> None:
+        if self._stopped:
+            return
+        self.dispose()
+        observer = self._observer
+        try:
+            for output in self._stage.abort(error):
+                self._emit(output)
+        except Exception as exc:
+            observer.on_error(exc)
+            return
+        observer.on_error(error)
+
+    def on_completed(self) -> None:
+        if not self._stopped:
+            self._finish()
+
+    def _finish(self) -> None:
+        self.dispose()
+        observer = self._observer
+        try:
+            outputs, error = self._stage.close()
+            for output in outputs:
+                self._emit(output)
+        except Exception as exc:  # a bug or a bad value in the stage
+            observer.on_error(_stream_error(exc))
+            return
+        if error is not None:
+            observer.on_error(error)
+        else:
+            observer.on_completed()
+
+
+class _BatchRun(_Run[A, B]):
+    """A run whose stage returns one batch per value, emitted as one value if not empty."""
+
+    __slots__ = ()
+
+    def on_next(self, value: A) -> None:
+        if self._stopped:
+            return
+        try:
+            batch = self._feed(value)
+        except Exception as exc:
+            self.on_error(_stream_error(exc))
+            return
+        if batch:
+            self._emit(batch)
+
+
 def stage_operator(factory: Callable[[], Stage[A, B]]) -> Callable[[Observable[A]], Observable[B]]:
     """An operator that runs a fresh stage from ``factory`` for every subscription."""
 
@@ -114,86 +183,10 @@ def stage_operator(factory: Callable[[], Stage[A, B]]) -> Callable[[Observable[A
             observer: abc.ObserverBase[B], scheduler: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
             stage = factory()
-            feed = stage.feed
-            emit = observer.on_next
-            ends_early = stage.ends_early
-            stopped = False
-            upstream: abc.DisposableBase | None = None
-
-            def stop() -> None:
-                nonlocal stopped, upstream
-                stopped = True
-                subscription, upstream = upstream, None
-                if subscription is not None:
-                    subscription.dispose()
-
-            def finish() -> None:
-                stop()
-                try:
-                    outputs, error = stage.close()
-                    for output in outputs:
-                        emit(output)
-                except Exception as exc:  # a bug or a bad value in the stage
-                    observer.on_error(_stream_error(exc))
-                    return
-                if error is not None:
-                    observer.on_error(error)
-                else:
-                    observer.on_completed()
-
-            def on_next_batch(value: A) -> None:
-                if stopped:
-                    return
-                try:
-                    batch = feed(value)
-                except Exception as exc:
-                    on_error(_stream_error(exc))
-                    return
-                if batch:
-                    emit(batch)
-
-            def on_next(value: A) -> None:
-                if stopped:
-                    return
-                try:
-                    outputs = feed(value)
-                except Exception as exc:
-                    on_error(_stream_error(exc))
-                    return
-                for output in outputs:
-                    emit(output)
-                if ends_early and stage.done:
-                    finish()
-
-            def on_error(error: Exception) -> None:
-                if stopped:
-                    return
-                stop()
-                try:
-                    for output in stage.abort(error):
-                        emit(output)
-                except Exception as exc:
-                    observer.on_error(exc)
-                    return
-                observer.on_error(error)
-
-            def on_completed() -> None:
-                if not stopped:
-                    finish()
-
-            handler = on_next_batch if stage.batched and not ends_early else on_next
-            if isinstance(source, _StageObservable):
-                sink = cast(abc.ObserverBase[A], _Sink(handler, on_error, on_completed))
-                subscription = source.subscribe_fused(sink, scheduler)
-            else:
-                subscription = source.subscribe(
-                    handler, on_error, on_completed, scheduler=scheduler
-                )
-            if stopped:  # the source ended (or failed) during subscribe
-                subscription.dispose()
-            else:
-                upstream = subscription
-            return _Stop(stop)
+            kind = _BatchRun if stage.batched and not stage.ends_early else _Run
+            run: _Run[A, B] = kind(stage, observer)
+            run.start(source, scheduler)
+            return run
 
         return _StageObservable(subscribe)
 
