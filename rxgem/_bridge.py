@@ -25,12 +25,28 @@ T = TypeVar("T")
 _NEXT, _ERROR, _DONE = 0, 1, 2
 
 
-class _Iterate(Iterator[T], Generic[T]):
+class _Bridge(Generic[T]):
+    """What both bridges share: a lazy subscription, disposed of once they stop."""
+
     def __init__(self, source: Observable[T]) -> None:
         self._source = source
-        self._queue: queue.SimpleQueue[tuple[int, Any]] = queue.SimpleQueue()
         self._subscription: abc.DisposableBase | None = None
         self._finished = False
+
+    def close(self) -> None:
+        """Stop: dispose of the subscription (idempotent)."""
+        self._finished = True
+        if self._subscription is not None:
+            self._subscription.dispose()
+
+    def __del__(self) -> None:
+        self.close()
+
+
+class _Iterate(_Bridge[T], Iterator[T]):
+    def __init__(self, source: Observable[T]) -> None:
+        super().__init__(source)
+        self._queue: queue.SimpleQueue[tuple[int, Any]] = queue.SimpleQueue()
 
     def __iter__(self) -> _Iterate[T]:
         return self
@@ -53,12 +69,6 @@ class _Iterate(Iterator[T], Generic[T]):
             raise value
         raise StopIteration
 
-    def close(self) -> None:
-        """Stop: dispose of the subscription (idempotent)."""
-        self._finished = True
-        if self._subscription is not None:
-            self._subscription.dispose()
-
     def __enter__(self) -> _Iterate[T]:
         return self
 
@@ -70,16 +80,11 @@ class _Iterate(Iterator[T], Generic[T]):
     ) -> None:
         self.close()
 
-    def __del__(self) -> None:
-        self.close()
 
-
-class _AIterate(AsyncIterator[T], Generic[T]):
+class _AIterate(_Bridge[T], AsyncIterator[T]):
     def __init__(self, source: Observable[T]) -> None:
-        self._source = source
+        super().__init__(source)
         self._queue: asyncio.Queue[tuple[int, Any]] | None = None
-        self._subscription: abc.DisposableBase | None = None
-        self._finished = False
 
     def __aiter__(self) -> _AIterate[T]:
         return self
@@ -116,12 +121,6 @@ class _AIterate(AsyncIterator[T], Generic[T]):
             raise value
         raise StopAsyncIteration
 
-    def close(self) -> None:
-        """Stop: dispose of the subscription (idempotent)."""
-        self._finished = True
-        if self._subscription is not None:
-            self._subscription.dispose()
-
     async def aclose(self) -> None:
         self.close()
 
@@ -134,9 +133,6 @@ class _AIterate(AsyncIterator[T], Generic[T]):
         value: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        self.close()
-
-    def __del__(self) -> None:
         self.close()
 
 
