@@ -85,30 +85,30 @@ class FinishBuffer:
         self._seen = True
         candidates = self._candidates
         for item in batch:
-            if isinstance(item, Text):
+            if type(item) is Text:  # exact types (narrowed by mypy), most frequent first
                 state = candidates.get(item.candidate) or self._candidate(item.candidate)
                 state.output = True
                 if item.signature:
                     state.signature = item.signature
                 if item.text:
                     out.append(item)
-            elif isinstance(item, Usage):
+            elif type(item) is Usage:
                 self._usage = item
-            elif isinstance(item, SlotUpdate):
+            elif type(item) is SlotUpdate:
                 state = self._candidate(item.candidate)
                 state.output = True
                 state.slots[item.slot] = item
                 if self._announce and state.announced is None:
                     state.announced = item.slot
                     out.append(ToolCallHeader(item.candidate, item.slot, item.name, item.id))
-            elif isinstance(item, Finish):
+            elif type(item) is Finish:
                 state = self._candidate(item.candidate)
                 state.finished = True
                 state.reason = item.reason
                 state.message = item.message
-            elif isinstance(item, Blocked):
+            elif type(item) is Blocked:
                 self._blocked = item
-            elif isinstance(item, CallPart):
+            elif type(item) is CallPart:
                 raise TypeError(
                     "flush_on_finish() got a CallPart: put latest_args() before it in the pipe"
                 )

@@ -9,8 +9,8 @@ tool calls; the usage chunk (``choices: []``) last.
 
 from __future__ import annotations
 
+import os
 import time
-import uuid
 from collections.abc import Callable
 from typing import Literal, TypeAlias
 
@@ -64,11 +64,12 @@ _CONTENT_FILTER = frozenset(
 )
 _UNSPECIFIED_BLOCK = frozenset({"BLOCKED_REASON_UNSPECIFIED", "BLOCK_REASON_UNSPECIFIED"})
 _ENCODE = msgspec.json.Encoder().encode
+_OBJECT: Literal["chat.completion.chunk"] = "chat.completion.chunk"
 
 
 def random_id() -> str:
-    """The default id factory: 24 random hex digits."""
-    return uuid.uuid4().hex[:24]
+    """The default id factory: 24 random hex digits (96 bits from ``os.urandom``)."""
+    return os.urandom(12).hex()
 
 
 def map_finish_reason(
@@ -194,7 +195,12 @@ class ChunkBuilder:
                 self._model = version.removeprefix("models/")
         assert self._model is not None
         return ChatCompletionChunk(
-            id=self._id, created=self._created, model=self._model, choices=choices, usage=usage
+            id=self._id,
+            object=_OBJECT,  # given, so that its default factory is not called per chunk
+            created=self._created,
+            model=self._model,
+            choices=choices,
+            usage=usage,
         )
 
     def _emit(
@@ -229,14 +235,37 @@ class ChunkBuilder:
     # -- items ----------------------------------------------------------------------
 
     def feed(self, batch: Batch) -> list[ChatCompletionChunk]:
+        if len(batch) == 1:
+            item = batch[0]
+            # the common batch, one text part of an open choice (no role, id known yet):
+            # built directly
+            if type(item) is Text and item.candidate < self._next_choice:
+                if not item.thought:
+                    delta = ChoiceDelta(content=item.text)
+                elif self._reasoning == "reasoning_content":
+                    delta = ChoiceDelta(reasoning_content=item.text)
+                elif self._reasoning is None:
+                    return []
+                else:
+                    delta = ChoiceDelta(reasoning=item.text)
+                assert self._id is not None
+                assert self._model is not None
+                choice = ChunkChoice(index=item.candidate, delta=delta, finish_reason=None)
+                return [
+                    ChatCompletionChunk(
+                        id=self._id,
+                        object=_OBJECT,
+                        created=self._created,
+                        model=self._model,
+                        choices=[choice],
+                    )
+                ]
         out: list[ChatCompletionChunk] = []
         run_candidate = -1
         run_thought = False
         run: list[str] = []
         for item in batch:
-            kind = type(item)
-            if kind is Text:
-                assert isinstance(item, Text)
+            if type(item) is Text:
                 if item.thought and self._reasoning is None:
                     continue
                 if run and (item.candidate != run_candidate or item.thought != run_thought):
@@ -248,30 +277,23 @@ class ChunkBuilder:
             if run:
                 self._text(out, run_candidate, run_thought, run)
                 run = []
-            if kind is Meta:
-                assert isinstance(item, Meta)
+            if type(item) is Meta:
                 if self._id is None:
                     self._meta = item
-            elif kind is ToolCallHeader:
-                assert isinstance(item, ToolCallHeader)
+            elif type(item) is ToolCallHeader:
                 self._header(out, item)
-            elif kind is ToolCall:
-                assert isinstance(item, ToolCall)
+            elif type(item) is ToolCall:
                 self._tool_call(out, item)
-            elif kind is TextSignature:
-                assert isinstance(item, TextSignature)
+            elif type(item) is TextSignature:
                 self._emit(
                     out, item.candidate, ChoiceDelta(extra_content=_signature(item.signature))
                 )
-            elif kind is End:
-                assert isinstance(item, End)
+            elif type(item) is End:
                 has_calls = item.has_calls or item.candidate in self._calls
                 finish = map_finish_reason(item.reason, has_calls=has_calls, blocked=item.blocked)
                 self._emit(out, item.candidate, ChoiceDelta(), finish, item.reason)
-            elif kind is Usage:
-                assert isinstance(item, Usage)
-                if self._include_usage:
-                    out.append(self._chunk([], map_usage(item.usage)))
+            elif type(item) is Usage and self._include_usage:
+                out.append(self._chunk([], map_usage(item.usage)))
         if run:
             self._text(out, run_candidate, run_thought, run)
         return out

@@ -42,7 +42,7 @@ import msgspec
 
 from ._errors import MalformedStreamError
 from ._items import Batch, Blocked, CallPart, Finish, Meta, Text, Usage
-from ._wire import FunctionCall, GenerateContentResponse, Part
+from ._wire import FunctionCall, GenerateContentResponse
 
 __all__ = [
     "EveryPartPolicy",
@@ -77,19 +77,43 @@ def grows(old: Any, new: Any) -> bool:
         not isinstance(old, dict | list) or _ENCODE(old) == _ENCODE(new)
     ):  # equal, and of equal types all the way down: decided in C, without a walk
         return True
+    # Inside objects and arrays, the common JSON scalars are decided inline (no call,
+    # no extra stack frame per nesting level).
     if isinstance(old, dict):
         for key, value in old.items():
             if key not in new:
                 return False
             after = new[key]
-            if value is not after and not grows(value, after):
+            if value is after:
+                continue
+            kind = type(value)
+            if kind is not type(after):
+                return False
+            if kind is str:
+                if not after.startswith(value):
+                    return False
+            elif kind is int or kind is float or kind is bool or value is None:
+                if value != after:
+                    return False
+            elif not grows(value, after):
                 return False
         return True
     if isinstance(old, list):
         if len(new) < len(old):
             return False
         for value, after in zip(old, new, strict=False):
-            if value is not after and not grows(value, after):
+            if value is after:
+                continue
+            kind = type(value)
+            if kind is not type(after):
+                return False
+            if kind is str:
+                if not after.startswith(value):
+                    return False
+            elif kind is int or kind is float or kind is bool or value is None:
+                if value != after:
+                    return False
+            elif not grows(value, after):
                 return False
         return True
     if isinstance(old, str):
@@ -268,13 +292,15 @@ class SlotTable:
     function calls (code execution, inline data) are not turned into items.
     """
 
-    __slots__ = ("_candidates", "_events", "_meta", "_policy")
+    __slots__ = ("_candidates", "_events", "_policy", "_rid", "_version")
 
     def __init__(self, policy: SlotPolicy | SlotPolicyName = "latest") -> None:
         self._policy = resolve_policy(policy)
         self._candidates: dict[int, _Candidate] = {}
         self._events = 0
-        self._meta: tuple[str | None, str | None] | None = None
+        # the response id and model version of the last Meta emitted
+        self._rid: str | None = None
+        self._version: str | None = None
 
     @property
     def policy(self) -> SlotPolicy:
@@ -289,9 +315,8 @@ class SlotTable:
         self._events += 1
         out: Batch = []
         rid, version = response.response_id, response.model_version
-        meta = self._meta
-        if (meta is None or rid != meta[0] or version != meta[1]) and (rid or version):
-            self._meta = (rid, version)
+        if (rid != self._rid or version != self._version) and (rid or version):
+            self._rid, self._version = rid, version
             out.append(Meta(response_id=rid, model_version=version))
         candidates = response.candidates
         if candidates:
@@ -305,7 +330,17 @@ class SlotTable:
                 content = candidate.content
                 parts = content.parts if content is not None else None
                 if parts:
-                    self._parts(index, parts, out)
+                    for part_index, part in enumerate(parts):
+                        call = part.function_call
+                        signature = part.thought_signature
+                        if call is not None:
+                            slot = self._assign(index, call, part_index, signature, self._events)
+                            if slot is not None:
+                                out.append(CallPart(index, slot, call, signature))
+                            continue
+                        text = part.text
+                        if text or signature:
+                            out.append(Text(index, text or "", part.thought is True, signature))
                 if candidate.finish_reason is not None:
                     out.append(Finish(index, candidate.finish_reason, candidate.finish_message))
         else:
@@ -316,19 +351,6 @@ class SlotTable:
         if usage is not None and (usage.total_token_count is not None or usage.has_counts):
             out.append(Usage(usage))
         return out
-
-    def _parts(self, index: int, parts: list[Part], out: Batch) -> None:
-        for part_index, part in enumerate(parts):
-            call = part.function_call
-            signature = part.thought_signature
-            if call is not None:
-                slot = self._assign(index, call, part_index, signature, self._events)
-                if slot is not None:
-                    out.append(CallPart(index, slot, call, signature))
-                continue
-            text = part.text
-            if text or signature:
-                out.append(Text(index, text or "", part.thought is True, signature))
 
     def _assign(
         self, index: int, call: FunctionCall, part_index: int, signature: str | None, event: int

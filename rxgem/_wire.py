@@ -20,6 +20,7 @@ __all__ = [
     "ErrorBody",
     "FunctionCall",
     "GenerateContentResponse",
+    "ModalityTokenCount",
     "Part",
     "PartialArg",
     "PromptFeedback",
@@ -93,6 +94,13 @@ class PromptFeedback(msgspec.Struct, rename="camel", omit_defaults=True, frozen=
     safety_ratings: list[JSON] | None = None
 
 
+class ModalityTokenCount(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True, gc=False):
+    """Token count of one modality (``TEXT``, ``IMAGE``, ``AUDIO``, ...) in a usage snapshot."""
+
+    modality: str | None = None
+    token_count: int | None = None
+
+
 class UsageMetadata(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True, gc=False):
     """Cumulative token counts (a snapshot of the whole response so far, never a delta)."""
 
@@ -102,10 +110,12 @@ class UsageMetadata(msgspec.Struct, rename="camel", omit_defaults=True, frozen=T
     thoughts_token_count: int | None = None
     cached_content_token_count: int | None = None
     tool_use_prompt_token_count: int | None = None
-    prompt_tokens_details: list[JSON] | None = None
-    candidates_tokens_details: list[JSON] | None = None
-    cache_tokens_details: list[JSON] | None = None
-    tool_use_prompt_tokens_details: list[JSON] | None = None
+    # typed (not plain JSON) because they come with every event: a struct decodes
+    # several times faster than a dict
+    prompt_tokens_details: list[ModalityTokenCount] | None = None
+    candidates_tokens_details: list[ModalityTokenCount] | None = None
+    cache_tokens_details: list[ModalityTokenCount] | None = None
+    tool_use_prompt_tokens_details: list[ModalityTokenCount] | None = None
     traffic_type: str | None = None
 
     @property

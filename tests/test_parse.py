@@ -17,6 +17,7 @@ from rxgem import (
     SSEEvent,
     samples,
 )
+from rxgem._wire import ModalityTokenCount
 
 
 def feed(*payloads: str | dict[str, Any] | list[Any]) -> list[GenerateContentResponse]:
@@ -109,7 +110,7 @@ def test_camel_case_fields_decode() -> None:
         usage.tool_use_prompt_token_count,
         usage.traffic_type,
     ) == (10, 20, 45, 7, 3, 8, "ON_DEMAND")
-    assert usage.prompt_tokens_details == [{"modality": "TEXT", "tokenCount": 10}]
+    assert usage.prompt_tokens_details == [ModalityTokenCount(modality="TEXT", token_count=10)]
 
     assert response.candidates is not None
     [candidate] = response.candidates

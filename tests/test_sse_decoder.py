@@ -637,3 +637,27 @@ def test_large_raw_block_in_small_pieces() -> None:
     assert out[0].event == "raw"
     assert len(json.loads(out[0].data)) == 20001
     assert elapsed < 5.0
+
+
+_FAST_LINE = st.one_of(
+    _LINE,
+    st.builds(
+        b"".join,
+        st.lists(
+            st.sampled_from([b"data:", b" ", b"x", b"\r", b"\n", b":", b"[DONE]"]), max_size=8
+        ),
+    ),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(_FAST_LINE, _EOL, _EOL), min_size=1, max_size=10))
+def test_chunks_of_one_line_and_two_line_ends_match_byte_by_byte(
+    chunks: list[tuple[bytes, bytes, bytes]],
+) -> None:
+    # Chunks shaped like one event each (the shape the fast path recognises), after
+    # a first event that leaves the decoder between events: the same events as the
+    # general path gives for the same bytes one at a time.
+    pieces = [b"data: first\n\n", *(line + a + b for line, a, b in chunks)]
+    stream = b"".join(pieces)
+    assert decode(*pieces) == decode(*(stream[i : i + 1] for i in range(len(stream))))
