@@ -1,9 +1,26 @@
-"""The one place where sans-IO stages meet Rx: a stage object per subscription."""
+"""The one place where sans-IO stages meet Rx: stage operators, fused into chains.
+
+Every rxgem operator is a :class:`Stage` (a thin adapter over one sans-IO core)
+made into an operator by :func:`stage_operator`. Applied to another stage
+operator's Observable, it does not subscribe through it: the two are fused at
+assembly time into one Observable over the same source with a longer chain of
+stages (the *macro fusion* of Reactor and Akka Streams). Each subscription of a
+chain is one :class:`_Chain`: one subscription to the source, and per stage one
+small function that calls the stage's ``feed`` and hands what it returns to the
+next stage. A value crosses ``gemini_to_openai()``'s six stages in plain
+function calls, and subscribing costs one upstream subscription instead of six.
+
+The operators stay what they are to their users, each testable on its own with
+its own marble tests, and the semantics are those of the operators composed one
+after another: a stage that fails or ends early closes (or aborts) the stages
+after it in order, the stages before it are dropped, and the observer gets one
+terminal event.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, NoReturn, TypeVar
 
 from reactivex import Observable, abc
 
@@ -13,6 +30,9 @@ __all__ = ["Stage", "stage_operator"]
 
 A = TypeVar("A")
 B = TypeVar("B")
+
+Push = Callable[[Any], None]
+StageFactory = Callable[[], "Stage[Any, Any]"]
 
 
 class Stage(Generic[A, B]):
@@ -51,54 +71,97 @@ def _stream_error(error: Exception) -> Exception:
     return error
 
 
+class _Stop(Exception):
+    """Unwinds the stages of a chain once the chain has ended (never leaves it)."""
+
+
 class _StageObservable(Observable[B]):
-    """The Observable a stage operator returns.
+    """The Observable of a chain of stage operators over a source that is not one."""
 
-    When the next operator is a stage operator too, it subscribes with
-    :meth:`subscribe_fused`, skipping reactivex's per-subscription observer
-    wrapper (every stage already guards itself against values after its end and
-    disposes of its upstream when it stops), so a value crosses the pipeline in
-    plain function calls. Any other subscriber gets the ordinary ``subscribe``.
-    """
+    def __init__(self, source: Observable[Any], factories: tuple[StageFactory, ...]) -> None:
+        super().__init__()
+        self._source = source
+        self._factories = factories
 
-    def __init__(
-        self,
-        subscribe: Callable[[abc.ObserverBase[B], abc.SchedulerBase | None], abc.DisposableBase],
-    ) -> None:
-        super().__init__(subscribe)
-        self._fused = subscribe
-
-    def subscribe_fused(
-        self, observer: abc.ObserverBase[B], scheduler: abc.SchedulerBase | None
+    def _subscribe_core(
+        self, observer: abc.ObserverBase[B], scheduler: abc.SchedulerBase | None = None
     ) -> abc.DisposableBase:
-        return self._fused(observer, scheduler)
+        chain: _Chain[B] = _Chain([factory() for factory in self._factories], observer)
+        chain.start(self._source, scheduler)
+        return chain
 
 
-class _Run(abc.ObserverBase[A], abc.DisposableBase, Generic[A, B]):
-    """One subscription of a stage operator: its stage, its observer, its upstream.
+class _Chain(abc.ObserverBase[Any], abc.DisposableBase, Generic[B]):
+    """One subscription of a chain of stages: the source's observer and the disposable.
 
-    It is the observer the operator gives its source and the disposable it returns
-    (one small object per stage and subscription, instead of a set of closures).
-    Values after the end are ignored, and stopping disposes of the upstream.
+    ``_pushes[k]`` hands a value to stage ``k`` (``_pushes[-1]`` is the observer's
+    ``on_next``). A stage that fails, or ends early, ends the chain right there
+    (see :meth:`_end`) and then raises :class:`_Stop`, which unwinds the stages
+    that were still handing values down, up to :meth:`on_next`.
     """
 
-    __slots__ = ("_emit", "_feed", "_observer", "_stage", "_stopped", "_upstream")
+    __slots__ = ("_observer", "_pushes", "_stages", "_stopped", "_upstream")
 
-    def __init__(self, stage: Stage[A, B], observer: abc.ObserverBase[B]) -> None:
-        self._stage = stage
-        self._feed = stage.feed
+    def __init__(self, stages: list[Stage[Any, Any]], observer: abc.ObserverBase[B]) -> None:
+        self._stages = stages
         self._observer = observer
-        self._emit = observer.on_next
         self._stopped = False
         self._upstream: abc.DisposableBase | None = None
+        pushes: list[Push] = [observer.on_next]
+        for k in range(len(stages) - 1, -1, -1):
+            pushes.append(self._link(k, stages[k], pushes[-1]))
+        pushes.reverse()
+        self._pushes = pushes
 
-    def start(self, source: Observable[A], scheduler: abc.SchedulerBase | None) -> None:
-        if isinstance(source, _StageObservable):
-            subscription = source.subscribe_fused(self, scheduler)
-        else:
-            subscription = source.subscribe(
-                self.on_next, self.on_error, self.on_completed, scheduler=scheduler
-            )
+    def _link(self, k: int, stage: Stage[Any, Any], emit: Push) -> Push:
+        """The function that feeds stage ``k`` one value and emits what it returns."""
+        feed = stage.feed
+        fail = self._fail
+        if stage.batched and not stage.ends_early:
+
+            def push_batch(value: Any) -> None:
+                try:
+                    batch = feed(value)
+                except Exception as exc:
+                    fail(k, exc)
+                if batch:
+                    emit(batch)
+
+            return push_batch
+        if stage.ends_early:
+            batched = stage.batched
+            end = self._end_early
+
+            def push_until_done(value: Any) -> None:
+                try:
+                    outputs = feed(value)
+                except Exception as exc:
+                    fail(k, exc)
+                if batched:
+                    if outputs:
+                        emit(outputs)
+                else:
+                    for output in outputs:
+                        emit(output)
+                if stage.done:
+                    end(k)
+
+            return push_until_done
+
+        def push_each(value: Any) -> None:
+            try:
+                outputs = feed(value)
+            except Exception as exc:
+                fail(k, exc)
+            for output in outputs:
+                emit(output)
+
+        return push_each
+
+    def start(self, source: Observable[Any], scheduler: abc.SchedulerBase | None) -> None:
+        subscription = source.subscribe(
+            self.on_next, self.on_error, self.on_completed, scheduler=scheduler
+        )
         if self._stopped:  # the source ended (or failed) during subscribe
             subscription.dispose()
         else:
@@ -111,83 +174,75 @@ class _Run(abc.ObserverBase[A], abc.DisposableBase, Generic[A, B]):
         if subscription is not None:
             subscription.dispose()
 
-    def on_next(self, value: A) -> None:
+    # -- the source's observer ------------------------------------------------------
+
+    def on_next(self, value: Any) -> None:
         if self._stopped:
             return
         try:
-            outputs = self._feed(value)
-        except Exception as exc:
-            self.on_error(_stream_error(exc))
+            self._pushes[0](value)
+        except _Stop:  # the chain ended while handling this value (not suppress(): cheaper)
             return
-        emit = self._emit
-        for output in outputs:
-            emit(output)
-        if self._stage.ends_early and self._stage.done:
-            self._finish()
 
     def on_error(self, error: Exception) -> None:
-        if self._stopped:
-            return
-        self.dispose()
-        observer = self._observer
-        try:
-            for output in self._stage.abort(error):
-                self._emit(output)
-        except Exception as exc:
-            observer.on_error(exc)
-            return
-        observer.on_error(error)
+        if not self._stopped:
+            self._end(0, error)
 
     def on_completed(self) -> None:
         if not self._stopped:
-            self._finish()
+            self._end(0, None)
 
-    def _finish(self) -> None:
+    # -- ending -------------------------------------------------------------------
+
+    def _fail(self, k: int, error: Exception) -> NoReturn:
+        """Stage ``k``'s ``feed`` raised: end the chain with that error from ``k`` on."""
+        self._end(k, _stream_error(error))
+        raise _Stop
+
+    def _end_early(self, k: int) -> NoReturn:
+        """Stage ``k`` is done (``[DONE]``): complete the chain from ``k`` on."""
+        self._end(k, None)
+        raise _Stop
+
+    def _end(self, k: int, error: Exception | None) -> None:
+        """End the chain from stage ``k``: close (or, once there is an error, abort)
+        stages ``k``, ``k+1``, … in order, each one's outputs fed to the stages after
+        it, then complete the observer or pass it the error. Stages before ``k`` are
+        dropped, and the source is disposed of first.
+        """
         self.dispose()
-        observer = self._observer
-        try:
-            outputs, error = self._stage.close()
-            for output in outputs:
-                self._emit(output)
-        except Exception as exc:  # a bug or a bad value in the stage
-            observer.on_error(_stream_error(exc))
-            return
-        if error is not None:
-            observer.on_error(error)
+        stages = self._stages
+        pushes = self._pushes
+        for j in range(k, len(stages)):
+            stage = stages[j]
+            push = pushes[j + 1]
+            try:
+                if error is None:
+                    outputs, error = stage.close()
+                else:
+                    outputs = stage.abort(error)
+                for output in outputs:
+                    push(output)
+            except _Stop:
+                return  # a later stage failed on these outputs and ended the chain itself
+            except Exception as exc:  # a bug or a bad value in the stage, or the observer
+                error = _stream_error(exc)
+        if error is None:
+            self._observer.on_completed()
         else:
-            observer.on_completed()
-
-
-class _BatchRun(_Run[A, B]):
-    """A run whose stage returns one batch per value, emitted as one value if not empty."""
-
-    __slots__ = ()
-
-    def on_next(self, value: A) -> None:
-        if self._stopped:
-            return
-        try:
-            batch = self._feed(value)
-        except Exception as exc:
-            self.on_error(_stream_error(exc))
-            return
-        if batch:
-            self._emit(batch)
+            self._observer.on_error(error)
 
 
 def stage_operator(factory: Callable[[], Stage[A, B]]) -> Callable[[Observable[A]], Observable[B]]:
-    """An operator that runs a fresh stage from ``factory`` for every subscription."""
+    """An operator that runs a fresh stage from ``factory`` for every subscription.
+
+    Applied to the Observable of another stage operator, it extends that chain
+    (fusion at assembly time); applied to any other Observable, it starts one.
+    """
 
     def operator(source: Observable[A]) -> Observable[B]:
-        def subscribe(
-            observer: abc.ObserverBase[B], scheduler: abc.SchedulerBase | None = None
-        ) -> abc.DisposableBase:
-            stage = factory()
-            kind = _BatchRun if stage.batched and not stage.ends_early else _Run
-            run: _Run[A, B] = kind(stage, observer)
-            run.start(source, scheduler)
-            return run
-
-        return _StageObservable(subscribe)
+        if isinstance(source, _StageObservable):
+            return _StageObservable[B](source._source, (*source._factories, factory))
+        return _StageObservable[B](source, (factory,))
 
     return operator
