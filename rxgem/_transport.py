@@ -411,7 +411,6 @@ class _Exchange:
         loop: asyncio.AbstractEventLoop | None,
     ) -> abc.DisposableBase:
         assert loop is not None
-        done = threading.Event()
 
         async def work() -> None:
             own = client is None
@@ -421,15 +420,15 @@ class _Exchange:
             finally:
                 if own:
                     await http.aclose()
-                done.set()
 
         task = asyncio.run_coroutine_threadsafe(work(), loop) if not _on_loop(loop) else None
         local = loop.create_task(work()) if task is None else None
 
         def cancel() -> None:
-            if done.is_set():
-                return
+            # cancelling a finished task or future does nothing
             if local is not None:
+                if local.done():
+                    return
                 if _on_loop(loop):
                     local.cancel()
                 else:

@@ -6,9 +6,9 @@ operator's Observable, it does not subscribe through it: the two are fused at
 assembly time into one Observable over the same source with a longer chain of
 stages (the *macro fusion* of Reactor and Akka Streams). Each subscription of a
 chain is one :class:`_Chain`: one subscription to the source, and per stage one
-small function that calls the stage's ``feed`` and hands what it returns to the
-next stage. A value crosses ``gemini_to_openai()``'s six stages in plain
-function calls, and subscribing costs one upstream subscription instead of six.
+small :class:`_Link` whose method calls the stage's ``feed`` and hands what it
+returns to the next stage. A value crosses ``gemini_to_openai()``'s six stages in
+plain method calls, and subscribing costs one upstream subscription instead of six.
 
 The operators stay what they are to their users, each testable on its own with
 its own marble tests, and the semantics are those of the operators composed one
@@ -91,13 +91,64 @@ class _StageObservable(Observable[B]):
         return chain
 
 
+class _Link:
+    """Stage ``k`` of a chain: feeds it one value and emits what it returns.
+
+    One small object per stage and subscription, its bound ``push_*`` method being
+    what the stage before calls (cheaper in memory than a closure with its cells).
+    """
+
+    __slots__ = ("chain", "emit", "feed", "k", "stage")
+
+    def __init__(self, chain: _Chain[Any], k: int, stage: Stage[Any, Any], emit: Push) -> None:
+        self.chain = chain
+        self.k = k
+        self.stage = stage
+        self.feed = stage.feed
+        self.emit = emit
+
+    @classmethod
+    def push_for(cls, chain: _Chain[Any], k: int, stage: Stage[Any, Any], emit: Push) -> Push:
+        link = cls(chain, k, stage, emit)
+        if stage.ends_early:
+            return link.push_until_done
+        return link.push_batch if stage.batched else link.push_each
+
+    def push_batch(self, value: Any) -> None:
+        try:
+            batch = self.feed(value)
+        except Exception as exc:
+            self.chain._fail(self.k, exc)
+        if batch:
+            self.emit(batch)
+
+    def push_each(self, value: Any) -> None:
+        try:
+            outputs = self.feed(value)
+        except Exception as exc:
+            self.chain._fail(self.k, exc)
+        emit = self.emit
+        for output in outputs:
+            emit(output)
+
+    def push_until_done(self, value: Any) -> None:
+        stage = self.stage
+        if stage.batched:
+            self.push_batch(value)
+        else:
+            self.push_each(value)
+        if stage.done:
+            self.chain._end_early(self.k)
+
+
 class _Chain(abc.ObserverBase[Any], abc.DisposableBase, Generic[B]):
     """One subscription of a chain of stages: the source's observer and the disposable.
 
-    ``_pushes[k]`` hands a value to stage ``k`` (``_pushes[-1]`` is the observer's
-    ``on_next``). A stage that fails, or ends early, ends the chain right there
-    (see :meth:`_end`) and then raises :class:`_Stop`, which unwinds the stages
-    that were still handing values down, up to :meth:`on_next`.
+    ``_pushes[k]`` hands a value to stage ``k`` (a :class:`_Link`'s method;
+    ``_pushes[-1]`` is the observer's ``on_next``). A stage that fails, or ends
+    early, ends the chain right there (see :meth:`_end`) and then raises
+    :class:`_Stop`, which unwinds the stages that were still handing values down,
+    up to :meth:`on_next`.
     """
 
     __slots__ = ("_observer", "_pushes", "_stages", "_stopped", "_upstream")
@@ -109,54 +160,9 @@ class _Chain(abc.ObserverBase[Any], abc.DisposableBase, Generic[B]):
         self._upstream: abc.DisposableBase | None = None
         pushes: list[Push] = [observer.on_next]
         for k in range(len(stages) - 1, -1, -1):
-            pushes.append(self._link(k, stages[k], pushes[-1]))
+            pushes.append(_Link.push_for(self, k, stages[k], pushes[-1]))
         pushes.reverse()
         self._pushes = pushes
-
-    def _link(self, k: int, stage: Stage[Any, Any], emit: Push) -> Push:
-        """The function that feeds stage ``k`` one value and emits what it returns."""
-        feed = stage.feed
-        fail = self._fail
-        if stage.batched and not stage.ends_early:
-
-            def push_batch(value: Any) -> None:
-                try:
-                    batch = feed(value)
-                except Exception as exc:
-                    fail(k, exc)
-                if batch:
-                    emit(batch)
-
-            return push_batch
-        if stage.ends_early:
-            batched = stage.batched
-            end = self._end_early
-
-            def push_until_done(value: Any) -> None:
-                try:
-                    outputs = feed(value)
-                except Exception as exc:
-                    fail(k, exc)
-                if batched:
-                    if outputs:
-                        emit(outputs)
-                else:
-                    for output in outputs:
-                        emit(output)
-                if stage.done:
-                    end(k)
-
-            return push_until_done
-
-        def push_each(value: Any) -> None:
-            try:
-                outputs = feed(value)
-            except Exception as exc:
-                fail(k, exc)
-            for output in outputs:
-                emit(output)
-
-        return push_each
 
     def start(self, source: Observable[Any], scheduler: abc.SchedulerBase | None) -> None:
         subscription = source.subscribe(
