@@ -18,7 +18,7 @@ from typing import Any
 
 from ._errors import MalformedStreamError, snippet
 from ._items import Batch, CallPart, SlotUpdate
-from ._slots import grows
+from ._slots import same_args
 from ._wire import PartialArg
 
 __all__ = ["MAX_ARRAY_GAP", "MAX_PATH_DEPTH", "ArgsTable", "parse_json_path"]
@@ -109,12 +109,13 @@ def _assign(container: Any, keys: tuple[PathKey, ...], is_string: bool, value: A
 
 
 class _Slot:
-    __slots__ = ("args", "fragments", "id", "name", "pending", "signature")
+    __slots__ = ("args", "args_json", "fragments", "id", "name", "pending", "signature")
 
     def __init__(self, name: str, id: str | None) -> None:
         self.name = name
         self.id = id
         self.args: dict[str, Any] = {}
+        self.args_json: tuple[Any, bytes] | None = None  # cache of _slots._encoded_args()
         self.signature: str | None = None
         # The string fragments of the path being streamed now, joined only when that
         # string is complete: appending each fragment to a snapshot would copy the
@@ -178,7 +179,7 @@ class ArgsTable:
         elif call.args is not None:
             if slot.pending is not None:
                 self._join(slot)
-            if not (call.args == slot.args and grows(slot.args, call.args)):
+            if not same_args(slot, call.args):
                 slot.args, changed = call.args, True
         elif slot.pending is not None and not call.will_continue:
             changed = self._join(slot) or changed  # the end of a streamed call

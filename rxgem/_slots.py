@@ -121,11 +121,51 @@ def grows(old: Any, new: Any) -> bool:
     return bool(old == new)
 
 
+class _HasArgs(Protocol):
+    args: Any
+    args_json: tuple[Any, bytes] | None
+
+
+def _encoded_args(holder: _HasArgs) -> bytes:
+    """The holder's args as JSON, encoded once per args object (a re-sent 1 MB object is
+    compared with the one before it on every event)."""
+    old = holder.args
+    cache = holder.args_json
+    if cache is None or cache[0] is not old:
+        cache = holder.args_json = (old, _ENCODE(old))
+    return cache[1]
+
+
+def same_args(holder: _HasArgs, new: Any) -> bool:
+    """Whether ``new`` is exactly the holder's args: equal, with equal types all the way
+    down (what :func:`grows` decides for two equal values), mostly in C."""
+    old = holder.args
+    if old != new:
+        return False
+    return _encoded_args(holder) == _ENCODE(new) or grows(old, new)
+
+
+def grows_from(holder: _HasArgs, new: Any) -> bool:
+    """``grows(holder.args, new)``, with the holder's args encoded at most once.
+
+    When ``new`` is a replay, its encoding is kept too: the slot's args are replaced
+    by ``new`` next (see ``SlotTable``), and the next replay is compared with it.
+    """
+    old = holder.args
+    if old == new:
+        encoded = _ENCODE(new)
+        if _encoded_args(holder) == encoded:
+            holder.args_json = (new, encoded)
+            return True
+    return grows(old, new)
+
+
 class SlotInfo:
     """What the table knows about one slot; policies read it, the table writes it."""
 
     __slots__ = (
         "args",
+        "args_json",
         "complete",
         "id",
         "index",
@@ -152,6 +192,7 @@ class SlotInfo:
         self.name = name
         self.id = id
         self.args = args
+        self.args_json: tuple[Any, bytes] | None = None  # cache of _encoded_args()
         self.signature = signature  # the signature seen when the slot opened
         self.part_index = part_index
         self.last_event = event
@@ -208,7 +249,7 @@ class LatestArgsPolicy:
                 or slot.last_event == event
             ):
                 continue
-            if not slot.args or grows(slot.args, args):
+            if not slot.args or grows_from(slot, args):
                 return slot
         return None
 

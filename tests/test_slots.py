@@ -11,7 +11,7 @@ from conftest import check_protocol, run, sdk_accumulate
 
 import rxgem
 from rxgem import GenerateContentResponse, SlotTable
-from rxgem._slots import grows
+from rxgem._slots import grows, grows_from, same_args
 from rxgem.items import CallPart
 
 
@@ -90,6 +90,66 @@ STOP = event({"text": ""}, finish="STOP")
 )
 def test_grows(old: Any, new: Any, expected: bool) -> None:
     assert grows(old, new) is expected
+
+
+class _Holder:
+    def __init__(self, args: Any) -> None:
+        self.args = args
+        self.args_json: tuple[Any, bytes] | None = None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ({"q": "A"}, {"q": "A"}),
+        ({"a": 1, "b": 2}, {"b": 2, "a": 1}),  # equal, encoded in another key order
+        ({"n": 1}, {"n": 1.0}),
+        ({"n": 1}, {"n": True}),
+        ({"a": [1, {"b": 0}]}, {"a": [1, {"b": False}]}),
+        ({"q": "A"}, {"q": "AB"}),
+        ({"q": "AB"}, {"q": "A"}),
+    ],
+)
+def test_cached_comparisons_agree_with_grows(old: Any, new: Any) -> None:
+    # same_args/grows_from give grows()'s answer, whatever the cache holds
+    assert same_args(_Holder(old), new) is (old == new and grows(old, new))
+    assert grows_from(_Holder(old), new) is grows(old, new)
+    warm = _Holder(old)
+    same_args(warm, old)  # fills the cache
+    assert same_args(warm, new) is (old == new and grows(old, new))
+    assert grows_from(warm, new) is grows(old, new)
+
+
+def test_a_resent_args_object_is_encoded_once_per_stage_and_event(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A big args object re-sent on every event: SlotTable and ArgsTable each compare it
+    # with the slot's, each encoding only the new one (the slot's encoding is kept).
+    import rxgem._slots
+
+    calls = 0
+    encode = rxgem._slots._ENCODE
+
+    def counting(value: Any) -> bytes:
+        nonlocal calls
+        calls += 1
+        return encode(value)
+
+    monkeypatch.setattr(rxgem._slots, "_ENCODE", counting)
+    args = {"rows": [{"id": i, "name": f"row {i}", "ok": i % 2 == 0} for i in range(50)]}
+    resent = 10
+    body = (
+        "".join(
+            f"data: {json.dumps(event(call('save', json.loads(json.dumps(args)))))}\n\n"
+            for _ in range(resent)
+        )
+        + f"data: {json.dumps(STOP)}\n\n"
+    )
+    chunks, error = run(body.encode())
+    assert error is None
+    assert calls <= 2 * (resent - 1) + 2
+    [tool] = rxgem.assemble(chunks)["choices"][0]["message"]["tool_calls"]
+    assert json.loads(tool["function"]["arguments"]) == args
 
 
 # -- common rules --------------------------------------------------------------------
