@@ -133,10 +133,17 @@ class _Link:
 
     def push_until_done(self, value: Any) -> None:
         stage = self.stage
+        try:
+            outputs = self.feed(value)
+        except Exception as exc:
+            self.chain._fail(self.k, exc)
         if stage.batched:
-            self.push_batch(value)
+            if outputs:
+                self.emit(outputs)
         else:
-            self.push_each(value)
+            emit = self.emit
+            for output in outputs:
+                emit(output)
         if stage.done:
             self.chain._end_early(self.k)
 
