@@ -35,7 +35,7 @@ The rule for a complete call without an id is the *slot policy*:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Literal, Protocol, TypeAlias
 
 import msgspec
@@ -77,48 +77,36 @@ def grows(old: Any, new: Any) -> bool:
         not isinstance(old, dict | list) or _ENCODE(old) == _ENCODE(new)
     ):  # equal, and of equal types all the way down: decided in C, without a walk
         return True
-    # Inside objects and arrays, the common JSON scalars are decided inline (no call,
-    # no extra stack frame per nesting level).
+    pairs: Iterator[tuple[Any, Any]]
     if isinstance(old, dict):
-        for key, value in old.items():
-            if key not in new:
-                return False
-            after = new[key]
-            if value is after:
-                continue
-            kind = type(value)
-            if kind is not type(after):
-                return False
-            if kind is str:
-                if not after.startswith(value):
-                    return False
-            elif kind is int or kind is float or kind is bool or value is None:
-                if value != after:
-                    return False
-            elif not grows(value, after):
-                return False
-        return True
-    if isinstance(old, list):
+        if not old.keys() <= new.keys():
+            return False
+        pairs = zip(old.values(), map(new.__getitem__, old), strict=True)
+    elif isinstance(old, list):
         if len(new) < len(old):
             return False
-        for value, after in zip(old, new, strict=False):
-            if value is after:
-                continue
-            kind = type(value)
-            if kind is not type(after):
-                return False
-            if kind is str:
-                if not after.startswith(value):
-                    return False
-            elif kind is int or kind is float or kind is bool or value is None:
-                if value != after:
-                    return False
-            elif not grows(value, after):
-                return False
-        return True
-    if isinstance(old, str):
+        pairs = zip(old, new, strict=False)
+    elif isinstance(old, str):
         return bool(new.startswith(old))
-    return bool(old == new)
+    else:
+        return bool(old == new)
+    # Each kept value: the common JSON scalars are decided inline (no call, and no
+    # extra stack frame per nesting level).
+    for value, after in pairs:
+        if value is after:
+            continue
+        kind = type(value)
+        if kind is not type(after):
+            return False
+        if kind is str:
+            if not after.startswith(value):
+                return False
+        elif kind is int or kind is float or kind is bool or value is None:
+            if value != after:
+                return False
+        elif not grows(value, after):
+            return False
+    return True
 
 
 class _HasArgs(Protocol):
