@@ -43,6 +43,15 @@ class _Bridge(Generic[T]):
     def __del__(self) -> None:
         self.close()
 
+    def _outcome(self, kind: int, value: Any, stop: type[Exception]) -> T:
+        """The item to return for a notification; at the end, close and raise."""
+        if kind == _NEXT:
+            return value  # type: ignore[no-any-return]
+        self.close()
+        if kind == _ERROR:
+            raise value
+        raise stop
+
 
 class _Iterate(_Bridge[T], Iterator[T]):
     def __init__(self, source: Observable[T]) -> None:
@@ -63,12 +72,7 @@ class _Iterate(_Bridge[T], Iterator[T]):
                 lambda: put((_DONE, None)),
             )
         kind, value = self._queue.get()
-        if kind == _NEXT:
-            return value  # type: ignore[no-any-return]
-        self.close()
-        if kind == _ERROR:
-            raise value
-        raise StopIteration
+        return self._outcome(kind, value, StopIteration)
 
     def __enter__(self) -> _Iterate[T]:
         return self
@@ -152,12 +156,7 @@ class _AIterate(_Bridge[T], AsyncIterator[T]):
             sink = self._sink = _AsyncSink(loop)
             self._subscription = self._source.subscribe(sink, scheduler=AsyncIOScheduler(loop))
         kind, value = await sink.get()
-        if kind == _NEXT:
-            return value  # type: ignore[no-any-return]
-        self.close()
-        if kind == _ERROR:
-            raise value
-        raise StopAsyncIteration
+        return self._outcome(kind, value, StopAsyncIteration)
 
     async def aclose(self) -> None:
         self.close()

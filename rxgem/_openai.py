@@ -237,29 +237,13 @@ class ChunkBuilder:
     def feed(self, batch: Batch) -> list[ChatCompletionChunk]:
         if len(batch) == 1:
             item = batch[0]
-            # the common batch, one text part of an open choice (no role, id known yet):
-            # built directly
+            # the common batch, one text part of an open choice (no role to add): no runs
             if type(item) is Text and item.candidate < self._next_choice:
-                if not item.thought:
-                    delta = ChoiceDelta(content=item.text)
-                elif self._reasoning == "reasoning_content":
-                    delta = ChoiceDelta(reasoning_content=item.text)
-                elif self._reasoning is None:
+                delta = self._text_delta(item.text, item.thought)
+                if delta is None:
                     return []
-                else:
-                    delta = ChoiceDelta(reasoning=item.text)
-                assert self._id is not None
-                assert self._model is not None
                 choice = ChunkChoice(index=item.candidate, delta=delta, finish_reason=None)
-                return [
-                    ChatCompletionChunk(
-                        id=self._id,
-                        object=_OBJECT,
-                        created=self._created,
-                        model=self._model,
-                        choices=[choice],
-                    )
-                ]
+                return [self._chunk([choice])]
         out: list[ChatCompletionChunk] = []
         run_candidate = -1
         run_thought = False
@@ -298,17 +282,22 @@ class ChunkBuilder:
             self._text(out, run_candidate, run_thought, run)
         return out
 
+    def _text_delta(self, text: str, thought: bool) -> ChoiceDelta | None:
+        """The delta of a text or thought run (``None``: thought text is dropped)."""
+        if not thought:
+            return ChoiceDelta(content=text)
+        if self._reasoning == "reasoning_content":
+            return ChoiceDelta(reasoning_content=text)
+        if self._reasoning is None:
+            return None
+        return ChoiceDelta(reasoning=text)
+
     def _text(
         self, out: list[ChatCompletionChunk], candidate: int, thought: bool, run: list[str]
     ) -> None:
-        text = run[0] if len(run) == 1 else "".join(run)
-        if not thought:
-            delta = ChoiceDelta(content=text)
-        elif self._reasoning == "reasoning_content":
-            delta = ChoiceDelta(reasoning_content=text)
-        else:
-            delta = ChoiceDelta(reasoning=text)
-        self._emit(out, candidate, delta)
+        delta = self._text_delta(run[0] if len(run) == 1 else "".join(run), thought)
+        if delta is not None:
+            self._emit(out, candidate, delta)
 
     def _header(self, out: list[ChatCompletionChunk], item: ToolCallHeader) -> None:
         self._headers.add((item.candidate, item.slot))

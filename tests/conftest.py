@@ -15,6 +15,7 @@ from openai.types.chat import ChatCompletionChunk as SDKChunk
 
 import rxgem
 from rxgem import samples
+from rxgem.testing._assert import _strict_tools
 
 SHARED_CAPTURES = Path(__file__).resolve().parents[2] / "shared" / "captures"
 
@@ -49,17 +50,8 @@ def jsonl_to_sse(text: str, newline: str = "\r\n") -> bytes:
 
 
 def strict_tools(names: Iterable[str]) -> list[dict[str, Any]]:
-    return [
-        {
-            "type": "function",
-            "function": {
-                "name": name,
-                "parameters": {"type": "object", "additionalProperties": True},
-                "strict": True,
-            },
-        }
-        for name in sorted(set(names))
-    ]
+    """``tools`` declaring each name as a strict function (what the SDK's accumulator needs)."""
+    return _strict_tools(set(names))
 
 
 def sdk_validate(chunks: Sequence[rxgem.ChatCompletionChunk]) -> list[SDKChunk]:
@@ -148,3 +140,18 @@ def load_shared(name: str) -> str:
 
 def dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
+
+
+# Google's 429 error body, as the API sends it (the shape of a quota error).
+QUOTA_ERROR: dict[str, Any] = {
+    "code": 429,
+    "message": "You exceeded your current quota, please check your plan.",
+    "status": "RESOURCE_EXHAUSTED",
+    "details": [
+        {
+            "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+            "violations": [{"quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"}],
+        },
+        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "34.4s"},
+    ],
+}

@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
+from conftest import QUOTA_ERROR
 
 import rxgem.testing
 from rxgem import samples
@@ -26,18 +27,6 @@ STREAM = "/models/gemini-2.5-flash:streamGenerateContent"
 REQUEST = {"contents": [{"role": "user", "parts": [{"text": "Hello"}]}]}
 TEXT = samples.read("text")
 KEEPALIVE = b": keep-alive\n\n"
-QUOTA_ERROR: dict[str, Any] = {
-    "code": 429,
-    "message": "You exceeded your current quota, please check your plan.",
-    "status": "RESOURCE_EXHAUSTED",
-    "details": [
-        {
-            "@type": "type.googleapis.com/google.rpc.QuotaFailure",
-            "violations": [{"quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"}],
-        },
-        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "34.4s"},
-    ],
-}
 
 
 def event_ends(body: bytes) -> list[int]:

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+from conftest import QUOTA_ERROR
 
 from rxgem import (
     GeminiAPIError,
@@ -379,18 +380,7 @@ def test_json_that_is_not_an_object_is_malformed(payload: str) -> None:
 # -- Gemini errors -----------------------------------------------------------------------
 
 
-ERROR_BODY = {
-    "code": 429,
-    "message": "You exceeded your current quota, please check your plan.",
-    "status": "RESOURCE_EXHAUSTED",
-    "details": [
-        {
-            "@type": "type.googleapis.com/google.rpc.QuotaFailure",
-            "violations": [{"quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"}],
-        },
-        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "34.4s"},
-    ],
-}
+ERROR_BODY = QUOTA_ERROR
 
 
 def _check_quota_error(error: GeminiAPIError, event: int) -> None:

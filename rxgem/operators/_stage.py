@@ -133,17 +133,10 @@ class _Link:
 
     def push_until_done(self, value: Any) -> None:
         stage = self.stage
-        try:
-            outputs = self.feed(value)
-        except Exception as exc:
-            self.chain._fail(self.k, exc)
         if stage.batched:
-            if outputs:
-                self.emit(outputs)
+            self.push_batch(value)
         else:
-            emit = self.emit
-            for output in outputs:
-                emit(output)
+            self.push_each(value)
         if stage.done:
             self.chain._end_early(self.k)
 
