@@ -50,7 +50,7 @@ def test_pipeline_per_event_cost_is_below_twice_the_json_loads_floor() -> None:
     measure = _benchmarks("measure")
     cases: dict[str, Callable[[], Any]] = {
         "text, 1000 events": lambda: captures.text_answer(1000),
-        "tool calls (50 thoughts, 2 calls re-sent 100x)": lambda: captures.thinking_tools(50, 100),
+        "thinking-tools (200 thoughts, 2 calls re-sent 200x)": captures.thinking_tools,
     }
     report: list[str] = []
     worst = 0.0
