@@ -1,59 +1,85 @@
-"""rxgem: Gemini ``streamGenerateContent?alt=sse`` → OpenAI ``chat.completion.chunk``,
-as a pipeline of small reactivex operators.
+"""rxgem: Gemini ``streamGenerateContent`` → OpenAI ``chat.completion.chunk``,
+as a pipeline of small reactivex operators over sans-IO cores.
 
 The pipeline::
 
     bytes ─decode_sse→ SSEEvent ─parse→ GenerateContentResponse ─group_by_slot→
     items ─latest_args→ items ─flush_on_finish→ items ─to_openai→ ChatCompletionChunk
 
-``gemini_to_openai()`` composes all six (they live in :mod:`rxgem.operators`);
-``sse_encode()`` frames chunks as OpenAI's SSE. The sans-IO cores under the
-operators (``SSEDecoder``, ``ResponseParser``, ``SlotTable``, ``ArgsTable``,
-``FinishBuffer``, ``ChunkBuilder``) are exported too, for use without Rx.
+The layers, each importing only from the ones above it in this list:
+
+- :mod:`rxgem.core`: the sans-IO cores (``SSEDecoder``, ``ResponseParser``,
+  ``SlotTable``, ``ArgsTable``, ``FinishBuffer``, ``ChunkBuilder``), the Gemini and
+  OpenAI models and the errors. No Rx, no I/O.
+- :mod:`rxgem.converter`: :class:`Converter`, the six cores composed (bytes in,
+  chunks out, no Rx), and the pipeline's options.
+- :mod:`rxgem.operators`: one reactivex operator per core, ``gemini_to_openai()``
+  and ``sse_encode()``.
+- :mod:`rxgem.transport`: Gemini's endpoint over httpx (``from_gemini``,
+  ``stream_chat``); ``iterate``/``aiterate`` bridge Observables to plain iterators.
+- :mod:`rxgem.viz`, :mod:`rxgem.testing` and the ``rxgem`` command, at the edges
+  (``viz`` and ``testing`` load on first use).
+
 Every stream error is an :class:`RxGemError`.
 """
 
-from . import items, operators, samples, viz
-from ._args import ArgsTable
-from ._assemble import ChunkAccumulator, assemble
+from typing import TYPE_CHECKING, Any
+
+from . import items, operators, samples
 from ._bridge import aiterate, iterate
-from ._chunks import (
+from .converter import Converter, PipelineOptions
+from .core import (
+    ArgsTable,
+    Candidate,
     ChatCompletionChunk,
     ChoiceDelta,
     ChoiceDeltaToolCall,
     ChoiceDeltaToolCallFunction,
+    ChunkAccumulator,
+    ChunkBuilder,
     ChunkChoice,
     CompletionUsage,
-)
-from ._errors import (
+    Content,
+    Core,
+    ErrorBody,
+    EveryPartPolicy,
+    FinishBuffer,
+    FunctionCall,
     GeminiAPIError,
     GeminiTransportError,
+    GenerateContentResponse,
+    LatestArgsPolicy,
     MalformedStreamError,
     MissingCredentialsError,
-    RxGemError,
-    TruncatedStreamError,
-)
-from ._finish import FinishBuffer
-from ._openai import ChunkBuilder, map_finish_reason, map_usage
-from ._parse import ResponseParser
-from ._pipeline import gemini_to_openai
-from ._slots import (
-    EveryPartPolicy,
-    LatestArgsPolicy,
+    ModalityTokenCount,
+    Part,
+    PartialArg,
     PositionalPolicy,
+    PromptFeedback,
+    ResponseParser,
+    RxGemError,
     SlotInfo,
     SlotPolicy,
     SlotTable,
+    SSEDecoder,
+    SSEEvent,
+    TruncatedStreamError,
+    UsageMetadata,
+    assemble,
+    map_finish_reason,
+    map_usage,
 )
-from ._sse import SSEDecoder, SSEEvent
-from ._transport import RetryPolicy, from_gemini, stream_chat
-from ._wire import GenerateContentResponse
-from .operators import sse_encode
+from .operators import gemini_to_openai, sse_encode
+from .transport import RetryPolicy, from_gemini, stream_chat
+
+if TYPE_CHECKING:
+    from . import testing, viz
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ArgsTable",
+    "Candidate",
     "ChatCompletionChunk",
     "ChoiceDelta",
     "ChoiceDeltaToolCall",
@@ -62,15 +88,25 @@ __all__ = [
     "ChunkBuilder",
     "ChunkChoice",
     "CompletionUsage",
+    "Content",
+    "Converter",
+    "Core",
+    "ErrorBody",
     "EveryPartPolicy",
     "FinishBuffer",
+    "FunctionCall",
     "GeminiAPIError",
     "GeminiTransportError",
     "GenerateContentResponse",
     "LatestArgsPolicy",
     "MalformedStreamError",
     "MissingCredentialsError",
+    "ModalityTokenCount",
+    "Part",
+    "PartialArg",
+    "PipelineOptions",
     "PositionalPolicy",
+    "PromptFeedback",
     "ResponseParser",
     "RetryPolicy",
     "RxGemError",
@@ -80,6 +116,7 @@ __all__ = [
     "SlotPolicy",
     "SlotTable",
     "TruncatedStreamError",
+    "UsageMetadata",
     "__version__",
     "aiterate",
     "assemble",
@@ -93,5 +130,20 @@ __all__ = [
     "samples",
     "sse_encode",
     "stream_chat",
+    "testing",
     "viz",
 ]
+
+_LAZY = frozenset({"testing", "viz"})
+
+
+def __getattr__(name: str) -> Any:
+    # `viz` (SVG rendering, reactivex.testing) and `testing` (a loopback server) are
+    # heavy and rarely needed at run time: imported on first use.
+    if name in _LAZY:
+        import importlib
+
+        module = importlib.import_module(f".{name}", __name__)
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

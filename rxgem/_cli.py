@@ -18,21 +18,18 @@ from reactivex import Observable
 from reactivex import operators as ops
 
 from . import __version__, samples
-from ._assemble import ChunkAccumulator, assemble
-from ._chunks import ChatCompletionChunk
-from ._describe import describe, short
-from ._encode import error_payload
-from ._errors import RxGemError
-from ._pipeline import gemini_to_openai
+from .core import ChatCompletionChunk, ChunkAccumulator, RxGemError, assemble, error_payload
 from .operators import (
     decode_sse,
     flush_on_finish,
+    gemini_to_openai,
     group_by_slot,
     latest_args,
     parse,
     sse_encode,
     to_openai,
 )
+from .viz._describe import describe, short
 
 __all__ = ["main"]
 
@@ -202,8 +199,8 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _chat(args: argparse.Namespace) -> int:
     from ._bridge import iterate
-    from ._errors import MissingCredentialsError
-    from ._transport import stream_chat
+    from .core import MissingCredentialsError
+    from .transport import stream_chat
 
     request: dict[str, Any] = {"contents": [{"role": "user", "parts": [{"text": args.prompt}]}]}
     if args.system:
@@ -221,7 +218,7 @@ def _chat(args: argparse.Namespace) -> int:
     styled = out.isatty()
     dim, reset = ("\x1b[2m", "\x1b[0m") if styled else ("", "")
     accumulator = ChunkAccumulator()
-    stream = chunks.pipe(sse_encode()) if args.json else chunks
+    stream: Observable[Any] = chunks.pipe(sse_encode()) if args.json else chunks
     mode = ""  # what was printed last: "", "reasoning" or "content"
     try:
         for value in iterate(stream):

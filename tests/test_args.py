@@ -8,9 +8,8 @@ import msgspec
 import pytest
 
 import rxgem
-from rxgem import ArgsTable
-from rxgem._args import parse_json_path
-from rxgem._wire import FunctionCall
+from rxgem import ArgsTable, FunctionCall
+from rxgem.core import parse_json_path
 from rxgem.items import CallPart, SlotUpdate, Text
 
 

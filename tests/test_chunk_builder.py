@@ -13,8 +13,7 @@ from conftest import check_protocol, counter_ids, sdk_accumulate
 from openai.types.chat import ChatCompletionChunk as SDKChunk
 
 import rxgem
-from rxgem import ChunkBuilder, map_finish_reason, map_usage
-from rxgem._wire import UsageMetadata
+from rxgem import ChunkBuilder, UsageMetadata, map_finish_reason, map_usage
 from rxgem.items import Batch, End, Meta, Text, TextSignature, ToolCall, ToolCallHeader, Usage
 
 CLOCK = 1_700_000_000.0

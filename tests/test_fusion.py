@@ -18,11 +18,11 @@ from conftest import counter_ids
 from reactivex import Observable
 from reactivex import operators as ops
 from reactivex.testing import ReactiveTest, TestScheduler
+from rxgem.operators._stage import Stage, _StageObservable, stage_operator
 
 import rxgem
 from rxgem import samples
-from rxgem._pipeline import pipeline_stages
-from rxgem.operators._stage import Stage, _StageObservable, stage_operator
+from rxgem.operators import pipeline_stages
 
 Operator = Callable[[Observable[Any]], Observable[Any]]
 

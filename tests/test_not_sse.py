@@ -51,10 +51,14 @@ def test_decode_sse_ends_with_the_error_at_completion() -> None:
     assert [expected] == results
 
 
-def test_flush_is_pure_whatwg_and_close_judges_the_body() -> None:
-    lenient = rxgem.SSEDecoder()
-    lenient.feed(PAGE)
-    assert lenient.flush() == []  # WHATWG: unknown lines are ignored
+def test_close_judges_the_body_and_flush_is_its_deprecated_name() -> None:
+    old = rxgem.SSEDecoder()
+    old.feed(PAGE)
+    with (
+        pytest.warns(DeprecationWarning, match="use close"),
+        pytest.raises(rxgem.MalformedStreamError),
+    ):
+        old.flush()
     strict = rxgem.SSEDecoder()
     strict.feed(PAGE)
     with pytest.raises(rxgem.MalformedStreamError, match="not a Server-Sent Events stream"):

@@ -10,8 +10,7 @@ from reactivex import operators as ops
 from reactivex.testing import ReactiveTest, TestScheduler
 from reactivex.testing.marbles import marbles_testing
 
-from rxgem import TruncatedStreamError
-from rxgem._wire import FunctionCall, UsageMetadata
+from rxgem import FunctionCall, TruncatedStreamError, UsageMetadata
 from rxgem.items import (
     Blocked,
     CallPart,

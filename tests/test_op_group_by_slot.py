@@ -12,8 +12,13 @@ from reactivex import operators as ops
 from reactivex.testing import ReactiveTest, TestScheduler
 from reactivex.testing.marbles import marbles_testing
 
-from rxgem import EveryPartPolicy, GenerateContentResponse, MalformedStreamError
-from rxgem._wire import FunctionCall, UsageMetadata
+from rxgem import (
+    EveryPartPolicy,
+    FunctionCall,
+    GenerateContentResponse,
+    MalformedStreamError,
+    UsageMetadata,
+)
 from rxgem.items import CallPart, Finish, Meta, Text, Usage
 from rxgem.operators import group_by_slot
 

@@ -9,8 +9,7 @@ from reactivex import operators as ops
 from reactivex.testing import ReactiveTest, TestScheduler
 from reactivex.testing.marbles import marbles_testing
 
-from rxgem import MalformedStreamError
-from rxgem._wire import FunctionCall, PartialArg
+from rxgem import FunctionCall, MalformedStreamError, PartialArg
 from rxgem.items import CallPart, Finish, SlotUpdate, Text
 from rxgem.operators import latest_args
 

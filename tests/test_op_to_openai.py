@@ -19,8 +19,8 @@ from rxgem import (
     ChoiceDeltaToolCallFunction,
     ChunkChoice,
     CompletionUsage,
+    UsageMetadata,
 )
-from rxgem._wire import UsageMetadata
 from rxgem.items import End, Meta, Text, TextSignature, ToolCall, ToolCallHeader, Usage
 from rxgem.operators import to_openai
 

@@ -12,13 +12,13 @@ from rxgem import (
     GeminiAPIError,
     GenerateContentResponse,
     MalformedStreamError,
+    ModalityTokenCount,
     ResponseParser,
     RxGemError,
     SSEDecoder,
     SSEEvent,
     samples,
 )
-from rxgem._wire import ModalityTokenCount
 
 
 def feed(*payloads: str | dict[str, Any] | list[Any]) -> list[GenerateContentResponse]:
@@ -33,7 +33,7 @@ def feed(*payloads: str | dict[str, Any] | list[Any]) -> list[GenerateContentRes
 
 def sample_events(name: str) -> list[SSEEvent]:
     decoder = SSEDecoder()
-    return decoder.feed(samples.read(name)) + decoder.flush()
+    return decoder.feed(samples.read(name)) + decoder.close()
 
 
 FULL_EVENT = {

@@ -137,7 +137,7 @@ def _convert(pieces: list[bytes]) -> None:
     args = rxgem.ArgsTable()
     buffer = rxgem.FinishBuffer()
     builder = rxgem.ChunkBuilder()
-    events = [e for piece in pieces for e in decoder.feed(piece)] + decoder.flush()
+    events = [e for piece in pieces for e in decoder.feed(piece)] + decoder.close()
     for event in events:
         for response in parser.feed(event):
             builder.feed(buffer.feed(args.feed(slots.feed(response))))

@@ -11,7 +11,7 @@ from conftest import check_protocol, run, sdk_accumulate
 
 import rxgem
 from rxgem import GenerateContentResponse, SlotTable
-from rxgem._slots import grows, grows_from, same_args
+from rxgem.core import grows, grows_from, same_args
 from rxgem.items import CallPart
 
 
@@ -125,17 +125,17 @@ def test_a_resent_args_object_is_encoded_once_per_stage_and_event(
 ) -> None:
     # A big args object re-sent on every event: SlotTable and ArgsTable each compare it
     # with the slot's, each encoding only the new one (the slot's encoding is kept).
-    import rxgem._slots
+    import rxgem.core._json_growth
 
     calls = 0
-    encode = rxgem._slots._ENCODE
+    encode = rxgem.core._json_growth._ENCODE
 
     def counting(value: Any) -> bytes:
         nonlocal calls
         calls += 1
         return encode(value)
 
-    monkeypatch.setattr(rxgem._slots, "_ENCODE", counting)
+    monkeypatch.setattr(rxgem.core._json_growth, "_ENCODE", counting)
     args = {"rows": [{"id": i, "name": f"row {i}", "ok": i % 2 == 0} for i in range(50)]}
     resent = 10
     body = (

@@ -17,8 +17,7 @@ from hypothesis import strategies as st
 
 import rxgem
 import rxgem.testing
-from rxgem import items, samples
-from rxgem._wire import FunctionCall
+from rxgem import FunctionCall, items, samples
 from rxgem.operators import group_by_slot, latest_args
 from rxgem.testing import (
     CHUNK_ID,

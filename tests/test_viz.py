@@ -18,7 +18,6 @@ from reactivex.testing import TestScheduler
 
 import rxgem
 from rxgem import samples, viz
-from rxgem._describe import category, describe, jsonable, label
 from rxgem.testing import (
     FakeGemini,
     FakeResponse,
@@ -31,6 +30,7 @@ from rxgem.testing import (
     thought,
     usage,
 )
+from rxgem.viz._describe import category, describe, jsonable, label
 
 ROOT = Path(__file__).resolve().parents[1]
 SVG = "{http://www.w3.org/2000/svg}"

@@ -1,9 +1,12 @@
 """The pipeline's reactive operators, one idea each, in pipeline order.
 
 ``decode_sse`` → ``parse`` → ``group_by_slot`` → ``latest_args`` →
-``flush_on_finish`` → ``to_openai``; plus ``sse_encode`` for the OpenAI side.
-Each is a factory returning ``Callable[[Observable[A]], Observable[B]]`` for
-``Observable.pipe``; state lives in each subscription, never in the factory.
+``flush_on_finish`` → ``to_openai``; plus ``sse_encode`` for the OpenAI side, and
+the whole pipeline as one operator, ``gemini_to_openai`` (or as its named stages,
+``pipeline_stages``). Each is a factory returning
+``Callable[[Observable[A]], Observable[B]]`` for ``Observable.pipe``, over one
+sans-IO core of :mod:`rxgem.core`; state lives in each subscription, never in the
+factory.
 """
 
 from ._decode_sse import decode_sse
@@ -11,15 +14,19 @@ from ._flush_on_finish import flush_on_finish
 from ._group_by_slot import group_by_slot
 from ._latest_args import latest_args
 from ._parse import parse
+from ._pipeline import NamedOperator, gemini_to_openai, pipeline_stages
 from ._sse_encode import sse_encode
 from ._to_openai import to_openai
 
 __all__ = [
+    "NamedOperator",
     "decode_sse",
     "flush_on_finish",
+    "gemini_to_openai",
     "group_by_slot",
     "latest_args",
     "parse",
+    "pipeline_stages",
     "sse_encode",
     "to_openai",
 ]

@@ -1,28 +1,13 @@
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from reactivex import Observable
 
-from .._sse import SSEDecoder, SSEEvent
-from ._stage import Stage, stage_operator
+from ..core import SSEDecoder, SSEEvent
+from ._core_operator import core_operator
 
 __all__ = ["decode_sse"]
-
-
-class _DecodeStage(Stage[bytes, SSEEvent]):
-    ends_early = True
-
-    def __init__(self) -> None:
-        self._decoder = SSEDecoder()
-        self.feed = self._decoder.feed
-
-    @property
-    def done(self) -> bool:
-        return self._decoder.done
-
-    def close(self) -> tuple[Iterable[SSEEvent], Exception | None]:
-        return self._decoder.close(), None
 
 
 def decode_sse() -> Callable[[Observable[bytes]], Observable[SSEEvent]]:
@@ -48,4 +33,4 @@ def decode_sse() -> Callable[[Observable[bytes]], Observable[SSEEvent]]:
     Returns:
         An operator from ``Observable[bytes]`` to ``Observable[SSEEvent]``.
     """
-    return stage_operator(_DecodeStage)
+    return core_operator(SSEDecoder, ends_early=True)

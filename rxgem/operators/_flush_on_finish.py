@@ -1,30 +1,13 @@
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from reactivex import Observable
 
-from .._finish import Announce, FinishBuffer
-from .._items import Batch
-from ._stage import Stage, stage_operator
+from ..core import Announce, Batch, FinishBuffer
+from ._core_operator import core_operator
 
 __all__ = ["flush_on_finish"]
-
-
-class _FlushStage(Stage[Batch, Batch]):
-    batched = True
-
-    def __init__(self, announce: Announce, allow_truncated: bool) -> None:
-        self._buffer = FinishBuffer(announce=announce, allow_truncated=allow_truncated)
-        self.feed = self._buffer.feed
-
-    def close(self) -> tuple[Iterable[Batch], Exception | None]:
-        batch, error = self._buffer.close()
-        return ((batch,) if batch else ()), error
-
-    def abort(self, error: Exception) -> Iterable[Batch]:
-        batch = self._buffer.abort()
-        return (batch,) if batch else ()
 
 
 def flush_on_finish(
@@ -55,9 +38,9 @@ def flush_on_finish(
     Returns:
         An operator from ``Observable[Batch]`` to ``Observable[Batch]``.
     """
-    FinishBuffer(announce=announce)  # validate the options now
 
-    def factory() -> _FlushStage:
-        return _FlushStage(announce, allow_truncated)
+    def buffer() -> FinishBuffer:
+        return FinishBuffer(announce=announce, allow_truncated=allow_truncated)
 
-    return stage_operator(factory)
+    buffer()  # the options are checked now, not at subscription
+    return core_operator(buffer, batched=True)

@@ -4,19 +4,17 @@ from collections.abc import Callable
 
 from reactivex import Observable
 
-from .._items import Batch
-from .._slots import SlotPolicy, SlotPolicyName, SlotTable, resolve_policy
-from .._wire import GenerateContentResponse
-from ._stage import Stage, stage_operator
+from ..core import (
+    Batch,
+    GenerateContentResponse,
+    SlotPolicy,
+    SlotPolicyName,
+    SlotTable,
+    resolve_policy,
+)
+from ._core_operator import core_operator
 
 __all__ = ["group_by_slot"]
-
-
-class _GroupStage(Stage[GenerateContentResponse, Batch]):
-    batched = True
-
-    def __init__(self, policy: SlotPolicy) -> None:
-        self.feed = SlotTable(policy).feed
 
 
 def group_by_slot(
@@ -45,9 +43,9 @@ def group_by_slot(
         An operator from ``Observable[GenerateContentResponse]`` to
         ``Observable[Batch]``.
     """
-    policy = resolve_policy(slot_policy)  # validate now; each subscription gets a fresh table
+    policy = resolve_policy(slot_policy)  # checked now; every subscription gets a fresh table
 
-    def factory() -> _GroupStage:
-        return _GroupStage(policy)
+    def table() -> SlotTable:
+        return SlotTable(policy)
 
-    return stage_operator(factory)
+    return core_operator(table, batched=True)

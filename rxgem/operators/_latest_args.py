@@ -1,30 +1,13 @@
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from reactivex import Observable
 
-from .._args import ArgsTable
-from .._items import Batch
-from ._stage import Stage, stage_operator
+from ..core import ArgsTable, Batch
+from ._core_operator import core_operator
 
 __all__ = ["latest_args"]
-
-
-class _LatestStage(Stage[Batch, Batch]):
-    batched = True
-
-    def __init__(self) -> None:
-        self._table = ArgsTable()
-        self.feed = self._table.feed
-
-    def close(self) -> tuple[Iterable[Batch], Exception | None]:
-        batch = self._table.close()
-        return ((batch,) if batch else ()), None
-
-    def abort(self, error: Exception) -> Iterable[Batch]:
-        batch = self._table.close()
-        return (batch,) if batch else ()
 
 
 def latest_args() -> Callable[[Observable[Batch]], Observable[Batch]]:
@@ -47,4 +30,4 @@ def latest_args() -> Callable[[Observable[Batch]], Observable[Batch]]:
     Returns:
         An operator from ``Observable[Batch]`` to ``Observable[Batch]``.
     """
-    return stage_operator(_LatestStage)
+    return core_operator(ArgsTable, batched=True)

@@ -4,17 +4,10 @@ from collections.abc import Callable
 
 from reactivex import Observable
 
-from .._parse import ResponseParser
-from .._sse import SSEEvent
-from .._wire import GenerateContentResponse
-from ._stage import Stage, stage_operator
+from ..core import GenerateContentResponse, ResponseParser, SSEEvent
+from ._core_operator import core_operator
 
 __all__ = ["parse"]
-
-
-class _ParseStage(Stage[SSEEvent, GenerateContentResponse]):
-    def __init__(self) -> None:
-        self.feed = ResponseParser().feed
 
 
 def parse() -> Callable[[Observable[SSEEvent]], Observable[GenerateContentResponse]]:
@@ -36,4 +29,4 @@ def parse() -> Callable[[Observable[SSEEvent]], Observable[GenerateContentRespon
         An operator from ``Observable[SSEEvent]`` to
         ``Observable[GenerateContentResponse]``.
     """
-    return stage_operator(_ParseStage)
+    return core_operator(ResponseParser)

@@ -1,29 +1,13 @@
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from reactivex import Observable
 
-from .._chunks import ChatCompletionChunk
-from .._encode import DONE_FRAME, encode_chunk, encode_error
-from ._stage import Stage, stage_operator
+from ..core import ChatCompletionChunk, SSEEncoder
+from ._core_operator import core_operator
 
 __all__ = ["sse_encode"]
-
-
-def _encode(value: ChatCompletionChunk) -> tuple[bytes]:
-    return (encode_chunk(value),)
-
-
-class _EncodeStage(Stage[ChatCompletionChunk, bytes]):
-    def __init__(self) -> None:
-        self.feed = _encode
-
-    def close(self) -> tuple[Iterable[bytes], Exception | None]:
-        return (DONE_FRAME,), None
-
-    def abort(self, error: Exception) -> Iterable[bytes]:
-        return (encode_error(error),)
 
 
 def sse_encode() -> Callable[[Observable[ChatCompletionChunk]], Observable[bytes]]:
@@ -42,4 +26,4 @@ def sse_encode() -> Callable[[Observable[ChatCompletionChunk]], Observable[bytes
     Returns:
         An operator from ``Observable[ChatCompletionChunk]`` to ``Observable[bytes]``.
     """
-    return stage_operator(_EncodeStage)
+    return core_operator(SSEEncoder)

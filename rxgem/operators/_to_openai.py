@@ -5,17 +5,10 @@ from collections.abc import Callable
 
 from reactivex import Observable
 
-from .._chunks import ChatCompletionChunk
-from .._items import Batch
-from .._openai import ChunkBuilder, ReasoningField, random_id
-from ._stage import Stage, stage_operator
+from ..core import Batch, ChatCompletionChunk, ChunkBuilder, ReasoningField, random_id
+from ._core_operator import core_operator
 
 __all__ = ["to_openai"]
-
-
-class _OpenAIStage(Stage[Batch, ChatCompletionChunk]):
-    def __init__(self, builder: ChunkBuilder) -> None:
-        self.feed = builder.feed
 
 
 def to_openai(
@@ -48,17 +41,15 @@ def to_openai(
     Returns:
         An operator from ``Observable[Batch]`` to ``Observable[ChatCompletionChunk]``.
     """
-    ChunkBuilder(reasoning_field=reasoning_field)  # validate the options now
 
-    def factory() -> _OpenAIStage:
-        return _OpenAIStage(
-            ChunkBuilder(
-                model=model,
-                include_usage=include_usage,
-                reasoning_field=reasoning_field,
-                id_factory=id_factory,
-                clock=clock,
-            )
+    def builder() -> ChunkBuilder:
+        return ChunkBuilder(
+            model=model,
+            include_usage=include_usage,
+            reasoning_field=reasoning_field,
+            id_factory=id_factory,
+            clock=clock,
         )
 
-    return stage_operator(factory)
+    builder()  # the options are checked now, not at subscription
+    return core_operator(builder)

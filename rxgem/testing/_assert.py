@@ -19,8 +19,7 @@ from typing import Any
 
 import msgspec
 
-from .._assemble import assemble
-from .._chunks import ChatCompletionChunk
+from ..core import ChatCompletionChunk, assemble
 
 __all__ = ["RULES", "StreamRuleError", "assert_openai_stream"]
 

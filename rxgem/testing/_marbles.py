@@ -32,7 +32,7 @@ from reactivex.observable.marbles import parse
 from reactivex.scheduler import VirtualTimeScheduler
 from reactivex.testing import ReactiveTest, TestScheduler
 
-from .._chunks import (
+from ..core import (
     ChatCompletionChunk,
     ChoiceDelta,
     ChoiceDeltaToolCall,
@@ -40,8 +40,8 @@ from .._chunks import (
     ChunkChoice,
     CompletionUsage,
     FinishReason,
+    GenerateContentResponse,
 )
-from .._wire import GenerateContentResponse
 from ..viz import Diagram, Recorder, XMode
 
 __all__ = [

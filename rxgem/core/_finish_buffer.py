@@ -10,8 +10,10 @@ signature (:class:`TextSignature`) and one :class:`End`; then the :class:`Usage`
 
 A candidate that produced output but never got a ``finishReason`` (and no prompt
 block came) makes the stream *truncated*: its calls are still flushed, it gets no
-``End``, and :attr:`FinishBuffer.error` is a :class:`TruncatedStreamError` — unless
-``allow_truncated`` is set, in which case it ends with ``End(reason=None)``.
+``End``, and :meth:`FinishBuffer.close` returns them with a
+:class:`TruncatedStreamError` in :attr:`FinishBuffer.error` (raised by the next
+call; raised at once when there is nothing to flush), unless ``allow_truncated``
+is set, in which case it ends with ``End(reason=None)``.
 """
 
 from __future__ import annotations
@@ -62,7 +64,16 @@ class FinishBuffer:
             instead of reporting :class:`TruncatedStreamError`.
     """
 
-    __slots__ = ("_allow_truncated", "_announce", "_blocked", "_candidates", "_seen", "_usage")
+    __slots__ = (
+        "_allow_truncated",
+        "_announce",
+        "_blocked",
+        "_candidates",
+        "_closed",
+        "_error",
+        "_seen",
+        "_usage",
+    )
 
     def __init__(self, *, announce: Announce = "first", allow_truncated: bool = False) -> None:
         if announce not in ("first", "none"):
@@ -73,6 +84,13 @@ class FinishBuffer:
         self._usage: Usage | None = None
         self._blocked: Blocked | None = None
         self._seen = False
+        self._closed = False
+        self._error: TruncatedStreamError | None = None
+
+    @property
+    def error(self) -> TruncatedStreamError | None:
+        """The truncation found by :meth:`close` after it flushed what was valid."""
+        return self._error
 
     def _candidate(self, index: int) -> _Candidate:
         state = self._candidates.get(index)
@@ -81,6 +99,8 @@ class FinishBuffer:
         return state
 
     def feed(self, batch: Batch) -> Batch:
+        if self._error is not None:
+            raise self._error
         out: Batch = []
         self._seen = True
         candidates = self._candidates
@@ -132,8 +152,32 @@ class FinishBuffer:
         if state.signature:
             out.append(TextSignature(index, state.signature))
 
-    def close(self) -> tuple[Batch, TruncatedStreamError | None]:
-        """At the end of the stream: the final items, and the truncation error if any."""
+    def close(self, error: Exception | None = None) -> Batch:
+        """The end of the stream: every slot, one finish per candidate, then usage.
+
+        With ``error`` (the stream failed upstream): only the pending tool calls.
+        A truncated stream returns what it flushed and keeps the error in
+        :attr:`error` (raised at once when nothing was flushed).
+        """
+        if self._closed:
+            if self._error is not None and error is None:
+                raise self._error
+            return []
+        self._closed = True
+        if error is not None:
+            out: Batch = []
+            for index in sorted(self._candidates):
+                self._flush_calls(index, self._candidates[index], out)
+            return out
+        out, truncation = self._end()
+        if truncation is not None:
+            if not out:
+                raise truncation
+            self._error = truncation
+        return out
+
+    def _end(self) -> tuple[Batch, TruncatedStreamError | None]:
+        """The final items of a stream that ended, and its truncation error if any."""
         out: Batch = []
         truncated: list[int] = []
         blocked = self._blocked
@@ -169,10 +213,3 @@ class FinishBuffer:
         if self._usage is not None:
             out.append(self._usage)
         return out, None
-
-    def abort(self) -> Batch:
-        """Before an upstream error is passed on: flush every pending tool call."""
-        out: Batch = []
-        for index in sorted(self._candidates):
-            self._flush_calls(index, self._candidates[index], out)
-        return out

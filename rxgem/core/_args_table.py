@@ -13,66 +13,15 @@ stable snapshot.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ._errors import MalformedStreamError, snippet
+from ._gemini_models import PartialArg
 from ._items import Batch, CallPart, SlotUpdate
-from ._slots import same_args
-from ._wire import PartialArg
+from ._json_growth import same_args
+from ._json_path import MAX_PATH_DEPTH, PathKey, assign_path, parse_json_path
 
-__all__ = ["MAX_ARRAY_GAP", "MAX_PATH_DEPTH", "ArgsTable", "parse_json_path"]
-
-MAX_PATH_DEPTH = 100
-"""Deeper ``partialArgs`` paths are malformed (real arguments are a few levels deep)."""
-MAX_ARRAY_GAP = 1000
-"""A ``partialArgs`` array index may skip at most this many elements ahead."""
-
-PathKey = str | int
-
-_SEGMENT = re.compile(
-    r"""\.(?P<name>[^.\[\]]+)"""
-    r"""|\[(?P<index>\d+)\]"""
-    r"""|\[(?P<q>['"])(?P<quoted>(?:\\.|(?!(?P=q)).)*)(?P=q)\]""",
-    re.DOTALL,
-)
-_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}(?:\\u[0-9a-fA-F]{4})?|.)", re.DOTALL)
-_SIMPLE_ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
-
-
-def _unescape(match: re.Match[str]) -> str:
-    """One RFC 9535 escape in a quoted name: ``\\n``, ``\\'``, ``\\u00e9``, surrogate pairs."""
-    escape = match.group(1)
-    if escape[0] == "u" and len(escape) > 1:
-        units = [int(unit, 16) for unit in escape[1:].split("\\u")]
-        if len(units) == 2 and 0xD800 <= units[0] < 0xDC00 and 0xDC00 <= units[1] < 0xE000:
-            return chr(0x10000 + ((units[0] - 0xD800) << 10) + (units[1] - 0xDC00))
-        return "".join(chr(unit) for unit in units)
-    return _SIMPLE_ESCAPES.get(escape, escape)
-
-
-def parse_json_path(path: str) -> tuple[PathKey, ...]:
-    """Split an RFC 9535 normalized path such as ``$.a.b[0]['c.d']`` into keys.
-
-    Raises ``ValueError`` for anything else (wildcards, filters, a missing ``$``).
-    """
-    if not path.startswith("$"):
-        raise ValueError(f"JSON path must start with '$': {path!r}")
-    keys: list[PathKey] = []
-    pos = 1
-    end = len(path)
-    while pos < end:
-        match = _SEGMENT.match(path, pos)
-        if match is None:
-            raise ValueError(f"unsupported JSON path {path!r} at offset {pos}")
-        if match.group("name") is not None:
-            keys.append(match.group("name"))
-        elif match.group("index") is not None:
-            keys.append(int(match.group("index")))
-        else:
-            keys.append(_ESCAPE.sub(_unescape, match.group("quoted")))
-        pos = match.end()
-    return tuple(keys)
+__all__ = ["ArgsTable"]
 
 
 def _value_of(piece: PartialArg) -> tuple[bool, Any]:
@@ -86,28 +35,6 @@ def _value_of(piece: PartialArg) -> tuple[bool, Any]:
     return False, None  # nullValue, or no value at all
 
 
-def _assign(container: Any, keys: tuple[PathKey, ...], is_string: bool, value: Any) -> Any:
-    """A copy of ``container`` with ``value`` set (or string-appended) at ``keys``."""
-    if not keys:
-        if is_string and isinstance(container, str):
-            return container + value
-        return value
-    key, rest = keys[0], keys[1:]
-    if isinstance(key, int):
-        items: list[Any] = list(container) if isinstance(container, list) else []
-        if len(items) <= key:
-            if key - len(items) > MAX_ARRAY_GAP:
-                raise MalformedStreamError(
-                    f"partialArgs index {key} is far beyond the {len(items)} elements so far"
-                )
-            items.extend([None] * (key + 1 - len(items)))
-        items[key] = _assign(items[key], rest, is_string, value)
-        return items
-    fields: dict[str, Any] = dict(container) if isinstance(container, dict) else {}
-    fields[key] = _assign(fields.get(key), rest, is_string, value)
-    return fields
-
-
 class _Slot:
     __slots__ = ("args", "args_json", "fragments", "id", "name", "pending", "signature")
 
@@ -115,7 +42,7 @@ class _Slot:
         self.name = name
         self.id = id
         self.args: dict[str, Any] = {}
-        self.args_json: tuple[Any, bytes] | None = None  # cache of _slots._encoded_args()
+        self.args_json: tuple[Any, bytes] | None = None  # cache of the args' encoding
         self.signature: str | None = None
         # The string fragments of the path being streamed now, joined only when that
         # string is complete: appending each fragment to a snapshot would copy the
@@ -152,8 +79,11 @@ class ArgsTable:
                 out.append(item)
         return out
 
-    def close(self) -> Batch:
-        """At the end of the stream (or before an error): updates for unfinished strings."""
+    error = None
+    """Always ``None``: bad input raises at once (a batch is one Gemini event)."""
+
+    def close(self, error: Exception | None = None) -> Batch:
+        """The end of the stream, or an error: updates for the strings still open."""
         out: Batch = []
         for (candidate, number), slot in self._slots.items():
             if slot.pending is not None and self._join(slot):
@@ -179,7 +109,13 @@ class ArgsTable:
         elif call.args is not None:
             if slot.pending is not None:
                 self._join(slot)
-            if not same_args(slot, call.args):
+            try:
+                same = same_args(slot, call.args)
+            except RecursionError:
+                raise MalformedStreamError(
+                    "functionCall args nested too deeply to compare"
+                ) from None
+            if not same:
                 slot.args, changed = call.args, True
         elif slot.pending is not None and not call.will_continue:
             changed = self._join(slot) or changed  # the end of a streamed call
@@ -203,7 +139,7 @@ class ArgsTable:
             if piece.will_continue:
                 return changed
             return self._join(slot) or changed
-        slot.args = _assign(slot.args, self._path(path), False, value)
+        slot.args = assign_path(slot.args, self._path(path), False, value)
         return True
 
     def _join(self, slot: _Slot) -> bool:
@@ -215,7 +151,7 @@ class ArgsTable:
         slot.fragments = []
         if not text and self._has_string(slot.args, path):
             return False  # an empty closing fragment of a string that is already there
-        slot.args = _assign(slot.args, self._path(path), True, text)
+        slot.args = assign_path(slot.args, self._path(path), True, text)
         return True
 
     def _path(self, path: str) -> tuple[PathKey, ...]:

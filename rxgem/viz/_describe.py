@@ -18,10 +18,8 @@ from typing import Any
 
 import msgspec
 
-from . import items
-from ._chunks import ChatCompletionChunk
-from ._sse import SSEEvent
-from ._wire import GenerateContentResponse
+from ..core import ChatCompletionChunk, GenerateContentResponse, SSEEvent
+from ..core import _items as items
 
 __all__ = ["category", "describe", "describe_item", "jsonable", "label", "short", "to_json"]
 

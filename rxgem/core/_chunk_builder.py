@@ -16,15 +16,7 @@ from typing import Literal, TypeAlias
 
 import msgspec
 
-from ._chunks import (
-    ChatCompletionChunk,
-    ChoiceDelta,
-    ChoiceDeltaToolCall,
-    ChoiceDeltaToolCallFunction,
-    ChunkChoice,
-    CompletionUsage,
-    FinishReason,
-)
+from ._gemini_models import UsageMetadata
 from ._items import (
     Batch,
     End,
@@ -35,7 +27,15 @@ from ._items import (
     ToolCallHeader,
     Usage,
 )
-from ._wire import UsageMetadata
+from ._openai_models import (
+    ChatCompletionChunk,
+    ChoiceDelta,
+    ChoiceDeltaToolCall,
+    ChoiceDeltaToolCallFunction,
+    ChunkChoice,
+    CompletionUsage,
+    FinishReason,
+)
 
 __all__ = [
     "ChunkBuilder",
@@ -233,6 +233,13 @@ class ChunkBuilder:
         return tool_id
 
     # -- items ----------------------------------------------------------------------
+
+    error = None
+    """Always ``None``: bad input raises at once (one unit of input gives one result)."""
+
+    def close(self, error: Exception | None = None) -> list[ChatCompletionChunk]:
+        """The end of input: nothing is held back, so nothing to return."""
+        return []
 
     def feed(self, batch: Batch) -> list[ChatCompletionChunk]:
         if len(batch) == 1:

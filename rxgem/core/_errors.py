@@ -133,6 +133,7 @@ class GeminiTransportError(RxGemError):
     def __init__(self, message: str, *, cause: BaseException | None = None) -> None:
         self.cause = cause
         super().__init__(message)
+        self.__cause__ = cause
 
 
 class MissingCredentialsError(RxGemError):

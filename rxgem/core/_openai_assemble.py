@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._chunks import ChatCompletionChunk
+from ._openai_models import ChatCompletionChunk
 
 __all__ = ["ChunkAccumulator", "assemble"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import msgspec
 
 from ._errors import GeminiAPIError, MalformedStreamError, snippet
-from ._sse import SSEEvent
-from ._wire import ErrorBody, GenerateContentResponse
+from ._gemini_models import ErrorBody, GenerateContentResponse
+from ._gemini_sse import SSEEvent
 
 __all__ = ["ResponseParser", "api_error"]
 
@@ -44,6 +44,13 @@ class ResponseParser:
     def events(self) -> int:
         """How many events were fed so far."""
         return self._events
+
+    error = None
+    """Always ``None``: bad input raises at once (one unit of input gives one result)."""
+
+    def close(self, error: Exception | None = None) -> list[GenerateContentResponse]:
+        """The end of input: nothing is held back, so nothing to return."""
+        return []
 
     def feed(self, event: SSEEvent) -> list[GenerateContentResponse]:
         self._events += 1

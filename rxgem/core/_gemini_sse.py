@@ -2,8 +2,9 @@
 
 :class:`SSEDecoder` turns the bytes of a Gemini ``streamGenerateContent?alt=sse``
 response body into :class:`SSEEvent` objects. It does no I/O: feed it byte chunks
-as they arrive (:meth:`SSEDecoder.feed`) and call :meth:`SSEDecoder.flush` at the
-end of the body. The output never depends on how the bytes were split into chunks.
+as they arrive (:meth:`SSEDecoder.feed`) and call :meth:`SSEDecoder.close` at the
+end of the body (the core protocol of :mod:`rxgem.core._protocol`). The output
+never depends on how the bytes were split into chunks.
 
 It implements the event-stream interpretation of the WHATWG HTML standard
 (section 9.2.6, "Interpreting an event stream"):
@@ -43,7 +44,7 @@ Deviations from WHATWG, for Gemini's benefit:
   it is not dispatched, :attr:`SSEDecoder.done` becomes true and every byte after
   it (in the same chunk and later) is ignored. A ``[DONE]`` line that follows
   other ``data`` lines of the same event is ordinary data.
-* **Dispatch at end of input.** :meth:`SSEDecoder.flush` treats an unterminated
+* **Dispatch at end of input.** :meth:`SSEDecoder.close` treats an unterminated
   last line as a line, then dispatches a pending raw block (even unbalanced, so the
   JSON parser downstream reports it as malformed) and a pending ``data`` event that
   never got its empty line (WHATWG would discard it).
@@ -52,6 +53,7 @@ Deviations from WHATWG, for Gemini's benefit:
 from __future__ import annotations
 
 import re
+import warnings
 
 from ._errors import MalformedStreamError, snippet
 
@@ -188,7 +190,7 @@ class SSEDecoder:
         for chunk in body:
             for event in decoder.feed(chunk):
                 ...
-        for event in decoder.flush():
+        for event in decoder.close():
             ...
 
     See the module docstring for the rules, including the deviations from
@@ -334,17 +336,43 @@ class SSEDecoder:
             pending.append(tail)
         return self._lines(lines)
 
-    def flush(self) -> list[SSEEvent]:
+    error = None
+    """Always ``None``: the decoder raises its one error (not an event stream) at once."""
+
+    def close(self, error: Exception | None = None) -> list[SSEEvent]:
         """Signal the end of input; return the events still pending.
 
         The unterminated last line (if any) is processed as a line, then a
         pending raw block is dispatched (even if unbalanced), then a pending
-        ``data`` event that lacks its empty line. The decoder is then empty;
-        flushing again returns ``[]``. WHATWG through and through: lines that are
-        not SSE are ignored (see :meth:`close` for the stricter end).
+        ``data`` event that lacks its empty line. With ``error`` (the body was cut
+        off by it) nothing more is dispatched: a partial event is not an event.
+
+        Raises:
+            MalformedStreamError: the input held no event but lines that are not
+                SSE (an HTML error page, binary data). An empty body, or one of
+                only comments, is not this error.
         """
-        if self._done:
+        if error is not None or self._done:
+            self._drop()
             return []
+        out = self._flush()
+        if self._events == 0 and self._ignored is not None and not self._done:
+            ignored, self._ignored = self._ignored, None
+            raise MalformedStreamError(
+                "the body is not a Server-Sent Events stream (no event in it)",
+                snippet=snippet(ignored),
+            )
+        return out
+
+    def flush(self) -> list[SSEEvent]:
+        """Deprecated: :meth:`close`, which also judges whether the body was SSE at all."""
+        warnings.warn(
+            "SSEDecoder.flush() is deprecated; use close()", DeprecationWarning, stacklevel=2
+        )
+        return self.close()
+
+    def _flush(self) -> list[SSEEvent]:
+        """The events pending at the end of input (WHATWG, plus the deviations above)."""
         if self._at_start:
             self._at_start = False
             if self._head:
@@ -364,23 +392,6 @@ class SSEDecoder:
             out.append(self._dispatch())
         self._event_type = None
         self._retry = None
-        return out
-
-    def close(self) -> list[SSEEvent]:
-        """:meth:`flush`, then judge the whole input: was it an event stream at all?
-
-        Raises:
-            MalformedStreamError: the input held no event but lines that are not
-                SSE (an HTML error page, binary data). An empty body, or one of
-                only comments, is not this error.
-        """
-        out = self.flush()
-        if self._events == 0 and self._ignored is not None and not self._done:
-            ignored, self._ignored = self._ignored, None
-            raise MalformedStreamError(
-                "the body is not a Server-Sent Events stream (no event in it)",
-                snippet=snippet(ignored),
-            )
         return out
 
     # -- internals ---------------------------------------------------------
@@ -486,6 +497,10 @@ class SSEDecoder:
     def _finish(self) -> None:
         """``[DONE]`` seen: drop all state and ignore the rest of the input."""
         self._done = True
+        self._drop()
+
+    def _drop(self) -> None:
+        """Forget the line, event and raw block being built."""
         self._idle = False
         self._pending.clear()
         self._head = b""

@@ -24,7 +24,7 @@ from typing import Any, TypeAlias
 
 import msgspec
 
-from ._wire import FunctionCall, UsageMetadata
+from ._gemini_models import FunctionCall, UsageMetadata
 
 __all__ = [
     "Batch",

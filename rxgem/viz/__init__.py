@@ -58,10 +58,11 @@ from reactivex.scheduler import VirtualTimeScheduler
 from reactivex.scheduler.eventloop import AsyncIOScheduler
 from reactivex.testing import TestScheduler
 
-from . import samples
+from .. import samples
+from ..operators import NamedOperator as Stage
+from ..operators import pipeline_stages
 from ._describe import category, describe, short, to_json
 from ._describe import label as default_label
-from ._pipeline import Stage, pipeline_stages
 
 __all__ = [
     "Diagram",

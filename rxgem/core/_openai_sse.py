@@ -6,10 +6,10 @@ from typing import Any
 
 import msgspec
 
-from ._chunks import ChatCompletionChunk
 from ._errors import GeminiAPIError
+from ._openai_models import ChatCompletionChunk
 
-__all__ = ["DONE_FRAME", "encode_chunk", "encode_error", "error_payload"]
+__all__ = ["DONE_FRAME", "SSEEncoder", "encode_chunk", "encode_error", "error_payload"]
 
 DONE_FRAME = b"data: [DONE]\n\n"
 
@@ -32,3 +32,19 @@ def error_payload(error: BaseException) -> dict[str, Any]:
 def encode_error(error: BaseException) -> bytes:
     """A stream error as an SSE frame (sent instead of ``[DONE]``)."""
     return b"data: " + msgspec.json.encode(error_payload(error)) + b"\n\n"
+
+
+class SSEEncoder:
+    """OpenAI SSE framing as a core: a frame per chunk, ``[DONE]`` or an error frame at the end."""
+
+    __slots__ = ()
+
+    error = None
+    """Always ``None``: every chunk can be framed."""
+
+    def feed(self, chunk: ChatCompletionChunk) -> list[bytes]:
+        return [b"data: " + chunk.to_json() + b"\n\n"]
+
+    def close(self, error: Exception | None = None) -> list[bytes]:
+        """``data: [DONE]``, or the error frame when the stream failed with ``error``."""
+        return [DONE_FRAME if error is None else encode_error(error)]

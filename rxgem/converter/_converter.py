@@ -1,0 +1,199 @@
+"""The whole translation without Rx: Gemini stream bytes in, OpenAI chunks out.
+
+:class:`Converter` composes the six sans-IO cores in plain calls and is a core
+itself (:mod:`rxgem.core._protocol`): ``feed(data)`` returns the chunks that
+``data`` completes, ``close()`` the last ones. It is what ``gemini_to_openai()``
+runs, and what code that does not want Rx uses directly (servers, scripts, other
+async frameworks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from typing import Any, Unpack
+
+from ..core import ChatCompletionChunk
+from ._options import PipelineOptions, pipeline_settings
+
+__all__ = ["Converter"]
+
+_BATCHED = (False, False, True, True, True, False)
+"""Whether each core's ``feed`` result is one batch (one value) or several values."""
+
+
+class _Failed(Exception):
+    """Core ``stage`` raised ``error`` while values were pushed through (slow path only)."""
+
+    def __init__(self, stage: int, error: Exception) -> None:
+        self.stage = stage
+        self.error = error
+
+
+class Converter:
+    """Gemini ``streamGenerateContent`` body bytes → OpenAI ``chat.completion.chunk`` objects.
+
+    .. code::
+
+        converter = rxgem.Converter(model="gemini-2.5-flash")
+        for data in body:                       # bytes, split anywhere
+            send(converter.feed(data))
+        send(converter.close())                 # raises if the stream failed
+
+    Takes the options of :func:`~rxgem.gemini_to_openai` and gives the same chunks
+    as the operators. Errors follow the core rule: everything valid before an error
+    is returned, pending tool calls flushed, and the error is raised by the call
+    that found it when that call has nothing to return, else by the next call;
+    :attr:`error` shows it at once. :meth:`iterate` and :meth:`aiterate` run a whole
+    body and raise at the right place for you. ``data: [DONE]`` ends the stream
+    (the last chunks come with it; later input is ignored).
+
+    Raises:
+        TypeError, ValueError: at construction, for an unknown or bad option.
+    """
+
+    __slots__ = (
+        "_args",
+        "_builder",
+        "_closed",
+        "_cores",
+        "_error",
+        "_finish",
+        "_parser",
+        "_slots",
+        "_sse",
+    )
+
+    def __init__(self, **options: Unpack[PipelineOptions]) -> None:
+        cores = pipeline_settings(options).cores()
+        self._cores: tuple[Any, ...] = cores
+        self._sse, self._parser, self._slots, self._args, self._finish, self._builder = cores
+        self._error: Exception | None = None
+        self._closed = False
+
+    @property
+    def error(self) -> Exception | None:
+        """The error that ended the stream after valid chunks were returned; the next
+        call raises it."""
+        return self._error
+
+    @property
+    def done(self) -> bool:
+        """Whether the stream is over (``close()`` was called, ``[DONE]`` came, or it failed)."""
+        return self._closed
+
+    def feed(self, data: bytes) -> list[ChatCompletionChunk]:
+        """The chunks that ``data`` (the next bytes of the body) completes."""
+        if self._closed:
+            if self._error is not None:
+                raise self._error
+            return []
+        out: list[ChatCompletionChunk] = []
+        stage = 0
+        try:
+            for event in self._sse.feed(data):
+                stage = 1
+                for response in self._parser.feed(event):
+                    stage = 2
+                    batch = self._slots.feed(response)
+                    if batch:
+                        stage = 3
+                        batch = self._args.feed(batch)
+                        if batch:
+                            stage = 4
+                            batch = self._finish.feed(batch)
+                            if batch:
+                                stage = 5
+                                out += self._builder.feed(batch)
+        except Exception as exc:
+            return self._end(stage, exc, out)
+        if self._sse.done:  # `data: [DONE]`: the stream is over
+            return self._end(0, None, out)
+        return out
+
+    def close(self, error: Exception | None = None) -> list[ChatCompletionChunk]:
+        """The end of the body: the last chunks (tool calls, finishes, usage).
+
+        With ``error`` (the body was cut off by it, e.g. a transport error): the
+        chunks owed before it (pending tool calls); never raises.
+
+        Raises:
+            RxGemError: the stream ended badly (truncated, not a Gemini stream, an
+                error object) and no chunk was left to return first.
+        """
+        if self._closed:
+            if self._error is not None and error is None:
+                raise self._error
+            return []
+        return self._end(0, error, [], external=error is not None)
+
+    def _end(
+        self,
+        stage: int,
+        error: Exception | None,
+        out: list[ChatCompletionChunk],
+        *,
+        external: bool = False,
+    ) -> list[ChatCompletionChunk]:
+        """Close the cores from ``stage`` on (with ``error``), their outputs pushed on.
+
+        The stream's own error is raised when nothing is left to return, else kept
+        for the next call; an ``external`` error (given to ``close``) is the caller's.
+        """
+        self._closed = True
+        cores = self._cores
+        while stage < len(cores):
+            core = cores[stage]
+            try:
+                values = core.close(error)
+                if _BATCHED[stage]:
+                    values = [values] if values else []
+                for value in values:
+                    self._push(stage + 1, value, out)
+                if error is None and core.error is not None:
+                    error = core.error
+                stage += 1
+            except _Failed as failed:
+                error, stage = failed.error, failed.stage
+            except Exception as exc:
+                error, stage = exc, stage + 1
+        if error is not None and not external:
+            if not out:
+                raise error
+            self._error = error
+        return out
+
+    def _push(self, stage: int, value: Any, out: list[ChatCompletionChunk]) -> None:
+        """Feed ``value`` to core ``stage`` and what it returns on to the end."""
+        if stage == len(self._cores):
+            out.append(value)
+            return
+        try:
+            values = self._cores[stage].feed(value)
+        except Exception as exc:
+            raise _Failed(stage, exc) from None
+        if _BATCHED[stage]:
+            values = [values] if values else []
+        for result in values:
+            self._push(stage + 1, result, out)
+
+    def iterate(self, body: Iterable[bytes]) -> Iterator[ChatCompletionChunk]:
+        """Every chunk of ``body``'s bytes; raises the stream's error after the valid ones."""
+        for data in body:
+            yield from self.feed(data)
+            if self._closed:
+                break
+        yield from self.close()
+        if self._error is not None:
+            raise self._error
+
+    async def aiterate(self, body: AsyncIterable[bytes]) -> AsyncIterator[ChatCompletionChunk]:
+        """:meth:`iterate` for an async byte stream (``httpx.Response.aiter_bytes()``)."""
+        async for data in body:
+            for chunk in self.feed(data):
+                yield chunk
+            if self._closed:
+                break
+        for chunk in self.close():
+            yield chunk
+        if self._error is not None:
+            raise self._error

@@ -1,0 +1,155 @@
+"""rxgem's sans-IO cores: the whole translation in plain classes, no Rx and no I/O.
+
+Gemini side: :class:`SSEDecoder` (bytes → :class:`SSEEvent`), the Gemini models
+(:class:`GenerateContentResponse` and its parts) and :class:`ResponseParser`.
+Between the two: :class:`SlotTable` (responses → items, tool-call slots and their
+:class:`SlotPolicy`), :class:`ArgsTable` (latest and streamed arguments) and
+:class:`FinishBuffer` (what waits for the end). OpenAI side: :class:`ChunkBuilder`
+(items → :class:`ChatCompletionChunk`), the OpenAI models, OpenAI SSE framing
+(:func:`encode_chunk`) and :class:`ChunkAccumulator`.
+
+Every core has the shape of :class:`Core` (``feed``, ``close``, ``error``), with
+one rule for errors; see :mod:`rxgem.core._protocol`.
+"""
+
+from ._args_table import ArgsTable
+from ._chunk_builder import ChunkBuilder, ReasoningField, map_finish_reason, map_usage, random_id
+from ._errors import (
+    GeminiAPIError,
+    GeminiTransportError,
+    MalformedStreamError,
+    MissingCredentialsError,
+    RxGemError,
+    TruncatedStreamError,
+    snippet,
+)
+from ._finish_buffer import Announce, FinishBuffer
+from ._gemini_models import (
+    Candidate,
+    Content,
+    ErrorBody,
+    FunctionCall,
+    GenerateContentResponse,
+    ModalityTokenCount,
+    Part,
+    PartialArg,
+    PromptFeedback,
+    UsageMetadata,
+)
+from ._gemini_parser import ResponseParser, api_error
+from ._gemini_sse import DONE, SSEDecoder, SSEEvent
+from ._items import (
+    Batch,
+    Blocked,
+    CallPart,
+    End,
+    Finish,
+    Item,
+    Meta,
+    SlotUpdate,
+    Text,
+    TextSignature,
+    ToolCall,
+    ToolCallHeader,
+    Usage,
+)
+from ._json_growth import grows, grows_from, same_args
+from ._json_path import MAX_ARRAY_GAP, MAX_PATH_DEPTH, parse_json_path
+from ._openai_assemble import ChunkAccumulator, assemble
+from ._openai_models import (
+    ChatCompletionChunk,
+    ChoiceDelta,
+    ChoiceDeltaToolCall,
+    ChoiceDeltaToolCallFunction,
+    ChunkChoice,
+    CompletionUsage,
+    FinishReason,
+)
+from ._openai_sse import DONE_FRAME, SSEEncoder, encode_chunk, encode_error, error_payload
+from ._protocol import Core
+from ._slot_policies import (
+    EveryPartPolicy,
+    LatestArgsPolicy,
+    PositionalPolicy,
+    SlotInfo,
+    SlotPolicy,
+    SlotPolicyName,
+    resolve_policy,
+)
+from ._slot_table import MAX_CANDIDATES, SlotTable
+
+__all__ = [
+    "DONE",
+    "DONE_FRAME",
+    "MAX_ARRAY_GAP",
+    "MAX_CANDIDATES",
+    "MAX_PATH_DEPTH",
+    "Announce",
+    "ArgsTable",
+    "Batch",
+    "Blocked",
+    "CallPart",
+    "Candidate",
+    "ChatCompletionChunk",
+    "ChoiceDelta",
+    "ChoiceDeltaToolCall",
+    "ChoiceDeltaToolCallFunction",
+    "ChunkAccumulator",
+    "ChunkBuilder",
+    "ChunkChoice",
+    "CompletionUsage",
+    "Content",
+    "Core",
+    "End",
+    "ErrorBody",
+    "EveryPartPolicy",
+    "Finish",
+    "FinishBuffer",
+    "FinishReason",
+    "FunctionCall",
+    "GeminiAPIError",
+    "GeminiTransportError",
+    "GenerateContentResponse",
+    "Item",
+    "LatestArgsPolicy",
+    "MalformedStreamError",
+    "Meta",
+    "MissingCredentialsError",
+    "ModalityTokenCount",
+    "Part",
+    "PartialArg",
+    "PositionalPolicy",
+    "PromptFeedback",
+    "ReasoningField",
+    "ResponseParser",
+    "RxGemError",
+    "SSEDecoder",
+    "SSEEncoder",
+    "SSEEvent",
+    "SlotInfo",
+    "SlotPolicy",
+    "SlotPolicyName",
+    "SlotTable",
+    "SlotUpdate",
+    "Text",
+    "TextSignature",
+    "ToolCall",
+    "ToolCallHeader",
+    "TruncatedStreamError",
+    "Usage",
+    "UsageMetadata",
+    "api_error",
+    "assemble",
+    "encode_chunk",
+    "encode_error",
+    "error_payload",
+    "grows",
+    "grows_from",
+    "map_finish_reason",
+    "map_usage",
+    "parse_json_path",
+    "random_id",
+    "resolve_policy",
+    "same_args",
+    "snippet",
+]

@@ -1,0 +1,190 @@
+"""Slot policies: does a complete call without an id join an existing slot?
+
+See :mod:`rxgem.core._slot_table` for the rules every policy shares; a policy
+decides only the case of a complete, id-less call:
+
+- :class:`LatestArgsPolicy` (``"latest"``, the default): two parts of one event are
+  always different calls; a call in a later event joins the most recently opened
+  slot of the same candidate and name whose args are identical, ``{}``/absent, or
+  grown by the new args (same keys or more, strings extended, nested objects and
+  arrays extended). Otherwise it opens a new call.
+- :class:`PositionalPolicy` (``"positional"``): a later part joins the slot with the
+  same ``(part_index, name, thoughtSignature)``. Simple and what several proxies
+  do, but it merges parallel same-tool calls that Gemini sends one per event
+  (the later call overwrites the earlier one, which is lost).
+- :class:`EveryPartPolicy` (``"every_part"``): every part is a new call. Never
+  merges distinct calls, but a re-sent call becomes a duplicate call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal, Protocol, TypeAlias
+
+from ._gemini_models import FunctionCall
+from ._json_growth import grows_from
+
+__all__ = [
+    "EveryPartPolicy",
+    "LatestArgsPolicy",
+    "PositionalPolicy",
+    "SlotInfo",
+    "SlotPolicy",
+    "SlotPolicyName",
+    "resolve_policy",
+]
+
+SlotPolicyName: TypeAlias = Literal["latest", "positional", "every_part"]
+
+
+class SlotInfo:
+    """What the table knows about one slot; policies read it, the table writes it."""
+
+    __slots__ = (
+        "args",
+        "args_json",
+        "complete",
+        "id",
+        "index",
+        "last_event",
+        "name",
+        "part_index",
+        "signature",
+        "streamed",
+    )
+
+    def __init__(
+        self,
+        index: int,
+        *,
+        name: str | None,
+        id: str | None,
+        args: dict[str, Any] | None,
+        signature: str | None,
+        part_index: int,
+        event: int,
+        streamed: bool,
+    ) -> None:
+        self.index = index
+        self.name = name
+        self.id = id
+        self.args = args
+        self.args_json: tuple[Any, bytes] | None = None  # cache of the args' encoding
+        self.signature = signature  # the signature seen when the slot opened
+        self.part_index = part_index
+        self.last_event = event
+        self.streamed = streamed
+        self.complete = False
+
+    def __repr__(self) -> str:
+        return (
+            f"SlotInfo({self.index}, name={self.name!r}, id={self.id!r}, args={self.args!r}, "
+            f"streamed={self.streamed}, complete={self.complete})"
+        )
+
+
+class SlotPolicy(Protocol):
+    """Decides whether a complete, id-less call joins an existing slot.
+
+    ``match`` gets the candidate's slots in opening order and returns the slot the
+    call joins, or ``None`` to open a new one. Policies hold no state of their own.
+    """
+
+    name: str
+
+    def match(
+        self,
+        slots: Sequence[SlotInfo],
+        call: FunctionCall,
+        *,
+        part_index: int,
+        signature: str | None,
+        event: int,
+    ) -> SlotInfo | None: ...
+
+
+class LatestArgsPolicy:
+    """The default: identical, placeholder or grown args in a later event join a slot."""
+
+    name = "latest"
+
+    def match(
+        self,
+        slots: Sequence[SlotInfo],
+        call: FunctionCall,
+        *,
+        part_index: int,
+        signature: str | None,
+        event: int,
+    ) -> SlotInfo | None:
+        args = call.args if call.args is not None else {}
+        for slot in reversed(slots):
+            if (
+                slot.streamed
+                or slot.id is not None
+                or slot.name != call.name
+                or slot.last_event == event
+            ):
+                continue
+            if not slot.args or grows_from(slot, args):
+                return slot
+        return None
+
+
+class PositionalPolicy:
+    """A later part joins the slot with the same ``(part_index, name, thoughtSignature)``."""
+
+    name = "positional"
+
+    def match(
+        self,
+        slots: Sequence[SlotInfo],
+        call: FunctionCall,
+        *,
+        part_index: int,
+        signature: str | None,
+        event: int,
+    ) -> SlotInfo | None:
+        for slot in reversed(slots):
+            if (
+                not slot.streamed
+                and slot.id is None
+                and slot.last_event != event
+                and slot.part_index == part_index
+                and slot.name == call.name
+                and slot.signature == signature
+            ):
+                return slot
+        return None
+
+
+class EveryPartPolicy:
+    """Every ``functionCall`` part without an id is a new call."""
+
+    name = "every_part"
+
+    def match(
+        self,
+        slots: Sequence[SlotInfo],
+        call: FunctionCall,
+        *,
+        part_index: int,
+        signature: str | None,
+        event: int,
+    ) -> SlotInfo | None:
+        return None
+
+
+def resolve_policy(policy: SlotPolicy | SlotPolicyName) -> SlotPolicy:
+    """Accept a policy object or one of the names ``latest``, ``positional``, ``every_part``."""
+    if isinstance(policy, str):
+        if policy == "latest":
+            return LatestArgsPolicy()
+        if policy == "positional":
+            return PositionalPolicy()
+        if policy == "every_part":
+            return EveryPartPolicy()
+        raise ValueError(
+            f"unknown slot policy {policy!r}; expected 'latest', 'positional' or 'every_part'"
+        )
+    return policy

@@ -1,0 +1,25 @@
+"""Gemini's streaming endpoint over httpx, as an ``Observable[bytes]`` (and of chunks)."""
+
+from ._exchange import TransportOptions, from_gemini
+from ._http import (
+    DEFAULT_BASE_URL,
+    DEFAULT_TIMEOUT,
+    RetryPolicy,
+    http_error,
+    resolve_headers,
+    stream_url,
+)
+from ._stream_chat import StreamChatOptions, stream_chat
+
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "DEFAULT_TIMEOUT",
+    "RetryPolicy",
+    "StreamChatOptions",
+    "TransportOptions",
+    "from_gemini",
+    "http_error",
+    "resolve_headers",
+    "stream_chat",
+    "stream_url",
+]

@@ -1,0 +1,42 @@
+"""One call from a Gemini request to OpenAI chunks: the transport and the pipeline."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Unpack
+
+from reactivex import Observable
+
+from ..converter import StreamOptions
+from ..core import ChatCompletionChunk
+from ..operators import gemini_to_openai
+from ._exchange import TransportOptions, from_gemini
+
+__all__ = ["StreamChatOptions", "stream_chat"]
+
+
+class StreamChatOptions(TransportOptions, StreamOptions, total=False):
+    """:func:`stream_chat`'s options: the transport's and the pipeline's (but ``model``)."""
+
+
+_TRANSPORT = TransportOptions.__optional_keys__
+
+
+def stream_chat(
+    request: Mapping[str, Any], *, model: str, **options: Unpack[StreamChatOptions]
+) -> Observable[ChatCompletionChunk]:
+    """``from_gemini(request, model=model, ...)`` piped through ``gemini_to_openai(...)``.
+
+    Options of :func:`from_gemini` (``api_key``, ``access_token``, ``base_url``,
+    ``client``, ``timeout``, ``headers``, ``retry``, ``scheduler``) go to the request;
+    the others (``include_usage``, ``reasoning_field``, ``slot_policy``, ...) to
+    :func:`~rxgem.gemini_to_openai`. ``model`` is both the Gemini model and the
+    ``model`` of every chunk.
+
+    Returns:
+        ``Observable[ChatCompletionChunk]``.
+    """
+    transport: dict[str, Any] = {k: v for k, v in options.items() if k in _TRANSPORT}
+    pipeline: dict[str, Any] = {k: v for k, v in options.items() if k not in _TRANSPORT}
+    operator = gemini_to_openai(model=model.removeprefix("models/"), **pipeline)
+    return from_gemini(request, model=model, **transport).pipe(operator)
