@@ -47,7 +47,7 @@ BASE_SEED = int(os.environ.get("RXGEM_FUZZ_SEED", str(random.randrange(2**32))))
 STRICT = os.environ.get("RXGEM_FUZZ_STRICT") == "1"
 CPU_LIMIT = 5.0  # seconds of CPU per input before it counts as a hang
 
-CORPUS = Path(__file__).resolve().parent / "corpus"
+CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 _CASES = json.loads((CORPUS / "cases.json").read_text("utf-8"))
 
 KNOWN_BUGS: dict[str, Callable[[BaseException], bool]] = {}

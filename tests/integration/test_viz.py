@@ -32,7 +32,7 @@ from rxgem.testing import (
 )
 from rxgem.viz._describe import category, describe, jsonable, label
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SVG = "{http://www.w3.org/2000/svg}"
 STAGES = ["decode_sse", "parse", "group_by_slot", "latest_args", "flush_on_finish", "to_openai"]
 

@@ -24,7 +24,7 @@ from conftest import check_protocol, run, sdk_validate
 import rxgem
 from rxgem import _cli
 
-CORPUS = Path(__file__).resolve().parent / "corpus"
+CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 CASES: dict[str, dict[str, Any]] = json.loads((CORPUS / "cases.json").read_text("utf-8"))
 MB = 1 << 20
 

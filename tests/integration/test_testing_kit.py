@@ -48,7 +48,7 @@ from rxgem.testing import (
 )
 
 NAMES = samples.names()
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SIG = "c2lnbmF0dXJl"
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MAX_RATIO = 2.0
 ROUNDS = 11  # interleaved rounds; each times both functions for at least MIN_TIME s
 MIN_TIME = 0.03
