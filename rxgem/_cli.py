@@ -15,20 +15,10 @@ from typing import IO, Any, NoReturn
 
 import reactivex
 from reactivex import Observable
-from reactivex import operators as ops
 
 from . import __version__, samples
 from .core import ChatCompletionChunk, ChunkAccumulator, RxGemError, assemble, error_payload
-from .operators import (
-    decode_sse,
-    flush_on_finish,
-    gemini_to_openai,
-    group_by_slot,
-    latest_args,
-    parse,
-    sse_encode,
-    to_openai,
-)
+from .operators import gemini_to_openai, pipeline_stages, sse_encode
 from .viz._describe import describe, short
 
 __all__ = ["main"]
@@ -114,41 +104,27 @@ def _convert(args: argparse.Namespace) -> int:
 # -- demo ---------------------------------------------------------------------------
 
 
-_STAGES = ("decode_sse", "parse", "group_by_slot", "latest_args", "flush_on_finish", "to_openai")
-
-
 def _demo_one(name: str, verbose: bool, write: Callable[[str], None]) -> int:
+    from .viz import Recorder  # the demo's recording is viz's own (drawing is not needed)
+
     data = samples.read(name)
-    recorded: dict[str, list[Any]] = {stage: [] for stage in _STAGES}
+    recorder = Recorder()
     failure: list[Exception] = []
-
-    def recorder(stage: str) -> Callable[[Observable[Any]], Observable[Any]]:
-        def record(value: Any) -> None:
-            recorded[stage].append(value)
-
-        return ops.do_action(record)
-
     chunks: list[ChatCompletionChunk] = []
     pieces = [data[i : i + 97] for i in range(0, len(data), 97)]  # arbitrary network-like splits
-    operators: list[Callable[[Observable[Any]], Observable[Any]]] = [
-        decode_sse(),
-        parse(),
-        group_by_slot(),
-        latest_args(),
-        flush_on_finish(),
-        to_openai(clock=lambda: 0),
-    ]
+    stages = pipeline_stages(clock=lambda: 0)
     stream: Observable[Any] = reactivex.from_iterable(pieces)
-    for stage, operator in zip(_STAGES, operators, strict=True):
-        stream = stream.pipe(operator, recorder(stage))
+    for stage, operator in stages:
+        stream = stream.pipe(operator, recorder.tap(stage))
     stream.subscribe(chunks.append, failure.append)
 
     write(f"== {name}  ({len(data)} bytes, fed in {len(pieces)} pieces)")
     write(f"   {samples.expected().get(name, {}).get('description', '')}")
     if verbose:
-        for number, stage in enumerate(_STAGES, 1):
-            write(f"  {number}. {stage}: {len(recorded[stage])} emission(s)")
-            for value in recorded[stage]:
+        for number, (stage, _) in enumerate(stages, 1):
+            values = recorder.values(stage)
+            write(f"  {number}. {stage}: {len(values)} emission(s)")
+            for value in values:
                 write(f"       {describe(value)}")
     final = assemble(chunks)
     write("  assembled OpenAI message:")

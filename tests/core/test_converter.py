@@ -1,0 +1,167 @@
+"""rxgem.Converter: the six cores composed without Rx, and the one rule for errors.
+
+A call returns everything valid (pending tool calls flushed); the error is raised by
+the call that finds it when that call has nothing to return, else by the next call,
+and ``error`` shows it at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+from conftest import counter_ids
+
+import rxgem
+from rxgem import samples
+from rxgem.testing import call, event, finish, text, usage
+
+CALL_THEN_BAD = event(call("search", q="rx")) + b"data: {not json}\r\n\r\n"
+
+
+def converter(**options: object) -> rxgem.Converter:
+    return rxgem.Converter(id_factory=counter_ids(), clock=lambda: 0, **options)  # type: ignore[arg-type]
+
+
+def names(chunks: list[rxgem.ChatCompletionChunk]) -> list[str]:
+    message = rxgem.assemble(chunks)["choices"][0]["message"]
+    return [c["function"]["name"] for c in message.get("tool_calls") or ()]
+
+
+def test_feed_returns_the_chunks_each_piece_completes() -> None:
+    conv = converter()
+    assert conv.feed(event(text("Hel"))[:10]) == []
+    first = conv.feed(event(text("Hel"))[10:])
+    assert [c.choices[0].delta.content for c in first] == ["Hel"]
+    rest = conv.feed(event(text("lo"), finish("STOP"), usage(3, 2))) + conv.close()
+    result = rxgem.assemble(first + rest)
+    assert result["choices"][0]["message"]["content"] == "Hello"
+    assert result["choices"][0]["finish_reason"] == "stop"
+    assert result["usage"]["total_tokens"] == 5
+    assert conv.error is None
+    assert conv.done
+
+
+@pytest.mark.parametrize("name", samples.names())
+def test_a_sample_converts_as_its_expected_message(name: str) -> None:
+    conv = converter()
+    chunks: list[rxgem.ChatCompletionChunk] = []
+    error: Exception | None = None
+    try:
+        for chunk in conv.iterate([samples.read(name)]):
+            chunks.append(chunk)
+    except rxgem.RxGemError as exc:
+        error = exc
+    expected = samples.expected()[name]
+    if expected["error"] is not None:
+        assert type(error).__name__ == expected["error"]["type"]
+    else:
+        assert error is None
+    finishes = [c["finish_reason"] for c in rxgem.assemble(chunks)["choices"]]
+    assert finishes == [c["finish_reason"] for c in expected["choices"]]
+
+
+def test_an_error_after_valid_events_is_raised_by_the_next_call() -> None:
+    conv = converter()
+    chunks = conv.feed(event(text("Looking.")) + CALL_THEN_BAD)
+    assert names(chunks) == ["search"], "the pending call is flushed before the error"
+    assert isinstance(conv.error, rxgem.MalformedStreamError)
+    assert conv.error.event == 3
+    with pytest.raises(rxgem.MalformedStreamError):
+        conv.feed(event(text("more")))
+    with pytest.raises(rxgem.MalformedStreamError):
+        conv.close()
+
+
+def test_an_error_with_nothing_valid_before_it_is_raised_at_once() -> None:
+    conv = converter()
+    with pytest.raises(rxgem.GeminiAPIError, match="quota"):
+        conv.feed(b'data: {"error": {"code": 429, "message": "quota"}}\r\n\r\n')
+    assert conv.done
+
+
+def test_a_truncated_stream_returns_its_calls_then_raises() -> None:
+    conv = converter(announce="none")
+    assert conv.feed(event(call("search", q="rx"))) == []
+    chunks = conv.close()
+    assert names(chunks) == ["search"]
+    assert isinstance(conv.error, rxgem.TruncatedStreamError)
+    with pytest.raises(rxgem.TruncatedStreamError):
+        conv.close()
+
+
+def test_a_truncated_stream_with_nothing_held_raises_at_close() -> None:
+    conv = converter()
+    conv.feed(event(text("cut off")))
+    with pytest.raises(rxgem.TruncatedStreamError):
+        conv.close()
+
+
+def test_iterate_yields_every_valid_chunk_then_raises() -> None:
+    body = event(text("Looking.")) + CALL_THEN_BAD
+    seen: list[rxgem.ChatCompletionChunk] = []
+    with pytest.raises(rxgem.MalformedStreamError):
+        seen.extend(converter().iterate([body[:20], body[20:]]))  # extend keeps what came first
+    assert names(seen) == ["search"]
+    assert rxgem.assemble(seen)["choices"][0]["message"]["content"] == "Looking."
+
+
+def test_aiterate_reads_an_async_body() -> None:
+    async def body() -> AsyncIterator[bytes]:
+        data = samples.read("thinking_tools")
+        for i in range(0, len(data), 100):
+            yield data[i : i + 100]
+
+    async def main() -> list[rxgem.ChatCompletionChunk]:
+        return [chunk async for chunk in converter().aiterate(body())]
+
+    chunks = asyncio.run(main())
+    assert names(chunks) == ["read_file", "read_file", "read_file", "search"]
+
+
+def test_done_ends_the_stream_with_its_last_chunks() -> None:
+    conv = converter()
+    chunks = conv.feed(event(text("Hi"), finish("STOP")) + b"data: [DONE]\n\ndata: ignored\n\n")
+    assert rxgem.assemble(chunks)["choices"][0]["finish_reason"] == "stop"
+    assert conv.done
+    assert conv.feed(event(text("after"))) == []
+    assert conv.close() == []
+
+
+def test_close_with_the_callers_error_flushes_and_never_raises() -> None:
+    conv = converter(announce="none")
+    conv.feed(event(call("search", q="rx")))
+    chunks = conv.close(ConnectionResetError("gone"))
+    assert names(chunks) == ["search"]
+    assert all(choice.finish_reason is None for c in chunks for choice in c.choices)
+    assert conv.error is None
+    assert conv.close() == []
+
+
+def test_options_are_checked_at_construction() -> None:
+    with pytest.raises(TypeError, match="unknown pipeline option 'modle'"):
+        rxgem.Converter(modle="x")  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match="announce"):
+        rxgem.Converter(announce="all")  # type: ignore[typeddict-item]
+    with pytest.raises(ValueError, match="slot policy"):
+        rxgem.Converter(slot_policy="first")  # type: ignore[typeddict-item]
+
+
+CORES = [
+    rxgem.SSEDecoder,
+    rxgem.ResponseParser,
+    rxgem.SlotTable,
+    rxgem.ArgsTable,
+    rxgem.FinishBuffer,
+    rxgem.ChunkBuilder,
+    rxgem.Converter,
+]
+
+
+@pytest.mark.parametrize("make", CORES, ids=lambda c: c.__name__)
+def test_every_core_has_the_one_shape(make: type) -> None:
+    core = make()
+    assert core.error is None
+    assert core.close(RuntimeError("upstream")) == []
+    assert core.close() == []  # spent: closing again gives nothing
