@@ -138,8 +138,8 @@ _LAZY = frozenset({"testing", "viz"})
 
 
 def __getattr__(name: str) -> Any:
-    # `viz` (SVG rendering, reactivex.testing) and `testing` (a loopback server) are
-    # heavy and rarely needed at run time: imported on first use.
+    # `viz` (diagrams) and `testing` (a loopback server, marbles) are not needed to
+    # translate a stream: imported on first use, so that `import rxgem` stays light.
     if name in _LAZY:
         import importlib
 

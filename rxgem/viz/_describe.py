@@ -14,7 +14,9 @@ else (shown through ``repr``).
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 import msgspec
 
@@ -23,19 +25,7 @@ from ..core import _items as items
 
 __all__ = ["category", "describe", "describe_item", "jsonable", "label", "short", "to_json"]
 
-_ITEM_TYPES = (
-    items.Meta,
-    items.Text,
-    items.CallPart,
-    items.Finish,
-    items.Usage,
-    items.Blocked,
-    items.SlotUpdate,
-    items.ToolCallHeader,
-    items.ToolCall,
-    items.TextSignature,
-    items.End,
-)
+ItemT = TypeVar("ItemT")
 
 
 def short(value: Any, limit: int = 110) -> str:
@@ -49,41 +39,116 @@ def _args(args: Any) -> str:
     return short(json.dumps(args, ensure_ascii=False, separators=(",", ":")), 60)
 
 
+@dataclass(frozen=True)
+class _ItemKind(Generic[ItemT]):
+    """How to show one item type: a one-liner, a marble word, a colour (or ``None``)."""
+
+    describe: Callable[[ItemT], str]
+    label: Callable[[ItemT], str]
+    category: Callable[[ItemT], str | None]
+
+
+def _no_category(_: object) -> None:
+    return None
+
+
+def _text_kind(item: items.Text) -> str:
+    return "thought" if item.thought else "text"
+
+
+def _describe_text(item: items.Text) -> str:
+    sig = ", sig" if item.signature else ""
+    return f"Text(c{item.candidate} {_text_kind(item)} {_args(item.text[:40])}{sig})"
+
+
+def _describe_call_part(item: items.CallPart) -> str:
+    call = item.call
+    what = call.name or ("partialArgs" if call.partial_args else "…")
+    if call.args is not None:
+        what += _args(call.args)
+    return f"CallPart(c{item.candidate} slot {item.slot}: {what})"
+
+
+def _describe_slot(item: items.SlotUpdate | items.ToolCall) -> str:
+    sig = ", sig" if item.signature else ""
+    return (
+        f"{type(item).__name__}(c{item.candidate} slot {item.slot}:"
+        f" {item.name}{_args(item.args)}{sig})"
+    )
+
+
+def _describe_usage(item: items.Usage) -> str:
+    u = item.usage
+    return (
+        f"Usage(prompt={u.prompt_token_count}, candidates={u.candidates_token_count},"
+        f" thoughts={u.thoughts_token_count}, total={u.total_token_count})"
+    )
+
+
+def _describe_end(item: items.End) -> str:
+    return f"End(c{item.candidate} {item.reason}{', has calls' if item.has_calls else ''})"
+
+
+# Every item type once, in pipeline order; a new item type gets one entry here.
+_ITEMS: dict[type[Any], _ItemKind[Any]] = {
+    items.Meta: _ItemKind[items.Meta](
+        describe=lambda i: f"Meta({i.response_id}, {i.model_version})",
+        label=lambda _: "meta",
+        category=_no_category,
+    ),
+    items.Text: _ItemKind[items.Text](
+        describe=_describe_text, label=_text_kind, category=_text_kind
+    ),
+    items.CallPart: _ItemKind[items.CallPart](
+        describe=_describe_call_part,
+        label=lambda i: f"call#{i.slot}",
+        category=lambda _: "call",
+    ),
+    items.Finish: _ItemKind[items.Finish](
+        describe=lambda i: f"Finish(c{i.candidate} {i.reason})",
+        label=lambda i: i.reason,
+        category=lambda _: "finish",
+    ),
+    items.Usage: _ItemKind[items.Usage](
+        describe=_describe_usage, label=lambda _: "usage", category=lambda _: "usage"
+    ),
+    items.Blocked: _ItemKind[items.Blocked](
+        describe=lambda i: f"Blocked({i.reason})",
+        label=lambda _: "blocked",
+        category=lambda _: "finish",
+    ),
+    items.SlotUpdate: _ItemKind[items.SlotUpdate](
+        describe=_describe_slot, label=lambda i: f"slot#{i.slot}", category=lambda _: "call"
+    ),
+    items.ToolCallHeader: _ItemKind[items.ToolCallHeader](
+        describe=lambda i: f"ToolCallHeader(c{i.candidate} slot {i.slot}: {i.name})",
+        label=lambda i: f"head#{i.slot}",
+        category=lambda _: "call",
+    ),
+    items.ToolCall: _ItemKind[items.ToolCall](
+        describe=_describe_slot, label=lambda i: f"tool#{i.slot}", category=lambda _: "call"
+    ),
+    items.TextSignature: _ItemKind[items.TextSignature](
+        describe=lambda i: f"TextSignature(c{i.candidate})",
+        label=lambda _: "sig",
+        category=_no_category,
+    ),
+    items.End: _ItemKind[items.End](
+        describe=_describe_end,
+        label=lambda i: f"end:{i.reason or '-'}",
+        category=lambda _: "finish",
+    ),
+}
+
+
+def _is_item(value: Any) -> bool:
+    return type(value) in _ITEMS
+
+
 def describe_item(item: Any) -> str:
     """One pipeline item (:mod:`rxgem.items`) as a compact one-liner."""
-    kind = type(item).__name__
-    if isinstance(item, items.Meta):
-        return f"Meta({item.response_id}, {item.model_version})"
-    if isinstance(item, items.Text):
-        what = "thought" if item.thought else "text"
-        sig = ", sig" if item.signature else ""
-        return f"Text(c{item.candidate} {what} {_args(item.text[:40])}{sig})"
-    if isinstance(item, items.CallPart):
-        call = item.call
-        what = call.name or ("partialArgs" if call.partial_args else "…")
-        if call.args is not None:
-            what += _args(call.args)
-        return f"CallPart(c{item.candidate} slot {item.slot}: {what})"
-    if isinstance(item, items.SlotUpdate | items.ToolCall):
-        sig = ", sig" if item.signature else ""
-        return f"{kind}(c{item.candidate} slot {item.slot}: {item.name}{_args(item.args)}{sig})"
-    if isinstance(item, items.ToolCallHeader):
-        return f"ToolCallHeader(c{item.candidate} slot {item.slot}: {item.name})"
-    if isinstance(item, items.Finish):
-        return f"Finish(c{item.candidate} {item.reason})"
-    if isinstance(item, items.End):
-        return f"End(c{item.candidate} {item.reason}{', has calls' if item.has_calls else ''})"
-    if isinstance(item, items.Usage):
-        u = item.usage
-        return (
-            f"Usage(prompt={u.prompt_token_count}, candidates={u.candidates_token_count},"
-            f" thoughts={u.thoughts_token_count}, total={u.total_token_count})"
-        )
-    if isinstance(item, items.TextSignature):
-        return f"TextSignature(c{item.candidate})"
-    if isinstance(item, items.Blocked):
-        return f"Blocked({item.reason})"
-    return short(item, 60)
+    kind = _ITEMS.get(type(item))
+    return kind.describe(item) if kind is not None else short(item, 60)
 
 
 def _response_kinds(value: GenerateContentResponse) -> list[str]:
@@ -106,7 +171,7 @@ def _response_kinds(value: GenerateContentResponse) -> list[str]:
 
 
 def _is_batch(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(item, _ITEM_TYPES) for item in value)
+    return isinstance(value, list) and all(_is_item(item) for item in value)
 
 
 def describe(value: Any) -> str:
@@ -125,35 +190,9 @@ def describe(value: Any) -> str:
         return short(f"{type(value).__name__}: {value}", 150)
     if _is_batch(value):
         return "[" + ", ".join(describe_item(item) for item in value) + "]"
-    if isinstance(value, _ITEM_TYPES):
+    if _is_item(value):
         return describe_item(value)
     return short(value, 110)
-
-
-def _item_label(item: Any) -> str:
-    if isinstance(item, items.Meta):
-        return "meta"
-    if isinstance(item, items.Text):
-        return "thought" if item.thought else "text"
-    if isinstance(item, items.CallPart):
-        return f"call#{item.slot}"
-    if isinstance(item, items.SlotUpdate):
-        return f"slot#{item.slot}"
-    if isinstance(item, items.ToolCallHeader):
-        return f"head#{item.slot}"
-    if isinstance(item, items.ToolCall):
-        return f"tool#{item.slot}"
-    if isinstance(item, items.Finish):
-        return item.reason
-    if isinstance(item, items.End):
-        return f"end:{item.reason or '-'}"
-    if isinstance(item, items.Usage):
-        return "usage"
-    if isinstance(item, items.TextSignature):
-        return "sig"
-    if isinstance(item, items.Blocked):
-        return "blocked"
-    return type(item).__name__
 
 
 def _batch_label(batch: list[Any]) -> str:
@@ -163,7 +202,7 @@ def _batch_label(batch: list[Any]) -> str:
     shown = [i for i in batch if not isinstance(i, items.Meta | items.Usage)] or batch
     parts: list[list[Any]] = []  # [word] or [prefix, first, last]
     for item in shown:
-        prefix, hash_, number = _item_label(item).partition("#")
+        prefix, hash_, number = _ITEMS[type(item)].label(item).partition("#")
         if not (hash_ and number.isdigit()):
             parts.append([prefix])
         elif (
@@ -251,8 +290,8 @@ def label(value: Any, limit: int = 18) -> str:
         text = type(value).__name__
     elif _is_batch(value):
         text = _batch_label(value)
-    elif isinstance(value, _ITEM_TYPES):
-        text = _item_label(value)
+    elif _is_item(value):
+        text = _ITEMS[type(value)].label(value)
     elif isinstance(value, str):
         text = value
     else:
@@ -295,18 +334,11 @@ def _categories(value: Any) -> set[str]:
             if choice.delta.content:
                 found.add("text")
         return found
-    batch = value if _is_batch(value) else [value] if isinstance(value, _ITEM_TYPES) else []
+    batch = value if _is_batch(value) else [value] if _is_item(value) else []
     for item in batch:
-        if isinstance(item, items.Text):
-            found.add("thought" if item.thought else "text")
-        elif isinstance(
-            item, items.CallPart | items.SlotUpdate | items.ToolCallHeader | items.ToolCall
-        ):
-            found.add("call")
-        elif isinstance(item, items.Finish | items.End | items.Blocked):
-            found.add("finish")
-        elif isinstance(item, items.Usage):
-            found.add("usage")
+        name = _ITEMS[type(item)].category(item)
+        if name is not None:
+            found.add(name)
     return found
 
 
@@ -334,7 +366,7 @@ def jsonable(value: Any) -> Any:
             if attribute is not None:
                 data[name] = jsonable(attribute)
         return data
-    if isinstance(value, _ITEM_TYPES):
+    if _is_item(value):
         return {type(value).__name__: msgspec.to_builtins(value)}
     if isinstance(value, SSEEvent):
         return {"data": value.data, "event": value.event, "id": value.id, "retry": value.retry}
