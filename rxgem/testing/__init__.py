@@ -7,10 +7,15 @@ Three kits:
   (:func:`event` of :func:`text`, :func:`thought`, :func:`call`, :func:`finish`,
   :func:`usage`, …; :func:`response` for the typed form) and of OpenAI chunks
   (:func:`chunk`, :func:`tool_delta`, :func:`usage_chunk`), :func:`run_marbles`
-  to run an operator on a marble source under virtual time, and
+  to run an operator on a marble source under virtual time (it returns a
+  :class:`MarbleOutput`, a list of :class:`Marble`), and
   :func:`expect_marbles` for the expected side.
 - :func:`assert_openai_stream`: checks every rule of an OpenAI chunk stream (and
   feeds it to the ``openai`` SDK when installed); a failure names the rule.
+
+Old names, still importable: ``Recorded`` is :class:`Marble`, ``Recording``
+is :class:`MarbleOutput` and ``RecordedRequest`` is :class:`ReceivedRequest`
+(renamed so that none of them reads like ``rxgem.viz.Recorder``).
 
 Example (a complete pytest test of the marble kit)::
 
@@ -40,7 +45,7 @@ that answers ``POST /v1beta/models/{model}:streamGenerateContent`` with capture
 bytes, the way Gemini does: ``Transfer-Encoding: chunked``, one HTTP chunk per
 piece, with optional delays, slow trickles, dropped connections, HTTP errors and
 raw mid-stream errors (see :class:`FakeResponse`). It records every request
-(:class:`RecordedRequest`) and notices clients that go away mid-stream. It uses
+(:class:`ReceivedRequest`) and notices clients that go away mid-stream. It uses
 only the standard library, and ``close()`` (or leaving the ``with`` /
 ``async with`` block) stops it and joins all its threads.
 
@@ -89,34 +94,34 @@ Example (a complete pytest test)::
 """
 
 from ._assert import RULES, StreamRuleError, assert_openai_stream
-from ._fake_gemini import FakeGemini, FakeResponse, RecordedRequest
-from ._marbles import (
-    CHUNK_ID,
+from ._fake_gemini import FakeGemini, ReceivedRequest
+from ._fake_response import FakeResponse
+from ._gemini_builders import (
     MODEL,
     RESPONSE_ID,
     Piece,
-    Recorded,
-    Recording,
     api_error,
     blocked,
     call,
     call_end,
     call_start,
     candidate,
-    chunk,
     event,
     event_json,
-    expect_marbles,
     finish,
     partial_args,
     response,
-    run_marbles,
     text,
     thought,
-    tool_delta,
     usage,
-    usage_chunk,
 )
+from ._marbles import Marble, MarbleOutput, expect_marbles, run_marbles
+from ._openai_builders import CHUNK_ID, chunk, tool_delta, usage_chunk
+
+# The old names (see the end of the docstring); the same objects, not subclasses.
+Recorded = Marble
+Recording = MarbleOutput
+RecordedRequest = ReceivedRequest
 
 __all__ = [
     "CHUNK_ID",
@@ -125,7 +130,10 @@ __all__ = [
     "RULES",
     "FakeGemini",
     "FakeResponse",
+    "Marble",
+    "MarbleOutput",
     "Piece",
+    "ReceivedRequest",
     "Recorded",
     "RecordedRequest",
     "Recording",

@@ -21,7 +21,7 @@ from conftest import QUOTA_ERROR
 
 import rxgem.testing
 from rxgem import samples
-from rxgem.testing import FakeGemini, FakeResponse, RecordedRequest
+from rxgem.testing import FakeGemini, FakeResponse, ReceivedRequest
 
 STREAM = "/models/gemini-2.5-flash:streamGenerateContent"
 REQUEST = {"contents": [{"role": "user", "parts": [{"text": "Hello"}]}]}
@@ -276,7 +276,7 @@ def test_request_log(client: httpx.Client) -> None:
         log = fake.requests
         log.clear()  # a snapshot: the server's own log is untouched
         first, second = fake.requests
-    assert isinstance(first, RecordedRequest)
+    assert isinstance(first, ReceivedRequest)
     assert first.method == "POST"
     assert first.path == "/v1beta/models/gemini-2.5-flash:streamGenerateContent"
     assert first.query == {"alt": "sse"}
@@ -624,4 +624,4 @@ def test_docstring_example_runs() -> None:
     namespace: dict[str, Any] = {"__name__": "example"}
     exec(compile(example, "rxgem.testing example", "exec"), namespace)
     namespace["test_streams_a_capture"]()
-    assert {"FakeGemini", "FakeResponse", "RecordedRequest"} <= set(rxgem.testing.__all__)
+    assert {"FakeGemini", "FakeResponse", "ReceivedRequest"} <= set(rxgem.testing.__all__)

@@ -23,7 +23,7 @@ from rxgem.testing import (
     CHUNK_ID,
     MODEL,
     RULES,
-    Recorded,
+    Marble,
     StreamRuleError,
     api_error,
     assert_openai_stream,
@@ -256,10 +256,10 @@ def test_run_marbles_on_a_middle_operator() -> None:
 def test_errors_compare_by_class_and_arguments() -> None:
     boom = ValueError("boom")
     output = run_marbles(group_by_slot(), "-#", error=boom)
-    assert output == [Recorded(1, "error", ValueError("boom"))]
-    assert output == [Recorded(1, "error", ValueError)]
-    assert output != [Recorded(1, "error", ValueError("other"))]
-    assert output != [Recorded(1, "error", KeyError("boom"))]
+    assert output == [Marble(1, "error", ValueError("boom"))]
+    assert output == [Marble(1, "error", ValueError)]
+    assert output != [Marble(1, "error", ValueError("other"))]
+    assert output != [Marble(1, "error", KeyError("boom"))]
     assert output.error is boom
     assert not output.completed
     assert expect_marbles("-#", error=ValueError) == output
@@ -277,9 +277,9 @@ def test_dispose_at_and_groups() -> None:
     with pytest.raises(KeyError, match="adjacent letters"):
         run_marbles(pipeline(), "-ab-|", lookup)
     assert expect_marbles("-(a,b)-|", {"a": 1, "b": 2}) == [
-        Recorded(1, "next", 1),
-        Recorded(1, "next", 2),
-        Recorded(7, "completed"),  # a group takes its length in ticks
+        Marble(1, "next", 1),
+        Marble(1, "next", 2),
+        Marble(7, "completed"),  # a group takes its length in ticks
     ]
 
 
@@ -482,9 +482,10 @@ def test_run_marbles_feeds_typed_responses_too() -> None:
 
 def test_the_testing_api_is_exactly_this() -> None:
     assert set(rxgem.testing.__all__) == {
-        *("FakeGemini", "FakeResponse", "RecordedRequest"),
+        *("FakeGemini", "FakeResponse", "ReceivedRequest"),
         *("RULES", "StreamRuleError", "assert_openai_stream"),
-        *("CHUNK_ID", "MODEL", "RESPONSE_ID", "Piece", "Recorded", "Recording"),
+        *("CHUNK_ID", "MODEL", "RESPONSE_ID", "Piece", "Marble", "MarbleOutput"),
+        *("Recorded", "Recording", "RecordedRequest"),  # the old names, kept as aliases
         *("api_error", "blocked", "call", "call_end", "call_start", "candidate", "chunk"),
         *("event", "event_json", "expect_marbles", "finish", "partial_args", "response"),
         *("run_marbles", "text", "thought", "tool_delta", "usage", "usage_chunk"),
