@@ -7,10 +7,10 @@ from typing import Any
 from reactivex import Observable
 from reactivex import operators as ops
 from reactivex.testing import ReactiveTest, TestScheduler
-from reactivex.testing.marbles import marbles_testing
 
 from rxgem import SSEEvent
 from rxgem.operators import decode_sse
+from rxgem.testing import expect_marbles, run_marbles
 
 on_next = ReactiveTest.on_next
 on_completed = ReactiveTest.on_completed
@@ -27,40 +27,37 @@ def raw(data: str) -> SSEEvent:
 
 
 def test_events_split_across_ticks() -> None:
+    # the diagram in decode_sse's docstring
     pieces = {
         "a": b'data: {"n": 1}\r\n\r\nda',
         "b": b'ta: {"n": 2}\r\n',
         "c": b"\r\n",
     }
-    with marbles_testing() as (start, cold, _hot, exp):
-        results = start(cold("-a--b--c--|", pieces).pipe(decode_sse()))
-        expected = exp("-x-----y--|", {"x": msg('{"n": 1}'), "y": msg('{"n": 2}')})
-    assert expected == results
+    output = run_marbles(decode_sse(), "---a---b---c---|", pieces)
+    assert output == expect_marbles(
+        "---x-------y---|", {"x": msg('{"n": 1}'), "y": msg('{"n": 2}')}
+    )
 
 
 def test_crlf_and_utf8_split_across_ticks() -> None:
     # "é" is split between its two bytes, both CRLF pairs between CR and LF
     pieces = {"a": b"data: h\xc3", "b": b"\xa9llo\r", "c": b"\n\r", "d": b"\n"}
-    with marbles_testing() as (start, cold, _hot, exp):
-        results = start(cold("-a-b-c-d-|", pieces).pipe(decode_sse()))
-        expected = exp("-----x---|", {"x": msg("héllo")})
-    assert expected == results
+    output = run_marbles(decode_sse(), "-a-b-c-d-|", pieces)
+    assert output == expect_marbles("-----x---|", {"x": msg("héllo")})
 
 
 def test_several_events_in_one_tick() -> None:
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("--a-|", {"a": b"data: 1\n\ndata: 2\n\n"}).pipe(decode_sse()))
-    assert [on_next(202, msg("1")), on_next(202, msg("2")), on_completed(204)] == results
+    output = run_marbles(decode_sse(), "--a----|", {"a": b"data: 1\n\ndata: 2\n\n"})
+    assert output == expect_marbles("--(x,y)|", {"x": msg("1"), "y": msg("2")})
 
 
 def test_comments_only_complete_without_values() -> None:
-    with marbles_testing() as (start, cold, _hot, exp):
-        results = start(cold("-a-a-|", {"a": b": keep-alive\r\n\r\n"}).pipe(decode_sse()))
-        expected = exp("-----|")
-    assert expected == results
+    output = run_marbles(decode_sse(), "-a-a-|", {"a": b": keep-alive\r\n\r\n"})
+    assert output == expect_marbles("-----|")
 
 
 def test_done_completes_and_unsubscribes_at_that_tick() -> None:
+    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
     scheduler = TestScheduler()
     xs = scheduler.create_cold_observable(
         on_next(10, b"data: 1\n\n"),
@@ -74,6 +71,7 @@ def test_done_completes_and_unsubscribes_at_that_tick() -> None:
 
 
 def test_done_mid_chunk_drops_the_rest_of_the_chunk() -> None:
+    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
     scheduler = TestScheduler()
     xs = scheduler.create_cold_observable(
         on_next(10, b"data: 1\n\ndata: [DONE]\n\ndata: 2\n\n"),
@@ -86,6 +84,7 @@ def test_done_mid_chunk_drops_the_rest_of_the_chunk() -> None:
 
 
 def test_done_on_a_hot_source_unsubscribes() -> None:
+    # reactivex.testing: the kit's sources are cold, and it cannot show the disposal
     scheduler = TestScheduler()
     xs = scheduler.create_hot_observable(
         on_next(150, b"data: early\n\n"),  # before the subscription: never seen
@@ -100,6 +99,7 @@ def test_done_on_a_hot_source_unsubscribes() -> None:
 
 
 def test_done_split_across_ticks() -> None:
+    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
     scheduler = TestScheduler()
     xs = scheduler.create_cold_observable(
         on_next(10, b"data: 1\n\ndata: [DO"),
@@ -113,6 +113,7 @@ def test_done_split_across_ticks() -> None:
 
 
 def test_final_event_without_blank_line_is_emitted_at_completion() -> None:
+    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
     scheduler = TestScheduler()
     xs = scheduler.create_cold_observable(
         on_next(10, b"data: 1\r\n\r\ndata: 2"),
@@ -128,37 +129,31 @@ def test_final_event_without_blank_line_is_emitted_at_completion() -> None:
 def test_raw_json_error_block_becomes_one_raw_event() -> None:
     block = '{\n  "error": {\n    "code": 499,\n    "status": "CANCELLED"\n  }\n}'
     lines = block.encode().split(b"\n")
-    scheduler = TestScheduler()
-    xs = scheduler.create_cold_observable(
-        on_next(10, b'data: {"a": 1}\n\n'),
-        on_next(20, b"\n".join(lines[:3]) + b"\n"),  # the block is still open
-        on_next(30, b"\n".join(lines[3:]) + b"\n"),  # it balances here
-        on_completed(40),
-    )
-    observer = scheduler.start(lambda: xs.pipe(decode_sse()))
-    assert [
-        on_next(210, msg('{"a": 1}')),
-        on_next(230, raw(block)),
-        on_completed(240),
-    ] == observer.messages
+    pieces = {
+        "a": b'data: {"a": 1}\n\n',
+        "b": b"\n".join(lines[:3]) + b"\n",  # the block is still open
+        "c": b"\n".join(lines[3:]) + b"\n",  # it balances here
+    }
+    output = run_marbles(decode_sse(), "-a-b-c-|", pieces)
+    assert output == expect_marbles("-x---y-|", {"x": msg('{"a": 1}'), "y": raw(block)})
 
 
 def test_unbalanced_raw_block_is_emitted_at_completion() -> None:
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("-a--|", {"a": b'{"error": {\n'}).pipe(decode_sse()))
-    assert [on_next(204, raw('{"error": {')), on_completed(204)] == results
+    output = run_marbles(decode_sse(), "-a--|", {"a": b'{"error": {\n'})
+    assert output == expect_marbles("----(x,|)", {"x": raw('{"error": {')})
 
 
 def test_upstream_error_passes_through_after_the_events_before_it() -> None:
     boom = ValueError("connection reset")
     # "data: 2" is pending (no blank line yet): an error does not flush it
     pieces = {"a": b"data: 1\n\n", "b": b"data: 2\n"}
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("-a-b-#", pieces, boom).pipe(decode_sse()))
-    assert [on_next(201, msg("1")), on_error(205, lambda e: e is boom)] == results
+    output = run_marbles(decode_sse(), "-a-b-#", pieces, error=boom)
+    assert output == expect_marbles("-x---#", {"x": msg("1")}, error=ValueError)
+    assert output.error is boom
 
 
 def test_upstream_error_unsubscribes() -> None:
+    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
     boom = OSError("reset")
     scheduler = TestScheduler()
     xs = scheduler.create_cold_observable(on_next(10, b"data: 1\n\n"), on_error(20, boom))
@@ -168,6 +163,7 @@ def test_upstream_error_unsubscribes() -> None:
 
 
 def test_disposal_unsubscribes_from_the_source() -> None:
+    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
     scheduler = TestScheduler()
     xs = scheduler.create_cold_observable(
         on_next(10, b"data: 1\n\n"),
@@ -181,6 +177,7 @@ def test_disposal_unsubscribes_from_the_source() -> None:
 
 
 def test_disposal_does_not_flush_a_pending_event() -> None:
+    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
     scheduler = TestScheduler()
     xs = scheduler.create_cold_observable(on_next(10, b"data: 1"), on_completed(50))
     observer = scheduler.start(lambda: xs.pipe(decode_sse()), disposed=230)
@@ -189,6 +186,7 @@ def test_disposal_does_not_flush_a_pending_event() -> None:
 
 
 def test_take_unsubscribes_from_the_source_at_the_last_value() -> None:
+    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
     scheduler = TestScheduler()
     xs = scheduler.create_cold_observable(
         on_next(10, b"data: 1\n\n"),
@@ -204,6 +202,7 @@ def test_take_unsubscribes_from_the_source_at_the_last_value() -> None:
 
 
 def test_two_subscriptions_do_not_share_state() -> None:
+    # reactivex.testing: the kit subscribes once; this needs two overlapping subscriptions
     scheduler = TestScheduler()
     xs = scheduler.create_cold_observable(
         on_next(10, b"data: he"),

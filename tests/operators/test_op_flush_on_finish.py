@@ -8,7 +8,6 @@ import pytest
 from reactivex import Observable
 from reactivex import operators as ops
 from reactivex.testing import ReactiveTest, TestScheduler
-from reactivex.testing.marbles import marbles_testing
 
 from rxgem import FunctionCall, TruncatedStreamError, UsageMetadata
 from rxgem.items import (
@@ -25,13 +24,13 @@ from rxgem.items import (
     Usage,
 )
 from rxgem.operators import flush_on_finish
+from rxgem.testing import expect_marbles, run_marbles
 
 on_next = ReactiveTest.on_next
 on_completed = ReactiveTest.on_completed
 on_error = ReactiveTest.on_error
 subscribe = ReactiveTest.subscribe
 
-SIG = "c2lnbmF0dXJl"
 TEXT_SIG = "dGV4dCBzaWc="
 USAGE_1 = Usage(UsageMetadata(prompt_token_count=10, total_token_count=12))
 USAGE_2 = Usage(
@@ -50,23 +49,45 @@ def is_truncated(*candidates: int) -> Any:
     return check
 
 
+def test_text_passes_at_once_and_calls_finishes_and_usage_wait_for_the_end() -> None:
+    # the diagram in flush_on_finish's docstring (the usage comes with the finish)
+    lookup = {
+        "a": [Text(0, "Reading.")],
+        "b": [update(0, "read", {"path": "a.py"})],
+        "c": [Finish(0, "STOP"), USAGE_1],
+        "d": [Text(0, "Done.")],
+    }
+    output = run_marbles(flush_on_finish(), "---a---b---c---d---|", lookup)
+    assert output == expect_marbles(
+        "---a---h-------d---(z,|)",
+        {
+            "a": [Text(0, "Reading.")],
+            "h": [ToolCallHeader(0, 0, "read", None)],
+            "d": [Text(0, "Done.")],
+            "z": [
+                ToolCall(0, 0, "read", None, {"path": "a.py"}),
+                End(0, "STOP", has_calls=True),
+                USAGE_1,
+            ],
+        },
+    )
+
+
 def test_text_and_meta_pass_at_their_tick() -> None:
     lookup = {
         "a": [Meta("r1", "gemini-2.5-flash"), Text(0, "Hel")],
         "b": [Text(0, "lo"), Text(0, "", signature=TEXT_SIG)],  # empty text: held as signature
         "c": [Finish(0, "STOP")],
     }
-    with marbles_testing() as (start, cold, _hot, exp):
-        results = start(cold("-a-b-c-|", lookup).pipe(flush_on_finish()))
-        expected = exp(
-            "-a-b---z",
-            {
-                "a": [Meta("r1", "gemini-2.5-flash"), Text(0, "Hel")],
-                "b": [Text(0, "lo")],
-                "z": [TextSignature(0, TEXT_SIG), End(0, "STOP")],
-            },
-        )
-    assert [*expected, on_completed(207)] == results
+    output = run_marbles(flush_on_finish(), "-a-b-c-|", lookup)
+    assert output == expect_marbles(
+        "-a-b---(z,|)",
+        {
+            "a": [Meta("r1", "gemini-2.5-flash"), Text(0, "Hel")],
+            "b": [Text(0, "lo")],
+            "z": [TextSignature(0, TEXT_SIG), End(0, "STOP")],
+        },
+    )
 
 
 def test_mid_stream_finish_flushes_nothing() -> None:
@@ -77,21 +98,19 @@ def test_mid_stream_finish_flushes_nothing() -> None:
         "d": [update(0, "save", {"v": 12})],
         "e": [Finish(0, "STOP"), USAGE_1],
     }
-    with marbles_testing() as (start, cold, _hot, exp):
-        results = start(cold("-a-b-c-d-e-|", lookup).pipe(flush_on_finish(announce="none")))
-        expected = exp(
-            "-a---c-----z",
-            {
-                "a": [Text(0, "Let me run code.")],
-                "c": [Text(0, "Now the call.")],
-                "z": [
-                    ToolCall(0, 0, "save", None, {"v": 12}),
-                    End(0, "STOP", has_calls=True),
-                    USAGE_1,
-                ],
-            },
-        )
-    assert [*expected, on_completed(211)] == results
+    output = run_marbles(flush_on_finish(announce="none"), "-a-b-c-d-e-|", lookup)
+    assert output == expect_marbles(
+        "-a---c-----(z,|)",
+        {
+            "a": [Text(0, "Let me run code.")],
+            "c": [Text(0, "Now the call.")],
+            "z": [
+                ToolCall(0, 0, "save", None, {"v": 12}),
+                End(0, "STOP", has_calls=True),
+                USAGE_1,
+            ],
+        },
+    )
 
 
 def test_completion_batch_order() -> None:
@@ -101,22 +120,20 @@ def test_completion_batch_order() -> None:
         "c": [update(0, "read", {"path": "a.py"}), USAGE_1],
         "d": [Finish(0, "STOP"), USAGE_2],
     }
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("-a-b-c-d-|", lookup).pipe(flush_on_finish(announce="none")))
-    assert [
-        on_next(201, [Text(0, "thinking", thought=True, signature=TEXT_SIG)]),
-        on_next(
-            209,
-            [
+    output = run_marbles(flush_on_finish(announce="none"), "-a-b-c-d-|", lookup)
+    assert output == expect_marbles(
+        "-a-------(z,|)",
+        {
+            "a": [Text(0, "thinking", thought=True, signature=TEXT_SIG)],
+            "z": [
                 ToolCall(0, 0, "read", None, {"path": "a.py"}),
                 ToolCall(0, 1, "read", None, {"path": "b.py"}),
                 TextSignature(0, TEXT_SIG),
                 End(0, "STOP", has_calls=True),
                 USAGE_2,  # the last snapshot
             ],
-        ),
-        on_completed(209),
-    ] == results
+        },
+    )
 
 
 def test_completion_batch_is_ordered_by_candidate() -> None:
@@ -124,20 +141,18 @@ def test_completion_batch_is_ordered_by_candidate() -> None:
         "a": [update(0, "g", {"y": 1}, candidate=1), Finish(1, "STOP")],
         "b": [Text(0, "Hi"), Finish(0, "MAX_TOKENS", "too long")],
     }
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("-a-b-|", lookup).pipe(flush_on_finish(announce="none")))
-    assert [
-        on_next(203, [Text(0, "Hi")]),
-        on_next(
-            205,
-            [
+    output = run_marbles(flush_on_finish(announce="none"), "-a-b-|", lookup)
+    assert output == expect_marbles(
+        "---a-(z,|)",
+        {
+            "a": [Text(0, "Hi")],
+            "z": [
                 End(0, "MAX_TOKENS", message="too long"),
                 ToolCall(1, 0, "g", None, {"y": 1}),
                 End(1, "STOP", has_calls=True),
             ],
-        ),
-        on_completed(205),
-    ] == results
+        },
+    )
 
 
 def test_announce_first_emits_one_header_when_the_first_slot_appears() -> None:
@@ -147,21 +162,19 @@ def test_announce_first_emits_one_header_when_the_first_slot_appears() -> None:
         "c": [update(1, "read", {"path": "b.py"})],  # not the first slot: no header
         "d": [update(0, "read", {"path": "a.py", "n": 2}), Finish(0, "STOP")],
     }
-    with marbles_testing() as (start, cold, _hot, exp):
-        results = start(cold("-a-b-c-d-|", lookup).pipe(flush_on_finish(announce="first")))
-        expected = exp(
-            "-a-h-----z",
-            {
-                "a": [Text(0, "Reading.")],
-                "h": [ToolCallHeader(0, 0, "read", None)],
-                "z": [
-                    ToolCall(0, 0, "read", None, {"path": "a.py", "n": 2}),
-                    ToolCall(0, 1, "read", None, {"path": "b.py"}),
-                    End(0, "STOP", has_calls=True),
-                ],
-            },
-        )
-    assert [*expected, on_completed(209)] == results
+    output = run_marbles(flush_on_finish(announce="first"), "-a-b-c-d-|", lookup)
+    assert output == expect_marbles(
+        "-a-h-----(z,|)",
+        {
+            "a": [Text(0, "Reading.")],
+            "h": [ToolCallHeader(0, 0, "read", None)],
+            "z": [
+                ToolCall(0, 0, "read", None, {"path": "a.py", "n": 2}),
+                ToolCall(0, 1, "read", None, {"path": "b.py"}),
+                End(0, "STOP", has_calls=True),
+            ],
+        },
+    )
 
 
 def test_announce_first_is_per_candidate_and_carries_the_gemini_id() -> None:
@@ -169,12 +182,19 @@ def test_announce_first_is_per_candidate_and_carries_the_gemini_id() -> None:
         "a": [SlotUpdate(0, 0, "f", "id-0", {}), SlotUpdate(1, 0, "g", "id-1", {})],
         "b": [Finish(0, "STOP"), Finish(1, "STOP")],
     }
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("-a-b-|", lookup).pipe(flush_on_finish()))
-    assert results[0] == on_next(
-        201, [ToolCallHeader(0, 0, "f", "id-0"), ToolCallHeader(1, 0, "g", "id-1")]
+    output = run_marbles(flush_on_finish(), "-a-b-|", lookup)
+    assert output == expect_marbles(
+        "-h---(z,|)",
+        {
+            "h": [ToolCallHeader(0, 0, "f", "id-0"), ToolCallHeader(1, 0, "g", "id-1")],
+            "z": [
+                ToolCall(0, 0, "f", "id-0", {}),
+                End(0, "STOP", has_calls=True),
+                ToolCall(1, 0, "g", "id-1", {}),
+                End(1, "STOP", has_calls=True),
+            ],
+        },
     )
-    assert len(results) == 3
 
 
 def test_announce_none_emits_no_header() -> None:
@@ -183,16 +203,14 @@ def test_announce_none_emits_no_header() -> None:
         "b": [update(0, "read", {"path": "a.py"})],
         "c": [Finish(0, "STOP")],
     }
-    with marbles_testing() as (start, cold, _hot, exp):
-        results = start(cold("-a-b-c-|", lookup).pipe(flush_on_finish(announce="none")))
-        expected = exp(
-            "-a-----z",
-            {
-                "a": [Text(0, "Reading.")],
-                "z": [ToolCall(0, 0, "read", None, {"path": "a.py"}), End(0, "STOP", True)],
-            },
-        )
-    assert [*expected, on_completed(207)] == results
+    output = run_marbles(flush_on_finish(announce="none"), "-a-b-c-|", lookup)
+    assert output == expect_marbles(
+        "-a-----(z,|)",
+        {
+            "a": [Text(0, "Reading.")],
+            "z": [ToolCall(0, 0, "read", None, {"path": "a.py"}), End(0, "STOP", True)],
+        },
+    )
 
 
 def test_invalid_announce_raises_at_factory_time() -> None:
@@ -207,32 +225,34 @@ def test_upstream_error_flushes_pending_calls_then_passes_the_error() -> None:
         "b": [update(0, "f", {"x": 1}), update(1, "g", {"y": 2})],
         "c": [Finish(0, "STOP"), USAGE_1],
     }
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("-a-b-c-#", lookup, boom).pipe(flush_on_finish()))
-    assert [
-        on_next(201, [Text(0, "Calling.", signature=TEXT_SIG)]),
-        on_next(203, [ToolCallHeader(0, 0, "f", None)]),
-        # no End and no Usage: only the pending calls (and the text signature)
-        on_next(
-            207,
-            [
+    output = run_marbles(flush_on_finish(), "-a-b-c-#", lookup, error=boom)
+    assert output == expect_marbles(
+        "-a-h---(z,#)",
+        {
+            "a": [Text(0, "Calling.", signature=TEXT_SIG)],
+            "h": [ToolCallHeader(0, 0, "f", None)],
+            # no End and no Usage: only the pending calls (and the text signature)
+            "z": [
                 ToolCall(0, 0, "f", None, {"x": 1}),
                 ToolCall(0, 1, "g", None, {"y": 2}),
                 TextSignature(0, TEXT_SIG),
             ],
-        ),
-        on_error(207, lambda e: e is boom),
-    ] == results
+        },
+        error=ConnectionResetError,
+    )
+    assert output.error is boom
 
 
 def test_upstream_error_with_nothing_pending_emits_no_batch() -> None:
     boom = ConnectionResetError("peer reset")
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("-a-#", {"a": [Text(0, "Hi")]}, boom).pipe(flush_on_finish()))
-    assert [on_next(201, [Text(0, "Hi")]), on_error(203, lambda e: e is boom)] == results
+    lookup = {"a": [Text(0, "Hi")]}
+    output = run_marbles(flush_on_finish(), "-a-#", lookup, error=boom)
+    assert output == expect_marbles("-a-#", lookup, error=ConnectionResetError)
+    assert output.error is boom
 
 
 def test_upstream_error_unsubscribes() -> None:
+    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
     boom = OSError("gone")
     scheduler = TestScheduler()
     xs = scheduler.create_cold_observable(
@@ -251,24 +271,27 @@ def test_output_without_finish_is_truncated_after_calls_are_flushed() -> None:
         "a": [Text(0, "Partial answer")],
         "b": [update(0, "f", {"x": 1}), USAGE_1],
     }
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("-a-b--|", lookup).pipe(flush_on_finish(announce="none")))
-    assert [
-        on_next(201, [Text(0, "Partial answer")]),
-        on_next(206, [ToolCall(0, 0, "f", None, {"x": 1})]),  # no End, no Usage
-        on_error(206, is_truncated(0)),
-    ] == results
+    output = run_marbles(flush_on_finish(announce="none"), "-a-b--|", lookup)
+    assert output == expect_marbles(
+        "-a----(z,#)",
+        {
+            "a": [Text(0, "Partial answer")],
+            "z": [ToolCall(0, 0, "f", None, {"x": 1})],  # no End, no Usage
+        },
+        error=TruncatedStreamError,
+    )
+    assert is_truncated(0)(output.error)
 
 
 def test_only_the_unfinished_candidate_is_truncated() -> None:
     lookup = {"a": [Text(0, "A"), Text(1, "B")], "b": [Finish(0, "STOP")]}
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("-a-b-|", lookup).pipe(flush_on_finish()))
-    assert [
-        on_next(201, [Text(0, "A"), Text(1, "B")]),
-        on_next(205, [End(0, "STOP")]),
-        on_error(205, is_truncated(1)),
-    ] == results
+    output = run_marbles(flush_on_finish(), "-a-b-|", lookup)
+    assert output == expect_marbles(
+        "-a---(z,#)",
+        {"a": [Text(0, "A"), Text(1, "B")], "z": [End(0, "STOP")]},
+        error=TruncatedStreamError,
+    )
+    assert is_truncated(1)(output.error)
 
 
 def test_allow_truncated_completes_with_an_end_without_reason() -> None:
@@ -277,43 +300,39 @@ def test_allow_truncated_completes_with_an_end_without_reason() -> None:
         "b": [update(0, "f", {"x": 1}), USAGE_1],
     }
     operator = flush_on_finish(announce="none", allow_truncated=True)
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("-a-b--|", lookup).pipe(operator))
-    assert [
-        on_next(201, [Text(0, "Partial answer")]),
-        on_next(
-            206,
-            [ToolCall(0, 0, "f", None, {"x": 1}), End(0, None, has_calls=True), USAGE_1],
-        ),
-        on_completed(206),
-    ] == results
+    output = run_marbles(operator, "-a-b--|", lookup)
+    assert output == expect_marbles(
+        "-a----(z,|)",
+        {
+            "a": [Text(0, "Partial answer")],
+            "z": [ToolCall(0, 0, "f", None, {"x": 1}), End(0, None, has_calls=True), USAGE_1],
+        },
+    )
 
 
 def test_empty_stream_is_truncated() -> None:
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("---|").pipe(flush_on_finish()))
-    assert [on_error(203, is_truncated())] == results
-    assert "before any response" in str(results[0].value.exception)
+    output = run_marbles(flush_on_finish(), "---|")
+    assert output == expect_marbles("---#", error=TruncatedStreamError)
+    assert is_truncated()(output.error)
+    assert "before any response" in str(output.error)
 
 
 def test_empty_stream_with_allow_truncated_ends_choice_zero() -> None:
     """allow_truncated promises a finish: even an empty stream ends choice 0."""
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("---|").pipe(flush_on_finish(allow_truncated=True)))
-    assert [on_next(203, [End(0, None)]), on_completed(203)] == results
+    output = run_marbles(flush_on_finish(allow_truncated=True), "---|")
+    assert output == expect_marbles("---(z,|)", {"z": [End(0, None)]})
 
 
 def test_blocked_prompt_ends_candidate_zero() -> None:
     lookup = {"a": [Blocked("PROHIBITED_CONTENT"), USAGE_1]}
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("-a-|", lookup).pipe(flush_on_finish()))
-    assert [
-        on_next(203, [End(0, "PROHIBITED_CONTENT", blocked=True), USAGE_1]),
-        on_completed(203),
-    ] == results
+    output = run_marbles(flush_on_finish(), "-a-|", lookup)
+    assert output == expect_marbles(
+        "---(z,|)", {"z": [End(0, "PROHIBITED_CONTENT", blocked=True), USAGE_1]}
+    )
 
 
 def test_call_part_is_a_pipeline_misuse() -> None:
+    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
     scheduler = TestScheduler()
     xs = scheduler.create_cold_observable(
         on_next(10, [Text(0, "Hi")]),
@@ -330,6 +349,7 @@ def test_call_part_is_a_pipeline_misuse() -> None:
 
 
 def test_disposal_unsubscribes_and_flushes_nothing() -> None:
+    # reactivex.testing: the kit's sources are cold, and it cannot show the disposal
     scheduler = TestScheduler()
     xs = scheduler.create_hot_observable(
         on_next(210, [Text(0, "Hi")]),
@@ -343,6 +363,7 @@ def test_disposal_unsubscribes_and_flushes_nothing() -> None:
 
 
 def test_take_unsubscribes_from_the_source_at_the_first_batch() -> None:
+    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
     scheduler = TestScheduler()
     xs = scheduler.create_cold_observable(
         on_next(10, [update(0, "f", {"x": 1})]),  # held back: no batch
@@ -357,6 +378,7 @@ def test_take_unsubscribes_from_the_source_at_the_first_batch() -> None:
 
 
 def test_two_subscriptions_do_not_share_state() -> None:
+    # reactivex.testing: the kit subscribes once; this needs two overlapping subscriptions
     scheduler = TestScheduler()
     xs = scheduler.create_cold_observable(
         on_next(10, [update(0, "f", {"x": 1})]),

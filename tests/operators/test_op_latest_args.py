@@ -7,11 +7,11 @@ from typing import Any
 from reactivex import Observable
 from reactivex import operators as ops
 from reactivex.testing import ReactiveTest, TestScheduler
-from reactivex.testing.marbles import marbles_testing
 
 from rxgem import FunctionCall, MalformedStreamError, PartialArg
 from rxgem.items import CallPart, Finish, SlotUpdate, Text
 from rxgem.operators import latest_args
+from rxgem.testing import expect_marbles, run_marbles
 
 on_next = ReactiveTest.on_next
 on_completed = ReactiveTest.on_completed
@@ -42,45 +42,42 @@ def pieces(*partial: PartialArg, more: bool = True) -> CallPart:
 
 def test_first_part_becomes_a_slot_update() -> None:
     lookup = {"a": [part(0, "search", {"q": "A"}, SIG1, id="c1")]}
-    with marbles_testing() as (start, cold, _hot, exp):
-        results = start(cold("--a-|", lookup).pipe(latest_args()))
-        expected = exp("--u-|", {"u": [SlotUpdate(0, 0, "search", "c1", {"q": "A"}, SIG1)]})
-    assert expected == results
+    output = run_marbles(latest_args(), "--a-|", lookup)
+    assert output == expect_marbles(
+        "--u-|", {"u": [SlotUpdate(0, 0, "search", "c1", {"q": "A"}, SIG1)]}
+    )
 
 
 def test_identical_replay_is_swallowed_and_grown_replay_updates() -> None:
+    # the diagram in latest_args' docstring, then one more grown replay
     lookup = {
         "a": [part(0, "search", {"q": "A"})],
         "b": [part(0, "search", {"q": "AB"})],
         "c": [part(0, "search", {"q": "AB"})],  # identical: nothing at this tick
         "d": [part(0, "search", {"q": "AB", "n": 3})],
     }
-    with marbles_testing() as (start, cold, _hot, exp):
-        results = start(cold("-a-b-c-d-|", lookup).pipe(latest_args()))
-        expected = exp(
-            "-x-y---z-|",
-            {
-                "x": [SlotUpdate(0, 0, "search", None, {"q": "A"})],
-                "y": [SlotUpdate(0, 0, "search", None, {"q": "AB"})],
-                "z": [SlotUpdate(0, 0, "search", None, {"q": "AB", "n": 3})],
-            },
-        )
-    assert expected == results
+    output = run_marbles(latest_args(), "-a-b-c-d-|", lookup)
+    assert output == expect_marbles(
+        "-x-y---z-|",
+        {
+            "x": [SlotUpdate(0, 0, "search", None, {"q": "A"})],
+            "y": [SlotUpdate(0, 0, "search", None, {"q": "AB"})],
+            "z": [SlotUpdate(0, 0, "search", None, {"q": "AB", "n": 3})],
+        },
+    )
 
 
 def test_replay_with_a_bool_instead_of_an_int_is_a_change() -> None:
     lookup = {"a": [part(0, "f", {"x": 1})], "b": [part(0, "f", {"x": True})]}
-    with marbles_testing() as (start, cold, _hot, exp):
-        results = start(cold("-a-b-|", lookup).pipe(latest_args()))
-        expected = exp(
-            "-x-y-|",
-            {
-                "x": [SlotUpdate(0, 0, "f", None, {"x": 1})],
-                "y": [SlotUpdate(0, 0, "f", None, {"x": True})],
-            },
-        )
-    assert expected == results
-    assert type(results[1].value.value[0].args["x"]) is bool
+    output = run_marbles(latest_args(), "-a-b-|", lookup)
+    assert output == expect_marbles(
+        "-x-y-|",
+        {
+            "x": [SlotUpdate(0, 0, "f", None, {"x": 1})],
+            "y": [SlotUpdate(0, 0, "f", None, {"x": True})],
+        },
+    )
+    assert type(output.values[1][0].args["x"]) is bool
 
 
 def test_other_items_pass_through_in_order() -> None:
@@ -88,16 +85,14 @@ def test_other_items_pass_through_in_order() -> None:
         "a": [Text(0, "Hi"), part(0, "f", {"x": 1}), Finish(0, "STOP")],
         "b": [Text(0, "again"), part(0, "f", {"x": 1})],  # the replay alone is dropped
     }
-    with marbles_testing() as (start, cold, _hot, exp):
-        results = start(cold("-a-b-|", lookup).pipe(latest_args()))
-        expected = exp(
-            "-x-y-|",
-            {
-                "x": [Text(0, "Hi"), SlotUpdate(0, 0, "f", None, {"x": 1}), Finish(0, "STOP")],
-                "y": [Text(0, "again")],
-            },
-        )
-    assert expected == results
+    output = run_marbles(latest_args(), "-a-b-|", lookup)
+    assert output == expect_marbles(
+        "-x-y-|",
+        {
+            "x": [Text(0, "Hi"), SlotUpdate(0, 0, "f", None, {"x": 1}), Finish(0, "STOP")],
+            "y": [Text(0, "again")],
+        },
+    )
 
 
 def test_slots_are_kept_apart_by_candidate_and_slot() -> None:
@@ -105,19 +100,17 @@ def test_slots_are_kept_apart_by_candidate_and_slot() -> None:
         "a": [part(0, "f", {"x": 1}), part(1, "f", {"x": 1})],
         "b": [part(0, "f", {"x": 1}, candidate=1)],
     }
-    with marbles_testing() as (start, cold, _hot, exp):
-        results = start(cold("-a-b-|", lookup).pipe(latest_args()))
-        expected = exp(
-            "-x-y-|",
-            {
-                "x": [
-                    SlotUpdate(0, 0, "f", None, {"x": 1}),
-                    SlotUpdate(0, 1, "f", None, {"x": 1}),
-                ],
-                "y": [SlotUpdate(1, 0, "f", None, {"x": 1})],
-            },
-        )
-    assert expected == results
+    output = run_marbles(latest_args(), "-a-b-|", lookup)
+    assert output == expect_marbles(
+        "-x-y-|",
+        {
+            "x": [
+                SlotUpdate(0, 0, "f", None, {"x": 1}),
+                SlotUpdate(0, 1, "f", None, {"x": 1}),
+            ],
+            "y": [SlotUpdate(1, 0, "f", None, {"x": 1})],
+        },
+    )
 
 
 def test_partial_args_are_assembled_over_several_ticks() -> None:
@@ -153,20 +146,18 @@ def test_partial_args_are_assembled_over_several_ticks() -> None:
         "stops": [{"city": "Kyoto", "days": 3}, {"days": 2}],
         "opts": {"rail": [{"jr.pass": True}]},
     }
-    with marbles_testing() as (start, cold, _hot, exp):
-        results = start(cold("-a-b-c-d-e-f-|", lookup).pipe(latest_args()))
-        expected = exp(
-            "-a-b-c-d-e---|",
-            {
-                "a": [SlotUpdate(0, 0, "plan_trip", None, {}, SIG1)],
-                "b": [SlotUpdate(0, 0, "plan_trip", None, {"title": "Tok"}, SIG1)],
-                "c": [SlotUpdate(0, 0, "plan_trip", None, after_c, SIG1)],
-                "d": [SlotUpdate(0, 0, "plan_trip", None, after_d, SIG1)],
-                "e": [SlotUpdate(0, 0, "plan_trip", None, {**after_d, "note": None}, SIG1)],
-            },
-        )
+    output = run_marbles(latest_args(), "-a-b-c-d-e-f-|", lookup)
     # the recorded updates are stable snapshots: later pieces did not mutate them
-    assert expected == results
+    assert output == expect_marbles(
+        "-a-b-c-d-e---|",
+        {
+            "a": [SlotUpdate(0, 0, "plan_trip", None, {}, SIG1)],
+            "b": [SlotUpdate(0, 0, "plan_trip", None, {"title": "Tok"}, SIG1)],
+            "c": [SlotUpdate(0, 0, "plan_trip", None, after_c, SIG1)],
+            "d": [SlotUpdate(0, 0, "plan_trip", None, after_d, SIG1)],
+            "e": [SlotUpdate(0, 0, "plan_trip", None, {**after_d, "note": None}, SIG1)],
+        },
+    )
 
 
 def test_signature_latest_non_empty_wins() -> None:
@@ -177,20 +168,19 @@ def test_signature_latest_non_empty_wins() -> None:
         "d": [part(0, "f", {"x": 1}, SIG2)],
         "e": [part(0, "f", {"x": 1, "y": 2})],
     }
-    with marbles_testing() as (start, cold, _hot, exp):
-        results = start(cold("-a-b-c-d-e-|", lookup).pipe(latest_args()))
-        expected = exp(
-            "-a-----d-e-|",
-            {
-                "a": [SlotUpdate(0, 0, "f", None, {"x": 1}, SIG1)],
-                "d": [SlotUpdate(0, 0, "f", None, {"x": 1}, SIG2)],
-                "e": [SlotUpdate(0, 0, "f", None, {"x": 1, "y": 2}, SIG2)],
-            },
-        )
-    assert expected == results
+    output = run_marbles(latest_args(), "-a-b-c-d-e-|", lookup)
+    assert output == expect_marbles(
+        "-a-----d-e-|",
+        {
+            "a": [SlotUpdate(0, 0, "f", None, {"x": 1}, SIG1)],
+            "d": [SlotUpdate(0, 0, "f", None, {"x": 1}, SIG2)],
+            "e": [SlotUpdate(0, 0, "f", None, {"x": 1, "y": 2}, SIG2)],
+        },
+    )
 
 
 def test_unsupported_json_path_is_malformed_and_unsubscribes() -> None:
+    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
     scheduler = TestScheduler()
     xs = scheduler.create_cold_observable(
         on_next(10, [CallPart(0, 0, FunctionCall(name="f", will_continue=True))]),
@@ -209,15 +199,15 @@ def test_unsupported_json_path_is_malformed_and_unsubscribes() -> None:
 def test_upstream_error_passes_through() -> None:
     boom = TimeoutError("read timeout")
     lookup = {"a": [part(0, "f", {"x": 1})], "b": [part(0, "f", {"x": 1})]}
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("-a-b-#", lookup, boom).pipe(latest_args()))
-    assert [
-        on_next(201, [SlotUpdate(0, 0, "f", None, {"x": 1})]),
-        on_error(205, lambda e: e is boom),
-    ] == results
+    output = run_marbles(latest_args(), "-a-b-#", lookup, error=boom)
+    assert output == expect_marbles(
+        "-x---#", {"x": [SlotUpdate(0, 0, "f", None, {"x": 1})]}, error=TimeoutError
+    )
+    assert output.error is boom
 
 
 def test_disposal_unsubscribes_from_the_source() -> None:
+    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
     scheduler = TestScheduler()
     xs = scheduler.create_cold_observable(
         on_next(10, [part(0, "f", {"x": 1})]),
@@ -230,6 +220,7 @@ def test_disposal_unsubscribes_from_the_source() -> None:
 
 
 def test_take_unsubscribes_from_the_source_at_the_first_batch() -> None:
+    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
     scheduler = TestScheduler()
     xs = scheduler.create_cold_observable(
         on_next(10, [part(0, "f", {"x": 1})]),
@@ -244,6 +235,7 @@ def test_take_unsubscribes_from_the_source_at_the_first_batch() -> None:
 
 
 def test_two_subscriptions_do_not_share_slots() -> None:
+    # reactivex.testing: the kit subscribes once; this needs two overlapping subscriptions
     scheduler = TestScheduler()
     xs = scheduler.create_cold_observable(
         on_next(10, [part(0, "f", {"x": 1})]),

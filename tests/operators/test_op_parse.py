@@ -2,32 +2,37 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-import msgspec
 from reactivex import Observable
 from reactivex import operators as ops
 from reactivex.testing import ReactiveTest, TestScheduler
-from reactivex.testing.marbles import marbles_testing
 
-from rxgem import GeminiAPIError, GenerateContentResponse, MalformedStreamError, SSEEvent
+from rxgem import GeminiAPIError, MalformedStreamError, SSEEvent
 from rxgem.operators import parse
+from rxgem.testing import (
+    api_error,
+    event_json,
+    expect_marbles,
+    response,
+    run_marbles,
+    text,
+)
 
 on_next = ReactiveTest.on_next
 on_completed = ReactiveTest.on_completed
 on_error = ReactiveTest.on_error
 subscribe = ReactiveTest.subscribe
 
-TEXT_A = '{"candidates": [{"content": {"parts": [{"text": "A"}]}, "index": 0}]}'
-TEXT_B = '{"candidates": [{"content": {"parts": [{"text": "B"}]}}], "responseId": "r1"}'
-ERROR = '{"error": {"code": 429, "message": "Quota exceeded", "status": "RESOURCE_EXHAUSTED"}}'
+TEXT_A = json.dumps(event_json(text("A")))
+TEXT_B = json.dumps(event_json(text("B"), response_id="r1"))
+ERROR = json.dumps(event_json(api_error(429, "RESOURCE_EXHAUSTED", "Quota exceeded")))
+RESPONSE_A = response(text("A"))
+RESPONSE_B = response(text("B"), response_id="r1")
 
 
-def response(payload: str) -> GenerateContentResponse:
-    return msgspec.json.decode(payload, type=GenerateContentResponse)
-
-
-def event(payload: str, kind: str = "message") -> SSEEvent:
+def sse(payload: str, kind: str = "message") -> SSEEvent:
     return SSEEvent(data=payload, event=kind)
 
 
@@ -51,52 +56,40 @@ def is_malformed(number: int) -> Any:
 
 
 def test_one_response_per_event_at_its_tick() -> None:
-    lookup = {"a": event(TEXT_A), "b": event(TEXT_B)}
-    with marbles_testing() as (start, cold, _hot, exp):
-        results = start(cold("-a---b-|", lookup).pipe(parse()))
-        expected = exp("-x---y-|", {"x": response(TEXT_A), "y": response(TEXT_B)})
-    assert expected == results
+    lookup = {"a": sse(TEXT_A), "b": sse(TEXT_B)}
+    output = run_marbles(parse(), "-a---b-|", lookup)
+    assert output == expect_marbles("-x---y-|", {"x": RESPONSE_A, "y": RESPONSE_B})
     # the values are typed responses, not the raw payloads
-    assert results[1].value.value.candidates[0].content.parts[0].text == "B"
-    assert results[1].value.value.response_id == "r1"
+    assert output.values[1].candidates[0].content.parts[0].text == "B"
+    assert output.values[1].response_id == "r1"
 
 
 def test_whitespace_payload_is_skipped() -> None:
-    lookup = {"a": event(TEXT_A), "w": event(" \n "), "b": event(TEXT_B)}
-    with marbles_testing() as (start, cold, _hot, exp):
-        results = start(cold("-a-w-b-|", lookup).pipe(parse()))
-        expected = exp("-x---y-|", {"x": response(TEXT_A), "y": response(TEXT_B)})
-    assert expected == results
+    lookup = {"a": sse(TEXT_A), "w": sse(" \n "), "b": sse(TEXT_B)}
+    output = run_marbles(parse(), "-a-w-b-|", lookup)
+    assert output == expect_marbles("-x---y-|", {"x": RESPONSE_A, "y": RESPONSE_B})
 
 
 def test_array_payload_gives_several_responses_at_one_tick() -> None:
-    lookup = {"a": event(f"[{TEXT_A},\n{TEXT_B}]", "raw")}
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("--a--|", lookup).pipe(parse()))
-    assert [
-        on_next(202, response(TEXT_A)),
-        on_next(202, response(TEXT_B)),
-        on_completed(205),
-    ] == results
+    lookup = {"a": sse(f"[{TEXT_A},\n{TEXT_B}]", "raw")}
+    output = run_marbles(parse(), "--a----|", lookup)
+    assert output == expect_marbles("--(x,y)|", {"x": RESPONSE_A, "y": RESPONSE_B})
 
 
 def test_error_payload_ends_with_gemini_api_error() -> None:
-    lookup = {"a": event(TEXT_A), "b": event(TEXT_B), "e": event(ERROR)}
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("-a-b-e-b-|", lookup).pipe(parse()))
-    assert [
-        on_next(201, response(TEXT_A)),
-        on_next(203, response(TEXT_B)),
-        on_error(205, is_api_error(429, "RESOURCE_EXHAUSTED", 3)),
-    ] == results
+    # the diagram in parse's docstring
+    lookup = {"a": sse(TEXT_A), "b": sse(TEXT_B), "e": sse(ERROR)}
+    output = run_marbles(parse(), "-a-b-e-b-|", lookup)
+    assert output == expect_marbles(
+        "-x-y-#", {"x": RESPONSE_A, "y": RESPONSE_B}, error=GeminiAPIError
+    )
+    assert is_api_error(429, "RESOURCE_EXHAUSTED", 3)(output.error)
 
 
 def test_error_payload_message_text() -> None:
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("-e-|", {"e": event(ERROR)}).pipe(parse()))
-    [record] = results
-    assert record.time == 201
-    error = record.value.exception
+    output = run_marbles(parse(), "-e-|", {"e": sse(ERROR)})
+    assert output == expect_marbles("-#", error=GeminiAPIError)
+    error = output.error
     assert type(error) is GeminiAPIError
     assert error.message == "Quota exceeded"
     assert str(error) == "Gemini API error 429 RESOURCE_EXHAUSTED (event 1): Quota exceeded"
@@ -104,104 +97,105 @@ def test_error_payload_message_text() -> None:
 
 def test_raw_pretty_printed_error_block_in_an_array() -> None:
     block = '[{\n  "error": {\n    "code": 499,\n    "status": "CANCELLED"\n  }\n}\n]'
-    lookup = {"a": event(TEXT_A), "e": event(block, "raw")}
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("-a--e-|", lookup).pipe(parse()))
-    assert [
-        on_next(201, response(TEXT_A)),
-        on_error(204, is_api_error(499, "CANCELLED", 2)),
-    ] == results
+    lookup = {"a": sse(TEXT_A), "e": sse(block, "raw")}
+    output = run_marbles(parse(), "-a--e-|", lookup)
+    assert output == expect_marbles("-x--#", {"x": RESPONSE_A}, error=GeminiAPIError)
+    assert is_api_error(499, "CANCELLED", 2)(output.error)
 
 
 def test_error_unsubscribes_from_the_source_at_the_error_tick() -> None:
+    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
     scheduler = TestScheduler()
     xs = scheduler.create_cold_observable(
-        on_next(10, event(TEXT_A)),
-        on_next(20, event(ERROR)),
-        on_next(30, event(TEXT_B)),
+        on_next(10, sse(TEXT_A)),
+        on_next(20, sse(ERROR)),
+        on_next(30, sse(TEXT_B)),
         on_completed(40),
     )
     observer = scheduler.start(lambda: xs.pipe(parse()))
     assert [
-        on_next(210, response(TEXT_A)),
+        on_next(210, RESPONSE_A),
         on_error(220, is_api_error(429, "RESOURCE_EXHAUSTED", 2)),
     ] == observer.messages
     assert [subscribe(200, 220)] == xs.subscriptions
 
 
 def test_invalid_json_ends_with_malformed_stream_error() -> None:
-    lookup = {"a": event(TEXT_A), "w": event("  "), "x": event('{"candidates": [')}
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("-a-w-x-a-|", lookup).pipe(parse()))
+    lookup = {"a": sse(TEXT_A), "w": sse("  "), "x": sse('{"candidates": [')}
+    output = run_marbles(parse(), "-a-w-x-a-|", lookup)
     # the whitespace-only event is skipped but still counted: the bad one is event 3
-    assert [on_next(201, response(TEXT_A)), on_error(205, is_malformed(3))] == results
-    assert "candidates" in results[-1].value.exception.snippet
+    assert output == expect_marbles("-y---#", {"y": RESPONSE_A}, error=MalformedStreamError)
+    assert is_malformed(3)(output.error)
+    assert isinstance(output.error, MalformedStreamError)
+    assert "candidates" in output.error.snippet
 
 
 def test_invalid_json_event_number_is_one_based() -> None:
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("--x-|", {"x": event("not json")}).pipe(parse()))
-    assert [on_error(202, is_malformed(1))] == results
+    output = run_marbles(parse(), "--x-|", {"x": sse("not json")})
+    assert output == expect_marbles("--#", error=MalformedStreamError)
+    assert is_malformed(1)(output.error)
 
 
 def test_wrong_shape_ends_with_malformed_stream_error() -> None:
-    lookup = {"a": event(TEXT_A), "b": event(TEXT_B), "x": event('{"candidates": 5}')}
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("-a-b-x-|", lookup).pipe(parse()))
-    assert [
-        on_next(201, response(TEXT_A)),
-        on_next(203, response(TEXT_B)),
-        on_error(205, is_malformed(3)),
-    ] == results
+    lookup = {"a": sse(TEXT_A), "b": sse(TEXT_B), "x": sse('{"candidates": 5}')}
+    output = run_marbles(parse(), "-a-b-x-|", lookup)
+    assert output == expect_marbles(
+        "-a-b-#", {"a": RESPONSE_A, "b": RESPONSE_B}, error=MalformedStreamError
+    )
+    assert is_malformed(3)(output.error)
 
 
 def test_malformed_unsubscribes_from_the_source_at_the_error_tick() -> None:
+    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
     scheduler = TestScheduler()
     xs = scheduler.create_cold_observable(
-        on_next(10, event(TEXT_A)),
-        on_next(25, event("{oops")),
-        on_next(30, event(TEXT_B)),
+        on_next(10, sse(TEXT_A)),
+        on_next(25, sse("{oops")),
+        on_next(30, sse(TEXT_B)),
         on_completed(40),
     )
     observer = scheduler.start(lambda: xs.pipe(parse()))
-    assert [on_next(210, response(TEXT_A)), on_error(225, is_malformed(2))] == observer.messages
+    assert [on_next(210, RESPONSE_A), on_error(225, is_malformed(2))] == observer.messages
     assert [subscribe(200, 225)] == xs.subscriptions
 
 
 def test_upstream_error_passes_through() -> None:
     boom = ConnectionError("reset by peer")
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("-a--#", {"a": event(TEXT_A)}, boom).pipe(parse()))
-    assert [on_next(201, response(TEXT_A)), on_error(204, lambda e: e is boom)] == results
+    output = run_marbles(parse(), "-a--#", {"a": sse(TEXT_A)}, error=boom)
+    assert output == expect_marbles("-x--#", {"x": RESPONSE_A}, error=ConnectionError)
+    assert output.error is boom
 
 
 def test_disposal_unsubscribes_from_the_source() -> None:
+    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
     scheduler = TestScheduler()
     xs = scheduler.create_cold_observable(
-        on_next(10, event(TEXT_A)),
-        on_next(50, event(TEXT_B)),
+        on_next(10, sse(TEXT_A)),
+        on_next(50, sse(TEXT_B)),
         on_completed(60),
     )
     observer = scheduler.start(lambda: xs.pipe(parse()), disposed=240)
-    assert [on_next(210, response(TEXT_A))] == observer.messages
+    assert [on_next(210, RESPONSE_A)] == observer.messages
     assert [subscribe(200, 240)] == xs.subscriptions
 
 
 def test_take_unsubscribes_from_the_source_at_the_first_value() -> None:
+    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
     scheduler = TestScheduler()
     xs = scheduler.create_cold_observable(
-        on_next(10, event(TEXT_A)), on_next(20, event(TEXT_B)), on_completed(30)
+        on_next(10, sse(TEXT_A)), on_next(20, sse(TEXT_B)), on_completed(30)
     )
     observer = scheduler.start(lambda: xs.pipe(parse(), ops.take(1)))
-    assert [on_next(210, response(TEXT_A)), on_completed(210)] == observer.messages
+    assert [on_next(210, RESPONSE_A), on_completed(210)] == observer.messages
     assert [subscribe(200, 210)] == xs.subscriptions
 
 
 def test_two_subscriptions_count_events_independently() -> None:
+    # reactivex.testing: the kit subscribes once; this needs two overlapping subscriptions
     scheduler = TestScheduler()
     xs = scheduler.create_cold_observable(
-        on_next(10, event(TEXT_A)),
-        on_next(20, event("{bad")),
+        on_next(10, sse(TEXT_A)),
+        on_next(20, sse("{bad")),
         on_completed(30),
     )
     stream: Observable[Any] = xs.pipe(parse())  # one operator instance
@@ -211,6 +205,6 @@ def test_two_subscriptions_count_events_independently() -> None:
     scheduler.schedule_absolute(205, lambda *_: stream.subscribe(second))
     scheduler.start()
     # a shared counter would make the second subscription report event 4
-    assert [on_next(210, response(TEXT_A)), on_error(220, is_malformed(2))] == first.messages
-    assert [on_next(215, response(TEXT_A)), on_error(225, is_malformed(2))] == second.messages
+    assert [on_next(210, RESPONSE_A), on_error(220, is_malformed(2))] == first.messages
+    assert [on_next(215, RESPONSE_A), on_error(225, is_malformed(2))] == second.messages
     assert [subscribe(200, 220), subscribe(205, 225)] == xs.subscriptions

@@ -8,16 +8,9 @@ from typing import Any
 from reactivex import Observable
 from reactivex import operators as ops
 from reactivex.testing import ReactiveTest, TestScheduler
-from reactivex.testing.marbles import marbles_testing
 
-from rxgem import (
-    ChatCompletionChunk,
-    ChoiceDelta,
-    ChunkChoice,
-    GeminiAPIError,
-    MalformedStreamError,
-    sse_encode,
-)
+from rxgem import GeminiAPIError, MalformedStreamError, sse_encode
+from rxgem.testing import chunk, expect_marbles, run_marbles
 
 on_next = ReactiveTest.on_next
 on_completed = ReactiveTest.on_completed
@@ -25,19 +18,18 @@ on_error = ReactiveTest.on_error
 subscribe = ReactiveTest.subscribe
 
 DONE = b"data: [DONE]\n\n"
-
-
-def chunk(content: str) -> ChatCompletionChunk:
-    choice = ChunkChoice(index=0, delta=ChoiceDelta(content=content), finish_reason=None)
-    return ChatCompletionChunk(id="chatcmpl-r1", created=1_700_000_000, model="m", choices=[choice])
-
-
 C1 = chunk("Hi")
 C2 = chunk(" there")
 FRAME_1 = (
-    b'data: {"id":"chatcmpl-r1","object":"chat.completion.chunk","created":1700000000,'
-    b'"model":"m","choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}\n\n'
+    b'data: {"id":"chatcmpl-test","object":"chat.completion.chunk","created":0,'
+    b'"model":"gemini-test","choices":[{"index":0,"delta":{"content":"Hi"},'
+    b'"finish_reason":null}]}\n\n'
 )
+
+
+def frame(payload: Any) -> bytes:
+    """The SSE frame of a JSON payload, compact as ``sse_encode`` writes it."""
+    return b"data: " + json.dumps(payload, separators=(",", ":")).encode() + b"\n\n"
 
 
 def frame_payload(frame: bytes) -> Any:
@@ -47,29 +39,24 @@ def frame_payload(frame: bytes) -> Any:
 
 
 def test_one_frame_per_chunk_then_done_at_completion() -> None:
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("-a--b--|", {"a": C1, "b": C2}).pipe(sse_encode()))
-    assert [
-        on_next(201, FRAME_1),
-        on_next(204, b"data: " + C2.to_json() + b"\n\n"),
-        on_next(207, DONE),
-        on_completed(207),
-    ] == results
+    # the diagram in sse_encode's docstring
+    output = run_marbles(sse_encode(), "-a--b--|", {"a": C1, "b": C2})
+    assert output == expect_marbles(
+        "-x--y--(d,|)", {"x": FRAME_1, "y": b"data: " + C2.to_json() + b"\n\n", "d": DONE}
+    )
 
 
 def test_frame_payload_is_the_chunk_json() -> None:
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("-b-|", {"b": C2}).pipe(sse_encode()))
-    payload = frame_payload(results[0].value.value)
+    output = run_marbles(sse_encode(), "-b-|", {"b": C2})
+    payload = frame_payload(output.values[0])
     assert payload == C2.to_dict()
     assert payload["object"] == "chat.completion.chunk"
     assert payload["choices"][0]["finish_reason"] is None  # sent as null, not left out
 
 
 def test_empty_stream_sends_only_done() -> None:
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("---|").pipe(sse_encode()))
-    assert [on_next(203, DONE), on_completed(203)] == results
+    output = run_marbles(sse_encode(), "---|")
+    assert output == expect_marbles("---(d,|)", {"d": DONE})
 
 
 def test_error_sends_an_error_frame_then_the_error_without_done() -> None:
@@ -81,13 +68,11 @@ def test_error_sends_an_error_frame_then_the_error_without_done() -> None:
             "code": None,
         }
     }
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("-a--#", {"a": C1}, boom).pipe(sse_encode()))
-    assert [
-        on_next(201, FRAME_1),
-        on_next(204, lambda frame: frame_payload(frame) == error_frame),
-        on_error(204, lambda e: e is boom),
-    ] == results
+    output = run_marbles(sse_encode(), "-a--#", {"a": C1}, error=boom)
+    assert output == expect_marbles(
+        "-x--(e,#)", {"x": FRAME_1, "e": frame(error_frame)}, error=MalformedStreamError
+    )
+    assert output.error is boom
 
 
 def test_gemini_api_error_frame_carries_the_gemini_code() -> None:
@@ -99,16 +84,15 @@ def test_gemini_api_error_frame_carries_the_gemini_code() -> None:
             "code": 429,
         }
     }
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("-a-#", {"a": C1}, boom).pipe(sse_encode()))
-    assert [
-        on_next(201, FRAME_1),
-        on_next(203, lambda frame: frame_payload(frame) == error_frame),
-        on_error(203, lambda e: e is boom),
-    ] == results
+    output = run_marbles(sse_encode(), "-a-#", {"a": C1}, error=boom)
+    assert output == expect_marbles(
+        "-x-(e,#)", {"x": FRAME_1, "e": frame(error_frame)}, error=GeminiAPIError
+    )
+    assert output.error is boom
 
 
 def test_error_unsubscribes_from_the_source() -> None:
+    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
     boom = OSError("reset")
     scheduler = TestScheduler()
     xs = scheduler.create_cold_observable(on_next(10, C1), on_error(20, boom))
@@ -122,6 +106,7 @@ def test_error_unsubscribes_from_the_source() -> None:
 
 
 def test_disposal_unsubscribes_and_sends_no_done() -> None:
+    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
     scheduler = TestScheduler()
     xs = scheduler.create_cold_observable(on_next(10, C1), on_next(30, C2), on_completed(40))
     observer = scheduler.start(lambda: xs.pipe(sse_encode()), disposed=220)
@@ -130,6 +115,7 @@ def test_disposal_unsubscribes_and_sends_no_done() -> None:
 
 
 def test_take_unsubscribes_from_the_source_at_the_first_frame() -> None:
+    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
     scheduler = TestScheduler()
     xs = scheduler.create_cold_observable(on_next(10, C1), on_next(20, C2), on_completed(30))
     observer = scheduler.start(lambda: xs.pipe(sse_encode(), ops.take(1)))
@@ -138,6 +124,7 @@ def test_take_unsubscribes_from_the_source_at_the_first_frame() -> None:
 
 
 def test_two_subscriptions_each_get_the_full_output() -> None:
+    # reactivex.testing: the kit subscribes once; this needs two overlapping subscriptions
     scheduler = TestScheduler()
     xs = scheduler.create_cold_observable(on_next(10, C1), on_completed(20))
     stream: Observable[Any] = xs.pipe(sse_encode())  # one operator instance

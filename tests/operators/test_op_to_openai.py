@@ -10,19 +10,11 @@ import pytest
 from reactivex import Observable
 from reactivex import operators as ops
 from reactivex.testing import ReactiveTest, TestScheduler
-from reactivex.testing.marbles import marbles_testing
 
-from rxgem import (
-    ChatCompletionChunk,
-    ChoiceDelta,
-    ChoiceDeltaToolCall,
-    ChoiceDeltaToolCallFunction,
-    ChunkChoice,
-    CompletionUsage,
-    UsageMetadata,
-)
+from rxgem import ChatCompletionChunk, ChoiceDelta, ChunkChoice, UsageMetadata
 from rxgem.items import End, Meta, Text, TextSignature, ToolCall, ToolCallHeader, Usage
 from rxgem.operators import to_openai
+from rxgem.testing import chunk, expect_marbles, run_marbles, tool_delta, usage_chunk
 
 on_next = ReactiveTest.on_next
 on_completed = ReactiveTest.on_completed
@@ -30,7 +22,8 @@ on_error = ReactiveTest.on_error
 subscribe = ReactiveTest.subscribe
 
 NOW = 1_700_000_000
-META = Meta("r1", "gemini-2.5-flash")
+# chunk() and usage_chunk() default to id "chatcmpl-test", model "gemini-test", created 0
+META = Meta("test", "gemini-test")
 SIG = "c2lnbmF0dXJl"
 
 
@@ -40,7 +33,7 @@ def counter_ids() -> Callable[[], str]:
 
 
 def fixed_clock() -> float:
-    return NOW + 0.75
+    return 0.75  # created is the clock's whole seconds: 0
 
 
 def op(**options: Any) -> Callable[[Observable[Any]], Observable[ChatCompletionChunk]]:
@@ -49,23 +42,15 @@ def op(**options: Any) -> Callable[[Observable[Any]], Observable[ChatCompletionC
     return to_openai(**options)
 
 
-def chunk(
-    delta: ChoiceDelta,
-    finish: Any = None,
-    native: str | None = None,
-    *,
-    index: int = 0,
-    id: str = "chatcmpl-r1",
-    model: str = "gemini-2.5-flash",
-) -> ChatCompletionChunk:
-    choice = ChunkChoice(
-        index=index, delta=delta, finish_reason=finish, native_finish_reason=native
+def delta_chunk(delta: ChoiceDelta) -> ChatCompletionChunk:
+    """A chunk whose one choice carries ``delta`` (for fields ``chunk()`` does not set)."""
+    template = chunk()
+    return ChatCompletionChunk(
+        id=template.id,
+        created=template.created,
+        model=template.model,
+        choices=[ChunkChoice(index=0, delta=delta, finish_reason=None)],
     )
-    return ChatCompletionChunk(id=id, created=NOW, model=model, choices=[choice])
-
-
-def deltas(results: list[Any]) -> list[ChoiceDelta]:
-    return [r.value.value.choices[0].delta for r in results if r.value.kind == "N"]
 
 
 def test_role_only_on_the_first_delta() -> None:
@@ -74,17 +59,36 @@ def test_role_only_on_the_first_delta() -> None:
         "b": [Text(0, "lo"), Text(0, "!")],  # one run of text: one chunk
         "c": [End(0, "STOP")],
     }
-    with marbles_testing() as (start, cold, _hot, exp):
-        results = start(cold("-a-b-c-|", lookup).pipe(op()))
-        expected = exp(
-            "-a-b-c-|",
-            {
-                "a": chunk(ChoiceDelta(role="assistant", content="Hel")),
-                "b": chunk(ChoiceDelta(content="lo!")),
-                "c": chunk(ChoiceDelta(), "stop", "STOP"),
-            },
-        )
-    assert expected == results
+    output = run_marbles(op(), "-a-b-c-|", lookup)
+    assert output == expect_marbles(
+        "-a-b-c-|",
+        {
+            "a": chunk("Hel", role="assistant"),
+            "b": chunk("lo!"),
+            "c": chunk(finish="stop", native_finish="STOP"),
+        },
+    )
+
+
+def test_text_header_then_the_rest_at_the_end() -> None:
+    # the diagram in to_openai's docstring
+    counts = UsageMetadata(prompt_token_count=10, candidates_token_count=4, total_token_count=14)
+    lookup = {
+        "a": [META, Text(0, "Hi")],
+        "b": [ToolCallHeader(0, 0, "read", None)],
+        "c": [ToolCall(0, 0, "read", None, {"path": "a.py"}), End(0, "STOP", True), Usage(counts)],
+    }
+    output = run_marbles(op(), "-a-b-c-------|", lookup)
+    assert output == expect_marbles(
+        "-a-b-(x,f,u)-|",
+        {
+            "a": chunk("Hi", role="assistant"),
+            "b": chunk(tool_calls=[tool_delta(0, id="call_id0001", name="read")]),
+            "x": chunk(tool_calls=[tool_delta(0, '{"path":"a.py"}')]),
+            "f": chunk(finish="tool_calls", native_finish="STOP"),
+            "u": usage_chunk(10, 4),
+        },
+    )
 
 
 def test_header_then_tool_call_gives_header_chunk_then_arguments_only() -> None:
@@ -92,25 +96,17 @@ def test_header_then_tool_call_gives_header_chunk_then_arguments_only() -> None:
         "a": [META, ToolCallHeader(0, 0, "read", None)],
         "b": [ToolCall(0, 0, "read", None, {"path": "a.py"}, SIG), End(0, "STOP", True)],
     }
-    header = ChoiceDeltaToolCall(
-        index=0,
-        id="call_id0001",
-        type="function",
-        function=ChoiceDeltaToolCallFunction(name="read", arguments=""),
+    header = tool_delta(0, id="call_id0001", name="read")
+    arguments = tool_delta(0, '{"path":"a.py"}', signature=SIG)
+    output = run_marbles(op(), "-a-b-----|", lookup)
+    assert output == expect_marbles(
+        "-h-(x,f)-|",
+        {
+            "h": chunk(role="assistant", tool_calls=[header]),
+            "x": chunk(tool_calls=[arguments]),
+            "f": chunk(finish="tool_calls", native_finish="STOP"),
+        },
     )
-    arguments = ChoiceDeltaToolCall(
-        index=0,
-        function=ChoiceDeltaToolCallFunction(arguments='{"path":"a.py"}'),
-        extra_content={"google": {"thought_signature": SIG}},
-    )
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("-a-b-|", lookup).pipe(op()))
-    assert [
-        on_next(201, chunk(ChoiceDelta(role="assistant", tool_calls=[header]))),
-        on_next(203, chunk(ChoiceDelta(tool_calls=[arguments]))),
-        on_next(203, chunk(ChoiceDelta(), "tool_calls", "STOP")),
-        on_completed(205),
-    ] == results
 
 
 def test_tool_call_without_header_is_one_full_chunk_with_the_gemini_id() -> None:
@@ -123,35 +119,17 @@ def test_tool_call_without_header_is_one_full_chunk_with_the_gemini_id() -> None
             End(0, "STOP", True),
         ],
     }
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("-a-b-|", lookup).pipe(op()))
-    assert deltas(results) == [
-        ChoiceDelta(role="assistant", content="Sure."),
-        ChoiceDelta(
-            tool_calls=[
-                ChoiceDeltaToolCall(
-                    index=0,
-                    id="gem-1",
-                    type="function",
-                    function=ChoiceDeltaToolCallFunction(name="f", arguments='{"x":1}'),
-                )
-            ]
-        ),
-        ChoiceDelta(
-            tool_calls=[
-                ChoiceDeltaToolCall(
-                    index=1,
-                    id="call_id0001",
-                    type="function",
-                    function=ChoiceDeltaToolCallFunction(name="g", arguments="{}"),
-                )
-            ]
-        ),
-        ChoiceDelta(extra_content={"google": {"thought_signature": SIG}}),
-        ChoiceDelta(),
-    ]
-    assert [r.time for r in results] == [201, 203, 203, 203, 203, 205]
-    assert results[-2].value.value.choices[0].finish_reason == "tool_calls"
+    output = run_marbles(op(), "-a-b---------|", lookup)
+    assert output == expect_marbles(
+        "-a-(f,g,s,e)-|",
+        {
+            "a": chunk("Sure.", role="assistant"),
+            "f": chunk(tool_calls=[tool_delta(0, '{"x":1}', id="gem-1", name="f")]),
+            "g": chunk(tool_calls=[tool_delta(1, "{}", id="call_id0001", name="g")]),
+            "s": chunk(signature=SIG),
+            "e": chunk(finish="tool_calls", native_finish="STOP"),
+        },
+    )
 
 
 def test_id_factory_and_clock_make_deterministic_ids() -> None:
@@ -160,10 +138,9 @@ def test_id_factory_and_clock_make_deterministic_ids() -> None:
         "a": [Text(0, "Hi")],  # no Meta: the chat id is minted
         "b": [ToolCall(0, 0, "f", None, {}), End(0, "STOP", True)],
     }
-    operator = op(clock=lambda: next(ticks))
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("-a-b-|", lookup).pipe(operator))
-    chunks = [r.value.value for r in results if r.value.kind == "N"]
+    output = run_marbles(op(clock=lambda: next(ticks)), "-a-b-|", lookup)
+    chunks = output.values
+    assert output.completed
     assert [c.id for c in chunks] == ["chatcmpl-id0001"] * 3
     assert [c.created for c in chunks] == [NOW] * 3  # the clock is read once
     assert [c.model for c in chunks] == ["gemini"] * 3  # no modelVersion seen
@@ -172,78 +149,52 @@ def test_id_factory_and_clock_make_deterministic_ids() -> None:
 
 def test_model_option_overrides_the_model_version() -> None:
     lookup = {"a": [Meta("r1", "models/gemini-2.5-pro"), Text(0, "Hi")], "b": [End(0, "STOP")]}
-    with marbles_testing() as (start, cold, _hot, _exp):
-        named = start(cold("-a-b-|", lookup).pipe(op(model="my-gemini")))
-    with marbles_testing() as (start, cold, _hot, _exp):
-        default = start(cold("-a-b-|", lookup).pipe(op()))
-    assert [r.value.value.model for r in named[:2]] == ["my-gemini", "my-gemini"]
-    assert [r.value.value.model for r in default[:2]] == ["gemini-2.5-pro", "gemini-2.5-pro"]
+    named = run_marbles(op(model="my-gemini"), "-a-b-|", lookup)
+    default = run_marbles(op(), "-a-b-|", lookup)
+    assert [c.model for c in named.values] == ["my-gemini", "my-gemini"]
+    assert [c.model for c in default.values] == ["gemini-2.5-pro", "gemini-2.5-pro"]
 
 
 def test_usage_chunk_is_last_and_can_be_dropped() -> None:
-    usage = UsageMetadata(
+    counts = UsageMetadata(
         prompt_token_count=10,
         candidates_token_count=4,
         thoughts_token_count=6,
         total_token_count=20,
     )
-    lookup = {"a": [META, Text(0, "Hi")], "b": [End(0, "STOP"), Usage(usage)]}
-    with marbles_testing() as (start, cold, _hot, _exp):
-        with_usage = start(cold("-a-b-|", lookup).pipe(op()))
-    with marbles_testing() as (start, cold, _hot, _exp):
-        without = start(cold("-a-b-|", lookup).pipe(op(include_usage=False)))
-    usage_chunk = ChatCompletionChunk(
-        id="chatcmpl-r1",
-        created=NOW,
-        model="gemini-2.5-flash",
-        choices=[],
-        usage=CompletionUsage(
-            prompt_tokens=10,
-            completion_tokens=10,
-            total_tokens=20,
-            completion_tokens_details={"reasoning_tokens": 6},
-        ),
-    )
-    finish = chunk(ChoiceDelta(), "stop", "STOP")
-    assert [
-        on_next(201, chunk(ChoiceDelta(role="assistant", content="Hi"))),
-        on_next(203, finish),
-        on_next(203, usage_chunk),
-        on_completed(205),
-    ] == with_usage
-    assert [
-        on_next(201, chunk(ChoiceDelta(role="assistant", content="Hi"))),
-        on_next(203, finish),
-        on_completed(205),
-    ] == without
+    lookup = {"a": [META, Text(0, "Hi")], "b": [End(0, "STOP"), Usage(counts)]}
+    expected = {
+        "a": chunk("Hi", role="assistant"),
+        "f": chunk(finish="stop", native_finish="STOP"),
+        "u": usage_chunk(10, 10, 20, reasoning=6),
+    }
+    with_usage = run_marbles(op(), "-a-b----|", lookup)
+    without = run_marbles(op(include_usage=False), "-a-b----|", lookup)
+    assert with_usage == expect_marbles("-a-(f,u)|", expected)
+    assert without == expect_marbles("-a-f----|", expected)
 
 
 @pytest.mark.parametrize(
-    ("field", "expected", "times"),
+    ("field", "marbles", "expected"),
     [
         (
             "reasoning_content",
-            [
-                ChoiceDelta(role="assistant", reasoning_content="Hmm."),
-                ChoiceDelta(content="Hi"),
-            ],
-            [201, 203, 205],
+            "-a-b-|",
+            {"a": chunk(reasoning="Hmm.", role="assistant"), "b": chunk("Hi")},
         ),
         (
             "reasoning",
-            [ChoiceDelta(role="assistant", reasoning="Hmm."), ChoiceDelta(content="Hi")],
-            [201, 203, 205],
+            "-a-b-|",
+            {"a": delta_chunk(ChoiceDelta(role="assistant", reasoning="Hmm.")), "b": chunk("Hi")},
         ),
         # thought text dropped: nothing at tick 1, the first delta sent carries the role
-        (None, [ChoiceDelta(role="assistant", content="Hi")], [203, 205]),
+        (None, "---b-|", {"b": chunk("Hi", role="assistant")}),
     ],
 )
-def test_reasoning_field(field: Any, expected: list[ChoiceDelta], times: list[int]) -> None:
+def test_reasoning_field(field: Any, marbles: str, expected: dict[str | float, Any]) -> None:
     lookup = {"a": [META, Text(0, "Hmm.", thought=True)], "b": [Text(0, "Hi")]}
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("-a-b-|", lookup).pipe(op(reasoning_field=field)))
-    assert deltas(results) == expected
-    assert [r.time for r in results] == times
+    output = run_marbles(op(reasoning_field=field), "-a-b-|", lookup)
+    assert output == expect_marbles(marbles, expected)
 
 
 def test_invalid_reasoning_field_raises_at_factory_time() -> None:
@@ -253,27 +204,28 @@ def test_invalid_reasoning_field_raises_at_factory_time() -> None:
 
 def test_choices_open_in_index_order() -> None:
     lookup = {"a": [META, Text(1, "B")], "b": [Text(0, "A")]}
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("-a-b-|", lookup).pipe(op()))
-    assert [
-        on_next(201, chunk(ChoiceDelta(role="assistant"), index=0)),
-        on_next(201, chunk(ChoiceDelta(role="assistant", content="B"), index=1)),
-        on_next(203, chunk(ChoiceDelta(content="A"), index=0)),
-        on_completed(205),
-    ] == results
+    output = run_marbles(op(), "-a-----b-|", lookup)
+    assert output == expect_marbles(
+        "-(x,y)-b-|",
+        {
+            "x": chunk(role="assistant", choice=0),
+            "y": chunk("B", role="assistant", choice=1),
+            "b": chunk("A", choice=0),
+        },
+    )
 
 
 def test_upstream_error_passes_through() -> None:
     boom = RuntimeError("upstream failed")
-    with marbles_testing() as (start, cold, _hot, _exp):
-        results = start(cold("-a--#", {"a": [META, Text(0, "Hi")]}, boom).pipe(op()))
-    assert [
-        on_next(201, chunk(ChoiceDelta(role="assistant", content="Hi"))),
-        on_error(204, lambda e: e is boom),
-    ] == results
+    output = run_marbles(op(), "-a--#", {"a": [META, Text(0, "Hi")]}, error=boom)
+    assert output == expect_marbles(
+        "-x--#", {"x": chunk("Hi", role="assistant")}, error=RuntimeError
+    )
+    assert output.error is boom
 
 
 def test_disposal_unsubscribes_from_the_source() -> None:
+    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
     scheduler = TestScheduler()
     xs = scheduler.create_cold_observable(
         on_next(10, [META, Text(0, "Hi")]),
@@ -281,11 +233,12 @@ def test_disposal_unsubscribes_from_the_source() -> None:
         on_completed(40),
     )
     observer = scheduler.start(lambda: xs.pipe(op()), disposed=220)
-    assert [on_next(210, chunk(ChoiceDelta(role="assistant", content="Hi")))] == (observer.messages)
+    assert [on_next(210, chunk("Hi", role="assistant"))] == observer.messages
     assert [subscribe(200, 220)] == xs.subscriptions
 
 
 def test_take_unsubscribes_from_the_source_at_the_last_chunk() -> None:
+    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
     scheduler = TestScheduler()
     xs = scheduler.create_cold_observable(
         on_next(10, [META, Text(0, "Hi")]),
@@ -293,14 +246,12 @@ def test_take_unsubscribes_from_the_source_at_the_last_chunk() -> None:
         on_completed(30),
     )
     observer = scheduler.start(lambda: xs.pipe(op(), ops.take(1)))
-    assert [
-        on_next(210, chunk(ChoiceDelta(role="assistant", content="Hi"))),
-        on_completed(210),
-    ] == observer.messages
+    assert [on_next(210, chunk("Hi", role="assistant")), on_completed(210)] == observer.messages
     assert [subscribe(200, 210)] == xs.subscriptions
 
 
 def test_two_subscriptions_get_independent_ids_and_state() -> None:
+    # reactivex.testing: the kit subscribes once; this needs two overlapping subscriptions
     scheduler = TestScheduler()
     xs = scheduler.create_cold_observable(
         on_next(10, [Text(0, "Hi")]),
@@ -315,17 +266,12 @@ def test_two_subscriptions_get_independent_ids_and_state() -> None:
     scheduler.start()
 
     def expected(at: int, chat: str, call: str) -> list[Any]:
-        tool = ChoiceDeltaToolCall(
-            index=0,
-            id=f"call_{call}",
-            type="function",
-            function=ChoiceDeltaToolCallFunction(name="f", arguments="{}"),
-        )
-        same = {"id": f"chatcmpl-{chat}", "model": "gemini"}
+        tool = tool_delta(0, "{}", id=f"call_{call}", name="f")
+        same: dict[str, Any] = {"id": f"chatcmpl-{chat}", "model": "gemini"}
         return [
-            on_next(at + 10, chunk(ChoiceDelta(role="assistant", content="Hi"), **same)),
-            on_next(at + 20, chunk(ChoiceDelta(tool_calls=[tool]), **same)),
-            on_next(at + 20, chunk(ChoiceDelta(), "tool_calls", "STOP", **same)),
+            on_next(at + 10, chunk("Hi", role="assistant", **same)),
+            on_next(at + 20, chunk(tool_calls=[tool], **same)),
+            on_next(at + 20, chunk(finish="tool_calls", native_finish="STOP", **same)),
             on_completed(at + 30),
         ]
 
@@ -335,18 +281,13 @@ def test_two_subscriptions_get_independent_ids_and_state() -> None:
 
 
 def test_two_subscriptions_with_random_ids_differ() -> None:
-    scheduler = TestScheduler()
-    xs = scheduler.create_cold_observable(
-        on_next(10, [Text(0, "Hi")]), on_next(20, [End(0, "STOP")]), on_completed(30)
-    )
-    stream: Observable[Any] = xs.pipe(to_openai())
-    first = scheduler.create_observer()
-    second = scheduler.create_observer()
-    scheduler.schedule_absolute(200, lambda *_: stream.subscribe(first))
-    scheduler.schedule_absolute(200, lambda *_: stream.subscribe(second))
-    scheduler.start()
-    ids_1 = {r.value.value.id for r in first.messages if r.value.kind == "N"}
-    ids_2 = {r.value.value.id for r in second.messages if r.value.kind == "N"}
+    operator = to_openai()  # one operator instance, subscribed twice
+    lookup = {"a": [Text(0, "Hi")], "b": [End(0, "STOP")]}
+    first = run_marbles(operator, "-a-b-|", lookup)
+    second = run_marbles(operator, "-a-b-|", lookup)
+    ids_1 = {c.id for c in first.values}
+    ids_2 = {c.id for c in second.values}
+    assert len(first.values) == len(second.values) == 2
     assert len(ids_1) == 1
     assert len(ids_2) == 1
     assert ids_1 != ids_2
