@@ -17,6 +17,7 @@ from reactivex.notification import OnCompleted, OnError, OnNext
 from reactivex.observable.marbles import parse
 from reactivex.scheduler import VirtualTimeScheduler
 from reactivex.testing import ReactiveTest, TestScheduler
+from reactivex.testing.subscription import Subscription
 
 if TYPE_CHECKING:  # rxgem.viz is imported on first use: it is heavy and most tests never draw
     from ..viz import Diagram, Recorder, XMode
@@ -63,13 +64,21 @@ class MarbleOutput(list[Marble]):
 
     Compares equal to the list :func:`expect_marbles` returns; ``values``,
     ``error`` and ``completed`` summarise it, ``recorder`` holds every lane (the
-    source, each stage) and ``diagram()`` draws them. ``Recording`` is the old
-    name of this class.
+    source, each stage) and ``diagram()`` draws them. ``source_subscriptions``
+    tells when the operator subscribed to the marble source and when it let go:
+    ``[(0, 4)]`` is one subscription from tick 0, disposed of at tick 4 (``None``
+    while still subscribed). ``Recording`` is the old name of this class.
     """
 
-    def __init__(self, records: Sequence[Marble], recorder: Recorder) -> None:
+    def __init__(
+        self,
+        records: Sequence[Marble],
+        recorder: Recorder,
+        source_subscriptions: Sequence[tuple[float, float | None]] = (),
+    ) -> None:
         super().__init__(records)
         self.recorder = recorder
+        self.source_subscriptions = list(source_subscriptions)
 
     @property
     def values(self) -> list[Any]:
@@ -152,6 +161,9 @@ def expect_marbles(
 Operator = Callable[[Observable[Any]], Observable[Any]]
 
 
+_NEVER = Subscription(0).unsubscribe  # reactivex's mark for "not disposed of yet"
+
+
 def _ignore(_: Exception) -> None:
     """Errors are recorded by the last tap; nothing else to do with them."""
 
@@ -192,9 +204,8 @@ def run_marbles(
         for r in records
     ]
     stages = [("output", operator)] if callable(operator) else list(operator)
-    stream: Observable[Any] = scheduler.create_cold_observable(messages).pipe(
-        recorder.tap("source")
-    )
+    cold = scheduler.create_cold_observable(messages)
+    stream: Observable[Any] = cold.pipe(recorder.tap("source"))
     for name, stage in stages:
         stream = stream.pipe(stage, recorder.tap(name))
     holder: list[abc.DisposableBase] = []
@@ -212,4 +223,8 @@ def run_marbles(
     VirtualTimeScheduler.start(scheduler)
     last = stages[-1][0] if stages else "source"
     output = [Marble(e.time, e.kind, e.value) for e in recorder.emissions if e.stage == last]
-    return MarbleOutput(output, recorder)
+    held = [
+        (float(s.subscribe), None if s.unsubscribe == _NEVER else float(s.unsubscribe))
+        for s in cold.subscriptions
+    ]
+    return MarbleOutput(output, recorder, held)

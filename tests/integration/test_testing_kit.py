@@ -283,6 +283,14 @@ def test_dispose_at_and_groups() -> None:
     ]
 
 
+def test_source_subscriptions_show_when_the_operator_lets_go() -> None:
+    lookup = {"a": event(text("a")), "b": event(text("b")), "d": b"data: [DONE]\n\n"}
+    assert run_marbles(pipeline(), "-a-b-|", lookup).source_subscriptions == [(0, 5)]
+    assert run_marbles(pipeline(), "-a-b-|", lookup, dispose_at=2).source_subscriptions == [(0, 2)]
+    # `[DONE]` completes the pipeline and disposes of the source at once
+    assert run_marbles(pipeline(), "-a-d-b-|", lookup).source_subscriptions == [(0, 3)]
+
+
 # -- assert_openai_stream: every rule, broken on purpose ----------------------------------
 
 
