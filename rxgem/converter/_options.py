@@ -25,7 +25,6 @@ from ..core import (
     SlotTable,
     SSEDecoder,
     random_id,
-    resolve_policy,
 )
 
 __all__ = ["STAGES", "PipelineOptions", "PipelineSettings", "StreamOptions", "pipeline_settings"]
@@ -130,15 +129,8 @@ def pipeline_settings(options: Mapping[str, Any]) -> PipelineSettings:
             f"unknown pipeline option {unknown[0]!r}; expected one of {', '.join(sorted(_NAMES))}"
         )
     settings = PipelineSettings(**options)
-    resolve_policy(settings.slot_policy)
-    if settings.announce not in ("first", "none"):
-        raise ValueError(f"announce must be 'first' or 'none', not {settings.announce!r}")
-    if settings.reasoning_field not in ("reasoning_content", "reasoning", None):
-        raise ValueError(
-            "reasoning_field must be 'reasoning_content', 'reasoning' or None,"
-            f" not {settings.reasoning_field!r}"
-        )
     for name in ("id_factory", "clock"):
         if not callable(getattr(settings, name)):
             raise TypeError(f"{name} must be callable")
+    settings.cores()  # each core checks its own options (policy, announce, reasoning_field)
     return settings
