@@ -14,7 +14,6 @@ from rxgem.testing import expect_marbles, run_marbles
 
 on_next = ReactiveTest.on_next
 on_completed = ReactiveTest.on_completed
-on_error = ReactiveTest.on_error
 subscribe = ReactiveTest.subscribe
 
 
@@ -57,34 +56,21 @@ def test_comments_only_complete_without_values() -> None:
 
 
 def test_done_completes_and_unsubscribes_at_that_tick() -> None:
-    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
-    scheduler = TestScheduler()
-    xs = scheduler.create_cold_observable(
-        on_next(10, b"data: 1\n\n"),
-        on_next(20, b"data: [DONE]\n\n"),
-        on_next(30, b"data: 2\n\n"),
-        on_completed(40),
-    )
-    observer = scheduler.start(lambda: xs.pipe(decode_sse()))
-    assert [on_next(210, msg("1")), on_completed(220)] == observer.messages
-    assert [subscribe(200, 220)] == xs.subscriptions
+    pieces = {"a": b"data: 1\n\n", "d": b"data: [DONE]\n\n", "b": b"data: 2\n\n"}
+    output = run_marbles(decode_sse(), "-a-d-b-|", pieces)
+    assert output == expect_marbles("-x-|", {"x": msg("1")})
+    assert output.source_subscriptions == [(0, 3)]
 
 
 def test_done_mid_chunk_drops_the_rest_of_the_chunk() -> None:
-    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
-    scheduler = TestScheduler()
-    xs = scheduler.create_cold_observable(
-        on_next(10, b"data: 1\n\ndata: [DONE]\n\ndata: 2\n\n"),
-        on_next(20, b"data: 3\n\n"),
-        on_completed(30),
-    )
-    observer = scheduler.start(lambda: xs.pipe(decode_sse()))
-    assert [on_next(210, msg("1")), on_completed(210)] == observer.messages
-    assert [subscribe(200, 210)] == xs.subscriptions
+    pieces = {"a": b"data: 1\n\ndata: [DONE]\n\ndata: 2\n\n", "b": b"data: 3\n\n"}
+    output = run_marbles(decode_sse(), "-a-b-|", pieces)
+    assert output == expect_marbles("-(x,|)", {"x": msg("1")})
+    assert output.source_subscriptions == [(0, 1)]
 
 
 def test_done_on_a_hot_source_unsubscribes() -> None:
-    # reactivex.testing: the kit's sources are cold, and it cannot show the disposal
+    # reactivex.testing: the kit's sources are cold; this needs a hot source
     scheduler = TestScheduler()
     xs = scheduler.create_hot_observable(
         on_next(150, b"data: early\n\n"),  # before the subscription: never seen
@@ -99,31 +85,16 @@ def test_done_on_a_hot_source_unsubscribes() -> None:
 
 
 def test_done_split_across_ticks() -> None:
-    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
-    scheduler = TestScheduler()
-    xs = scheduler.create_cold_observable(
-        on_next(10, b"data: 1\n\ndata: [DO"),
-        on_next(20, b"NE]\n\n"),
-        on_next(30, b"data: 2\n\n"),
-        on_completed(40),
-    )
-    observer = scheduler.start(lambda: xs.pipe(decode_sse()))
-    assert [on_next(210, msg("1")), on_completed(220)] == observer.messages
-    assert [subscribe(200, 220)] == xs.subscriptions
+    pieces = {"a": b"data: 1\n\ndata: [DO", "b": b"NE]\n\n", "c": b"data: 2\n\n"}
+    output = run_marbles(decode_sse(), "-a-b-c-|", pieces)
+    assert output == expect_marbles("-x-|", {"x": msg("1")})
+    assert output.source_subscriptions == [(0, 3)]
 
 
 def test_final_event_without_blank_line_is_emitted_at_completion() -> None:
-    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
-    scheduler = TestScheduler()
-    xs = scheduler.create_cold_observable(
-        on_next(10, b"data: 1\r\n\r\ndata: 2"),
-        on_completed(30),
-    )
-    observer = scheduler.start(lambda: xs.pipe(decode_sse()))
-    assert [on_next(210, msg("1")), on_next(230, msg("2")), on_completed(230)] == (
-        observer.messages
-    )
-    assert [subscribe(200, 230)] == xs.subscriptions
+    output = run_marbles(decode_sse(), "-a---|", {"a": b"data: 1\r\n\r\ndata: 2"})
+    assert output == expect_marbles("-x---(y,|)", {"x": msg("1"), "y": msg("2")})
+    assert output.source_subscriptions == [(0, 5)]
 
 
 def test_raw_json_error_block_becomes_one_raw_event() -> None:
@@ -153,52 +124,31 @@ def test_upstream_error_passes_through_after_the_events_before_it() -> None:
 
 
 def test_upstream_error_unsubscribes() -> None:
-    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
     boom = OSError("reset")
-    scheduler = TestScheduler()
-    xs = scheduler.create_cold_observable(on_next(10, b"data: 1\n\n"), on_error(20, boom))
-    observer = scheduler.start(lambda: xs.pipe(decode_sse()))
-    assert [on_next(210, msg("1")), on_error(220, lambda e: e is boom)] == observer.messages
-    assert [subscribe(200, 220)] == xs.subscriptions
+    output = run_marbles(decode_sse(), "-a-#", {"a": b"data: 1\n\n"}, error=boom)
+    assert output == expect_marbles("-x-#", {"x": msg("1")}, error=OSError)
+    assert output.error is boom
+    assert output.source_subscriptions == [(0, 3)]
 
 
 def test_disposal_unsubscribes_from_the_source() -> None:
-    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
-    scheduler = TestScheduler()
-    xs = scheduler.create_cold_observable(
-        on_next(10, b"data: 1\n\n"),
-        on_next(20, b"data: 2\n\n"),
-        on_next(40, b"data: 3\n\n"),
-        on_completed(50),
-    )
-    observer = scheduler.start(lambda: xs.pipe(decode_sse()), disposed=230)
-    assert [on_next(210, msg("1")), on_next(220, msg("2"))] == observer.messages
-    assert [subscribe(200, 230)] == xs.subscriptions
+    pieces = {"a": b"data: 1\n\n", "b": b"data: 2\n\n", "c": b"data: 3\n\n"}
+    output = run_marbles(decode_sse(), "-a-b---c-|", pieces, dispose_at=5)
+    assert output == expect_marbles("-x-y", {"x": msg("1"), "y": msg("2")})
+    assert output.source_subscriptions == [(0, 5)]
 
 
 def test_disposal_does_not_flush_a_pending_event() -> None:
-    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
-    scheduler = TestScheduler()
-    xs = scheduler.create_cold_observable(on_next(10, b"data: 1"), on_completed(50))
-    observer = scheduler.start(lambda: xs.pipe(decode_sse()), disposed=230)
-    assert observer.messages == []
-    assert [subscribe(200, 230)] == xs.subscriptions
+    output = run_marbles(decode_sse(), "-a-------|", {"a": b"data: 1"}, dispose_at=5)
+    assert output == []
+    assert output.source_subscriptions == [(0, 5)]
 
 
 def test_take_unsubscribes_from_the_source_at_the_last_value() -> None:
-    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
-    scheduler = TestScheduler()
-    xs = scheduler.create_cold_observable(
-        on_next(10, b"data: 1\n\n"),
-        on_next(20, b"data: 2\n\ndata: 3\n\n"),
-        on_next(30, b"data: 4\n\n"),
-        on_completed(40),
-    )
-    observer = scheduler.start(lambda: xs.pipe(decode_sse(), ops.take(2)))
-    assert [on_next(210, msg("1")), on_next(220, msg("2")), on_completed(220)] == (
-        observer.messages
-    )
-    assert [subscribe(200, 220)] == xs.subscriptions
+    pieces = {"a": b"data: 1\n\n", "b": b"data: 2\n\ndata: 3\n\n", "c": b"data: 4\n\n"}
+    output = run_marbles([("decode_sse", decode_sse()), ("take", ops.take(2))], "-a-b-c-|", pieces)
+    assert output == expect_marbles("-x-(y,|)", {"x": msg("1"), "y": msg("2")})
+    assert output.source_subscriptions == [(0, 3)]
 
 
 def test_two_subscriptions_do_not_share_state() -> None:

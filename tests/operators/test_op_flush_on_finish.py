@@ -28,7 +28,6 @@ from rxgem.testing import expect_marbles, run_marbles
 
 on_next = ReactiveTest.on_next
 on_completed = ReactiveTest.on_completed
-on_error = ReactiveTest.on_error
 subscribe = ReactiveTest.subscribe
 
 TEXT_SIG = "dGV4dCBzaWc="
@@ -252,18 +251,14 @@ def test_upstream_error_with_nothing_pending_emits_no_batch() -> None:
 
 
 def test_upstream_error_unsubscribes() -> None:
-    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
     boom = OSError("gone")
-    scheduler = TestScheduler()
-    xs = scheduler.create_cold_observable(
-        on_next(10, [update(0, "f", {"x": 1})]), on_error(20, boom)
+    lookup = {"a": [update(0, "f", {"x": 1})]}
+    output = run_marbles(flush_on_finish(announce="none"), "-a-#", lookup, error=boom)
+    assert output == expect_marbles(
+        "---(z,#)", {"z": [ToolCall(0, 0, "f", None, {"x": 1})]}, error=OSError
     )
-    observer = scheduler.start(lambda: xs.pipe(flush_on_finish(announce="none")))
-    assert [
-        on_next(220, [ToolCall(0, 0, "f", None, {"x": 1})]),
-        on_error(220, lambda e: e is boom),
-    ] == observer.messages
-    assert [subscribe(200, 220)] == xs.subscriptions
+    assert output.error is boom
+    assert output.source_subscriptions == [(0, 3)]
 
 
 def test_output_without_finish_is_truncated_after_calls_are_flushed() -> None:
@@ -332,49 +327,42 @@ def test_blocked_prompt_ends_candidate_zero() -> None:
 
 
 def test_call_part_is_a_pipeline_misuse() -> None:
-    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
-    scheduler = TestScheduler()
-    xs = scheduler.create_cold_observable(
-        on_next(10, [Text(0, "Hi")]),
-        on_next(20, [CallPart(0, 0, FunctionCall("f", {"x": 1}))]),
-        on_next(30, [Finish(0, "STOP")]),
-        on_completed(40),
-    )
-    observer = scheduler.start(lambda: xs.pipe(flush_on_finish()))
-    assert [
-        on_next(210, [Text(0, "Hi")]),
-        on_error(220, lambda e: isinstance(e, TypeError) and "latest_args()" in str(e)),
-    ] == observer.messages
-    assert [subscribe(200, 220)] == xs.subscriptions
+    lookup = {
+        "a": [Text(0, "Hi")],
+        "b": [CallPart(0, 0, FunctionCall("f", {"x": 1}))],
+        "c": [Finish(0, "STOP")],
+    }
+    output = run_marbles(flush_on_finish(), "-a-b-c-|", lookup)
+    assert output == expect_marbles("-a-#", {"a": [Text(0, "Hi")]}, error=TypeError)
+    assert "latest_args()" in str(output.error)
+    assert output.source_subscriptions == [(0, 3)]
 
 
 def test_disposal_unsubscribes_and_flushes_nothing() -> None:
-    # reactivex.testing: the kit's sources are cold, and it cannot show the disposal
-    scheduler = TestScheduler()
-    xs = scheduler.create_hot_observable(
-        on_next(210, [Text(0, "Hi")]),
-        on_next(220, [update(0, "f", {"x": 1})]),
-        on_next(240, [Finish(0, "STOP")]),
-        on_completed(250),
-    )
-    observer = scheduler.start(lambda: xs.pipe(flush_on_finish(announce="none")), disposed=230)
-    assert [on_next(210, [Text(0, "Hi")])] == observer.messages
-    assert [subscribe(200, 230)] == xs.subscriptions
+    lookup = {
+        "a": [Text(0, "Hi")],
+        "b": [update(0, "f", {"x": 1})],
+        "c": [Finish(0, "STOP")],
+    }
+    operator = flush_on_finish(announce="none")
+    output = run_marbles(operator, "-a-b---c-|", lookup, dispose_at=5)
+    assert output == expect_marbles("-a", {"a": [Text(0, "Hi")]})
+    assert output.source_subscriptions == [(0, 5)]
 
 
 def test_take_unsubscribes_from_the_source_at_the_first_batch() -> None:
-    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
-    scheduler = TestScheduler()
-    xs = scheduler.create_cold_observable(
-        on_next(10, [update(0, "f", {"x": 1})]),  # held back: no batch
-        on_next(20, [Text(0, "Hi")]),
-        on_next(30, [Finish(0, "STOP")]),
-        on_completed(40),
+    lookup = {
+        "a": [update(0, "f", {"x": 1})],  # held back: no batch
+        "b": [Text(0, "Hi")],
+        "c": [Finish(0, "STOP")],
+    }
+    output = run_marbles(
+        [("flush_on_finish", flush_on_finish(announce="none")), ("take", ops.take(1))],
+        "-a-b-c-|",
+        lookup,
     )
-    operator = flush_on_finish(announce="none")
-    observer = scheduler.start(lambda: xs.pipe(operator, ops.take(1)))
-    assert [on_next(220, [Text(0, "Hi")]), on_completed(220)] == observer.messages
-    assert [subscribe(200, 220)] == xs.subscriptions
+    assert output == expect_marbles("---(b,|)", {"b": [Text(0, "Hi")]})
+    assert output.source_subscriptions == [(0, 3)]
 
 
 def test_two_subscriptions_do_not_share_state() -> None:

@@ -35,7 +35,6 @@ from rxgem.testing import (
 
 on_next = ReactiveTest.on_next
 on_completed = ReactiveTest.on_completed
-on_error = ReactiveTest.on_error
 subscribe = ReactiveTest.subscribe
 
 SIG = "c2lnbmF0dXJl"
@@ -199,21 +198,17 @@ def test_streamed_call_pieces_share_the_open_slot() -> None:
 
 
 def test_partial_args_without_an_open_call_is_malformed() -> None:
-    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
-    orphan = response(partial_args("$.q", "x", more=False))
-    scheduler = TestScheduler()
-    xs = scheduler.create_cold_observable(
-        on_next(10, response(call("f", x=1))),
-        on_next(20, orphan),
-        on_next(30, response(call("g", y=2))),
-        on_completed(40),
-    )
-    observer = scheduler.start(lambda: xs.pipe(group_by_slot()))
-    assert [
-        on_next(210, [META, CallPart(0, 0, FunctionCall("f", {"x": 1}))]),
-        on_error(220, lambda e: isinstance(e, MalformedStreamError) and e.event == 2),
-    ] == observer.messages
-    assert [subscribe(200, 220)] == xs.subscriptions
+    lookup = {
+        "a": response(call("f", x=1)),
+        "o": response(partial_args("$.q", "x", more=False)),  # no call is open
+        "b": response(call("g", y=2)),
+    }
+    output = run_marbles(group_by_slot(), "-a-o-b-|", lookup)
+    first = [META, CallPart(0, 0, FunctionCall("f", {"x": 1}))]
+    assert output == expect_marbles("-x-#", {"x": first}, error=MalformedStreamError)
+    assert isinstance(output.error, MalformedStreamError)
+    assert output.error.event == 2
+    assert output.source_subscriptions == [(0, 3)]
 
 
 PARALLEL_THEN_REPLAY = {
@@ -265,35 +260,26 @@ def test_upstream_error_passes_through() -> None:
 
 
 def test_disposal_unsubscribes_from_the_source() -> None:
-    # reactivex.testing: the kit's sources are cold, and it cannot show the disposal
-    scheduler = TestScheduler()
-    xs = scheduler.create_hot_observable(
-        on_next(210, response(call("f", x=1))),
-        on_next(260, response(call("g", y=2))),
-        on_completed(300),
-    )
-    observer = scheduler.start(lambda: xs.pipe(group_by_slot()), disposed=250)
-    assert [on_next(210, [META, CallPart(0, 0, FunctionCall("f", {"x": 1}))])] == (
-        observer.messages
-    )
-    assert [subscribe(200, 250)] == xs.subscriptions
+    lookup = {"a": response(call("f", x=1)), "b": response(call("g", y=2))}
+    output = run_marbles(group_by_slot(), "-a---b-|", lookup, dispose_at=3)
+    first = [META, CallPart(0, 0, FunctionCall("f", {"x": 1}))]
+    assert output == expect_marbles("-x", {"x": first})
+    assert output.source_subscriptions == [(0, 3)]
 
 
 def test_take_unsubscribes_from_the_source_at_the_first_batch() -> None:
-    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
-    scheduler = TestScheduler()
-    xs = scheduler.create_cold_observable(
-        on_next(10, EMPTY),  # no batch, so take(1) still waits
-        on_next(20, response(call("f", x=1))),
-        on_next(30, response(call("g", y=2))),
-        on_completed(40),
+    lookup = {
+        "e": EMPTY,  # no batch, so take(1) still waits
+        "a": response(call("f", x=1)),
+        "b": response(call("g", y=2)),
+    }
+    output = run_marbles(
+        [("group_by_slot", group_by_slot()), ("take", ops.take(1))], "-e-a-b-|", lookup
     )
-    observer = scheduler.start(lambda: xs.pipe(group_by_slot(), ops.take(1)))
-    assert [
-        on_next(220, [META, CallPart(0, 0, FunctionCall("f", {"x": 1}))]),
-        on_completed(220),
-    ] == observer.messages
-    assert [subscribe(200, 220)] == xs.subscriptions
+    assert output == expect_marbles(
+        "---(x,|)", {"x": [META, CallPart(0, 0, FunctionCall("f", {"x": 1}))]}
+    )
+    assert output.source_subscriptions == [(0, 3)]
 
 
 def test_two_subscriptions_get_their_own_slot_tables() -> None:

@@ -15,7 +15,6 @@ from rxgem.testing import expect_marbles, run_marbles
 
 on_next = ReactiveTest.on_next
 on_completed = ReactiveTest.on_completed
-on_error = ReactiveTest.on_error
 subscribe = ReactiveTest.subscribe
 
 SIG1 = "Zmlyc3Q="
@@ -180,20 +179,18 @@ def test_signature_latest_non_empty_wins() -> None:
 
 
 def test_unsupported_json_path_is_malformed_and_unsubscribes() -> None:
-    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
-    scheduler = TestScheduler()
-    xs = scheduler.create_cold_observable(
-        on_next(10, [CallPart(0, 0, FunctionCall(name="f", will_continue=True))]),
-        on_next(20, [pieces(PartialArg(json_path="$.items[*]", string_value="x"))]),
-        on_next(30, [part(1, "g", {"y": 1})]),
-        on_completed(40),
+    lookup = {
+        "a": [CallPart(0, 0, FunctionCall(name="f", will_continue=True))],
+        "b": [pieces(PartialArg(json_path="$.items[*]", string_value="x"))],
+        "c": [part(1, "g", {"y": 1})],
+    }
+    output = run_marbles(latest_args(), "-a-b-c-|", lookup)
+    assert output == expect_marbles(
+        "-x-#", {"x": [SlotUpdate(0, 0, "f", None, {})]}, error=MalformedStreamError
     )
-    observer = scheduler.start(lambda: xs.pipe(latest_args()))
-    assert [
-        on_next(210, [SlotUpdate(0, 0, "f", None, {})]),
-        on_error(220, lambda e: isinstance(e, MalformedStreamError) and "[*]" in e.snippet),
-    ] == observer.messages
-    assert [subscribe(200, 220)] == xs.subscriptions
+    assert isinstance(output.error, MalformedStreamError)
+    assert "[*]" in output.error.snippet
+    assert output.source_subscriptions == [(0, 3)]
 
 
 def test_upstream_error_passes_through() -> None:
@@ -207,31 +204,17 @@ def test_upstream_error_passes_through() -> None:
 
 
 def test_disposal_unsubscribes_from_the_source() -> None:
-    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
-    scheduler = TestScheduler()
-    xs = scheduler.create_cold_observable(
-        on_next(10, [part(0, "f", {"x": 1})]),
-        on_next(30, [part(0, "f", {"x": 12})]),
-        on_completed(40),
-    )
-    observer = scheduler.start(lambda: xs.pipe(latest_args()), disposed=220)
-    assert [on_next(210, [SlotUpdate(0, 0, "f", None, {"x": 1})])] == observer.messages
-    assert [subscribe(200, 220)] == xs.subscriptions
+    lookup = {"a": [part(0, "f", {"x": 1})], "b": [part(0, "f", {"x": 12})]}
+    output = run_marbles(latest_args(), "-a---b-|", lookup, dispose_at=3)
+    assert output == expect_marbles("-x", {"x": [SlotUpdate(0, 0, "f", None, {"x": 1})]})
+    assert output.source_subscriptions == [(0, 3)]
 
 
 def test_take_unsubscribes_from_the_source_at_the_first_batch() -> None:
-    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
-    scheduler = TestScheduler()
-    xs = scheduler.create_cold_observable(
-        on_next(10, [part(0, "f", {"x": 1})]),
-        on_next(20, [part(0, "f", {"x": 12})]),
-        on_completed(30),
-    )
-    observer = scheduler.start(lambda: xs.pipe(latest_args(), ops.take(1)))
-    assert [on_next(210, [SlotUpdate(0, 0, "f", None, {"x": 1})]), on_completed(210)] == (
-        observer.messages
-    )
-    assert [subscribe(200, 210)] == xs.subscriptions
+    lookup = {"a": [part(0, "f", {"x": 1})], "b": [part(0, "f", {"x": 12})]}
+    output = run_marbles([("latest_args", latest_args()), ("take", ops.take(1))], "-a-b-|", lookup)
+    assert output == expect_marbles("-(x,|)", {"x": [SlotUpdate(0, 0, "f", None, {"x": 1})]})
+    assert output.source_subscriptions == [(0, 1)]
 
 
 def test_two_subscriptions_do_not_share_slots() -> None:

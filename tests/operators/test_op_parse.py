@@ -104,20 +104,11 @@ def test_raw_pretty_printed_error_block_in_an_array() -> None:
 
 
 def test_error_unsubscribes_from_the_source_at_the_error_tick() -> None:
-    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
-    scheduler = TestScheduler()
-    xs = scheduler.create_cold_observable(
-        on_next(10, sse(TEXT_A)),
-        on_next(20, sse(ERROR)),
-        on_next(30, sse(TEXT_B)),
-        on_completed(40),
-    )
-    observer = scheduler.start(lambda: xs.pipe(parse()))
-    assert [
-        on_next(210, RESPONSE_A),
-        on_error(220, is_api_error(429, "RESOURCE_EXHAUSTED", 2)),
-    ] == observer.messages
-    assert [subscribe(200, 220)] == xs.subscriptions
+    lookup = {"a": sse(TEXT_A), "e": sse(ERROR), "b": sse(TEXT_B)}
+    output = run_marbles(parse(), "-a-e-b-|", lookup)
+    assert output == expect_marbles("-x-#", {"x": RESPONSE_A}, error=GeminiAPIError)
+    assert is_api_error(429, "RESOURCE_EXHAUSTED", 2)(output.error)
+    assert output.source_subscriptions == [(0, 3)]
 
 
 def test_invalid_json_ends_with_malformed_stream_error() -> None:
@@ -146,17 +137,11 @@ def test_wrong_shape_ends_with_malformed_stream_error() -> None:
 
 
 def test_malformed_unsubscribes_from_the_source_at_the_error_tick() -> None:
-    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
-    scheduler = TestScheduler()
-    xs = scheduler.create_cold_observable(
-        on_next(10, sse(TEXT_A)),
-        on_next(25, sse("{oops")),
-        on_next(30, sse(TEXT_B)),
-        on_completed(40),
-    )
-    observer = scheduler.start(lambda: xs.pipe(parse()))
-    assert [on_next(210, RESPONSE_A), on_error(225, is_malformed(2))] == observer.messages
-    assert [subscribe(200, 225)] == xs.subscriptions
+    lookup = {"a": sse(TEXT_A), "x": sse("{oops"), "b": sse(TEXT_B)}
+    output = run_marbles(parse(), "-a--x-b-|", lookup)
+    assert output == expect_marbles("-y--#", {"y": RESPONSE_A}, error=MalformedStreamError)
+    assert is_malformed(2)(output.error)
+    assert output.source_subscriptions == [(0, 4)]
 
 
 def test_upstream_error_passes_through() -> None:
@@ -167,27 +152,18 @@ def test_upstream_error_passes_through() -> None:
 
 
 def test_disposal_unsubscribes_from_the_source() -> None:
-    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
-    scheduler = TestScheduler()
-    xs = scheduler.create_cold_observable(
-        on_next(10, sse(TEXT_A)),
-        on_next(50, sse(TEXT_B)),
-        on_completed(60),
-    )
-    observer = scheduler.start(lambda: xs.pipe(parse()), disposed=240)
-    assert [on_next(210, RESPONSE_A)] == observer.messages
-    assert [subscribe(200, 240)] == xs.subscriptions
+    lookup = {"a": sse(TEXT_A), "b": sse(TEXT_B)}
+    output = run_marbles(parse(), "-a---b-|", lookup, dispose_at=3)
+    assert output == expect_marbles("-x", {"x": RESPONSE_A})
+    assert output.source_subscriptions == [(0, 3)]
 
 
 def test_take_unsubscribes_from_the_source_at_the_first_value() -> None:
-    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
-    scheduler = TestScheduler()
-    xs = scheduler.create_cold_observable(
-        on_next(10, sse(TEXT_A)), on_next(20, sse(TEXT_B)), on_completed(30)
+    output = run_marbles(
+        [("parse", parse()), ("take", ops.take(1))], "-a-b-|", {"a": sse(TEXT_A), "b": sse(TEXT_B)}
     )
-    observer = scheduler.start(lambda: xs.pipe(parse(), ops.take(1)))
-    assert [on_next(210, RESPONSE_A), on_completed(210)] == observer.messages
-    assert [subscribe(200, 210)] == xs.subscriptions
+    assert output == expect_marbles("-(x,|)", {"x": RESPONSE_A})
+    assert output.source_subscriptions == [(0, 1)]
 
 
 def test_two_subscriptions_count_events_independently() -> None:

@@ -14,7 +14,6 @@ from rxgem.testing import chunk, expect_marbles, run_marbles
 
 on_next = ReactiveTest.on_next
 on_completed = ReactiveTest.on_completed
-on_error = ReactiveTest.on_error
 subscribe = ReactiveTest.subscribe
 
 DONE = b"data: [DONE]\n\n"
@@ -92,35 +91,27 @@ def test_gemini_api_error_frame_carries_the_gemini_code() -> None:
 
 
 def test_error_unsubscribes_from_the_source() -> None:
-    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
     boom = OSError("reset")
-    scheduler = TestScheduler()
-    xs = scheduler.create_cold_observable(on_next(10, C1), on_error(20, boom))
-    observer = scheduler.start(lambda: xs.pipe(sse_encode()))
-    assert [
-        on_next(210, FRAME_1),
-        on_next(220, lambda frame: frame_payload(frame)["error"]["type"] == "OSError"),
-        on_error(220, lambda e: e is boom),
-    ] == observer.messages
-    assert [subscribe(200, 220)] == xs.subscriptions
+    output = run_marbles(sse_encode(), "-a-#", {"a": C1}, error=boom)
+    assert [(m.time, m.kind) for m in output] == [(1, "next"), (3, "next"), (3, "error")]
+    assert output.values[0] == FRAME_1
+    assert frame_payload(output.values[1])["error"]["type"] == "OSError"
+    assert output.error is boom
+    assert output.source_subscriptions == [(0, 3)]
 
 
 def test_disposal_unsubscribes_and_sends_no_done() -> None:
-    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
-    scheduler = TestScheduler()
-    xs = scheduler.create_cold_observable(on_next(10, C1), on_next(30, C2), on_completed(40))
-    observer = scheduler.start(lambda: xs.pipe(sse_encode()), disposed=220)
-    assert [on_next(210, FRAME_1)] == observer.messages
-    assert [subscribe(200, 220)] == xs.subscriptions
+    output = run_marbles(sse_encode(), "-a---b-|", {"a": C1, "b": C2}, dispose_at=3)
+    assert output == expect_marbles("-x", {"x": FRAME_1})
+    assert output.source_subscriptions == [(0, 3)]
 
 
 def test_take_unsubscribes_from_the_source_at_the_first_frame() -> None:
-    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
-    scheduler = TestScheduler()
-    xs = scheduler.create_cold_observable(on_next(10, C1), on_next(20, C2), on_completed(30))
-    observer = scheduler.start(lambda: xs.pipe(sse_encode(), ops.take(1)))
-    assert [on_next(210, FRAME_1), on_completed(210)] == observer.messages
-    assert [subscribe(200, 210)] == xs.subscriptions
+    output = run_marbles(
+        [("sse_encode", sse_encode()), ("take", ops.take(1))], "-a-b-|", {"a": C1, "b": C2}
+    )
+    assert output == expect_marbles("-(x,|)", {"x": FRAME_1})
+    assert output.source_subscriptions == [(0, 1)]
 
 
 def test_two_subscriptions_each_get_the_full_output() -> None:

@@ -18,8 +18,6 @@ from rxgem.testing import chunk, expect_marbles, run_marbles, tool_delta, usage_
 
 on_next = ReactiveTest.on_next
 on_completed = ReactiveTest.on_completed
-on_error = ReactiveTest.on_error
-subscribe = ReactiveTest.subscribe
 
 NOW = 1_700_000_000
 # chunk() and usage_chunk() default to id "chatcmpl-test", model "gemini-test", created 0
@@ -225,29 +223,17 @@ def test_upstream_error_passes_through() -> None:
 
 
 def test_disposal_unsubscribes_from_the_source() -> None:
-    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
-    scheduler = TestScheduler()
-    xs = scheduler.create_cold_observable(
-        on_next(10, [META, Text(0, "Hi")]),
-        on_next(30, [End(0, "STOP")]),
-        on_completed(40),
-    )
-    observer = scheduler.start(lambda: xs.pipe(op()), disposed=220)
-    assert [on_next(210, chunk("Hi", role="assistant"))] == observer.messages
-    assert [subscribe(200, 220)] == xs.subscriptions
+    lookup = {"a": [META, Text(0, "Hi")], "b": [End(0, "STOP")]}
+    output = run_marbles(op(), "-a---b-|", lookup, dispose_at=3)
+    assert output == expect_marbles("-x", {"x": chunk("Hi", role="assistant")})
+    assert output.source_subscriptions == [(0, 3)]
 
 
 def test_take_unsubscribes_from_the_source_at_the_last_chunk() -> None:
-    # reactivex.testing: the kit cannot show when the source is subscribed and disposed
-    scheduler = TestScheduler()
-    xs = scheduler.create_cold_observable(
-        on_next(10, [META, Text(0, "Hi")]),
-        on_next(20, [End(0, "STOP")]),
-        on_completed(30),
-    )
-    observer = scheduler.start(lambda: xs.pipe(op(), ops.take(1)))
-    assert [on_next(210, chunk("Hi", role="assistant")), on_completed(210)] == observer.messages
-    assert [subscribe(200, 210)] == xs.subscriptions
+    lookup = {"a": [META, Text(0, "Hi")], "b": [End(0, "STOP")]}
+    output = run_marbles([("to_openai", op()), ("take", ops.take(1))], "-a-b-|", lookup)
+    assert output == expect_marbles("-(x,|)", {"x": chunk("Hi", role="assistant")})
+    assert output.source_subscriptions == [(0, 1)]
 
 
 def test_two_subscriptions_get_independent_ids_and_state() -> None:
