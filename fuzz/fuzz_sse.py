@@ -1,4 +1,4 @@
-"""Coverage-guided fuzzing of the SSE decoder and the parser (and the cores after them), atheris.
+"""Coverage-guided fuzzing of the whole pipeline (``rxgem.Converter``) with atheris.
 
 Run, for a bounded time::
 
@@ -9,23 +9,19 @@ Without a corpus directory, a temporary one is seeded with the shipped samples a
 bad-input corpus (``tests/corpus/*.bin``, but the known-bug triggers). The first two bytes of
 each input choose how the rest is split into chunks; the oracle:
 
-- only ``rxgem.RxGemError`` subclasses escape the decoder, the parser and the slot, args, finish
-  and chunk cores (anything else is a crash);
-- the decoded events do not depend on how the bytes were split;
+- only ``rxgem.RxGemError`` subclasses escape the SSE decoder and the ``Converter`` (the six
+  cores composed); anything else is a crash;
+- the decoded events, the chunks and the error do not depend on how the bytes were split;
 - every chunk encodes to JSON.
 
-Known bugs (each shown by a strict xfail test under ``tests/``) are tolerated so that the fuzzer
-keeps looking for new ones; set ``RXGEM_FUZZ_STRICT=1`` to report them too.
-
 Without atheris (``pip install atheris``; wheels exist for CPython on Linux/macOS x86-64), use
-``tests/test_fuzz.py``, the Hypothesis-driven byte fuzzer.
+``tests/integration/test_fuzz.py``, the Hypothesis-driven byte fuzzer (seeded; raise
+``RXGEM_FUZZ_EXAMPLES`` for a long run).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import re
 import shutil
 import sys
 import tempfile
@@ -37,24 +33,33 @@ with atheris.instrument_imports(include=["rxgem"]):
     import rxgem
 
 ROOT = Path(__file__).resolve().parents[1]
-STRICT = os.environ.get("RXGEM_FUZZ_STRICT") == "1"
-# A jsonPath index of 7+ digits makes ArgsTable allocate index * 8 bytes at once (known bug
-# huge_array_index): such inputs skip the args stage so that the fuzzer does not exhaust memory.
-_HUGE_INDEX = re.compile(rb"\[\s*\d{7,}\s*\]")
 
 
-def _known_bug(error: BaseException) -> bool:
-    if STRICT:
-        return False
-    if isinstance(error, (RecursionError, MemoryError)):  # deep nesting; huge partialArgs index
-        return True
-    return isinstance(error, ValueError) and "integer string conversion" in str(error)  # retry
-
-
-def _decode(pieces: list[bytes]) -> list[rxgem.SSEEvent]:
+def _decode(pieces: list[bytes]) -> tuple[list[rxgem.SSEEvent], str | None]:
+    """The events, and the error ``close()`` ends with (a body that is not SSE)."""
     decoder = rxgem.SSEDecoder()
     events = [event for piece in pieces for event in decoder.feed(piece)]
-    return events + decoder.flush()
+    try:
+        events += decoder.close()
+    except rxgem.MalformedStreamError as error:
+        return events, repr(error)
+    return events, None
+
+
+def _convert(pieces: list[bytes]) -> tuple[list[bytes], str | None]:
+    """The chunks' JSON and the error of the whole pipeline over ``pieces``."""
+    converter = rxgem.Converter(id_factory=lambda: "fuzz", clock=lambda: 0.0)
+    chunks: list[rxgem.ChatCompletionChunk] = []
+    try:
+        for piece in pieces:
+            chunks += converter.feed(piece)
+            if converter.done:
+                break
+        chunks += converter.close()
+    except rxgem.RxGemError as error:  # anything else escapes: a crash
+        return [chunk.to_json() for chunk in chunks], repr(error)
+    error = converter.error
+    return [chunk.to_json() for chunk in chunks], None if error is None else repr(error)
 
 
 def test_one_input(data: bytes) -> None:
@@ -62,38 +67,16 @@ def test_one_input(data: bytes) -> None:
         return
     step = 1 + data[0] * 256 + data[1]
     body = data[2:]
-    try:
-        whole = _decode([body])
-    except Exception as error:
-        if _known_bug(error):
-            return
-        raise
-    split = _decode([body[i : i + step] for i in range(0, len(body), step)])
+    pieces = [body[i : i + step] for i in range(0, len(body), step)]
+    whole = _decode([body])
+    split = _decode(pieces)
     if split != whole:
         raise AssertionError(f"events depend on the split (step {step}): {whole!r} != {split!r}")
-
-    with_args = _HUGE_INDEX.search(body) is None
-    parser = rxgem.ResponseParser()
-    slots = rxgem.SlotTable()
-    args = rxgem.ArgsTable()
-    buffer = rxgem.FinishBuffer()
-    builder = rxgem.ChunkBuilder(id_factory=lambda: "fuzz", clock=lambda: 0.0)
-    try:
-        for event in whole:
-            for response in parser.feed(event):
-                batch = slots.feed(response)
-                if with_args:
-                    for chunk in builder.feed(buffer.feed(args.feed(batch))):
-                        chunk.to_json()
-        if with_args:
-            final, _error = buffer.close()
-            for chunk in builder.feed(final):
-                chunk.to_json()
-    except rxgem.RxGemError:
-        pass
-    except Exception as error:
-        if not _known_bug(error):
-            raise
+    converted = _convert([body])
+    if _convert(pieces) != converted:
+        raise AssertionError(f"the chunks or the error depend on the split (step {step})")
+    for chunk in converted[0]:
+        json.loads(chunk)
 
 
 def _seed_corpus() -> str:

@@ -1,23 +1,70 @@
-"""Shared helpers: run the pipeline synchronously, and judge output with the real openai SDK."""
+"""Shared helpers: run the pipeline synchronously, and judge output with the real openai SDK.
+
+Also the suite's configuration:
+
+- Hypothesis is derandomized (profile ``rxgem``: the same examples on every run, no example
+  database); ``--hypothesis-profile=rxgem-explore`` draws fresh ones for a local bug hunt.
+- The recorded captures in ``../shared/captures`` (``RXGEM_SHARED_CAPTURES`` overrides the path)
+  are an external corpus: the tests marked ``shared_captures`` run only when the folder is there;
+  when it is not, they are deselected and the summary says so once, by name.
+"""
 
 from __future__ import annotations
 
 import itertools
 import json
+import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 import reactivex
+from hypothesis import settings
 from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import ChatCompletionChunk as SDKChunk
+from reactivex import Observable
+from reactivex import operators as ops
 
 import rxgem
 from rxgem import samples
-from rxgem.testing._assert import _strict_tools
+from rxgem.operators import pipeline_stages
 
-SHARED_CAPTURES = Path(__file__).resolve().parents[2] / "shared" / "captures"
+settings.register_profile("rxgem", derandomize=True, database=None, print_blob=True)
+settings.register_profile("rxgem-explore", derandomize=False, database=None, print_blob=True)
+settings.load_profile("rxgem")
+
+SHARED_CAPTURES = Path(
+    os.environ.get(
+        "RXGEM_SHARED_CAPTURES", Path(__file__).resolve().parents[2] / "shared" / "captures"
+    )
+)
+_SHARED_NOT_RUN = pytest.StashKey[int]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "shared_captures: uses the recorded captures in ../shared/captures"
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if SHARED_CAPTURES.is_dir():
+        return
+    missing = [item for item in items if item.get_closest_marker("shared_captures")]
+    if missing:
+        items[:] = [item for item in items if not item.get_closest_marker("shared_captures")]
+        config.hook.pytest_deselected(items=missing)
+        config.stash[_SHARED_NOT_RUN] = len(missing)
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    count = config.stash.get(_SHARED_NOT_RUN, 0)
+    if count:
+        terminalreporter.write_line(
+            f"shared captures not found at {SHARED_CAPTURES}: {count} capture tests not run",
+            yellow=True,
+        )
 
 
 def counter_ids() -> Callable[[], str]:
@@ -26,21 +73,84 @@ def counter_ids() -> Callable[[], str]:
     return lambda: f"id{next(numbers):04d}"
 
 
-def run(
-    data: bytes | Sequence[bytes], **options: Any
-) -> tuple[list[rxgem.ChatCompletionChunk], Exception | None]:
-    """Run ``gemini_to_openai`` over ``data`` (bytes, or a list of byte pieces)."""
-    pieces = [data] if isinstance(data, bytes) else list(data)
+Outcome = tuple[list[rxgem.ChatCompletionChunk], Exception | None]
+"""The chunks of a run and the error it ended with (``None``: it completed)."""
+
+
+def _deterministic(options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` with counter ids and a fixed clock unless given (fresh ones per call)."""
     options.setdefault("id_factory", counter_ids())
     options.setdefault("clock", lambda: 1_700_000_000.0)
+    return options
+
+
+def _pieces(data: bytes | Sequence[bytes]) -> list[bytes]:
+    return [data] if isinstance(data, bytes) else list(data)
+
+
+def run_rx(
+    operator: Callable[[Observable[bytes]], Observable[Any]],
+    data: bytes | Sequence[bytes],
+    *,
+    fail: Exception | None = None,
+) -> Outcome:
+    """Subscribe ``operator`` to ``data`` (bytes, or byte pieces), then ``fail`` if given."""
+    source: Observable[bytes] = reactivex.from_iterable(_pieces(data))
+    if fail is not None:
+        source = reactivex.concat(source, reactivex.throw(fail))
     chunks: list[rxgem.ChatCompletionChunk] = []
     errors: list[Exception] = []
     completed: list[bool] = []
-    reactivex.from_iterable(pieces).pipe(rxgem.gemini_to_openai(**options)).subscribe(
-        chunks.append, errors.append, lambda: completed.append(True)
-    )
-    assert bool(errors) != bool(completed), "the stream must end exactly once"
+    source.pipe(operator).subscribe(chunks.append, errors.append, lambda: completed.append(True))
+    assert len(errors) + len(completed) == 1, "the stream must end exactly once"
     return chunks, errors[0] if errors else None
+
+
+def run(data: bytes | Sequence[bytes], *, fail: Exception | None = None, **options: Any) -> Outcome:
+    """Run ``gemini_to_openai`` over ``data`` (bytes, or a list of byte pieces), then ``fail``."""
+    return run_rx(rxgem.gemini_to_openai(**_deterministic(options)), data, fail=fail)
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def stages_apart(**options: Any) -> Callable[[Observable[bytes]], Observable[Any]]:
+    """The six operators of ``pipeline_stages`` with an Rx ``map`` between each two."""
+    steps: list[Callable[[Observable[Any]], Observable[Any]]] = []
+    for _name, operator in pipeline_stages(**_deterministic(options)):
+        steps += [operator, ops.map(_identity)]
+    return reactivex.compose(*steps)
+
+
+def run_stages(
+    data: bytes | Sequence[bytes], *, fail: Exception | None = None, **options: Any
+) -> Outcome:
+    """Run the six operators of ``pipeline_stages`` (apart, see :func:`stages_apart`)."""
+    return run_rx(stages_apart(**options), data, fail=fail)
+
+
+def run_converter(
+    data: bytes | Sequence[bytes], *, fail: Exception | None = None, **options: Any
+) -> Outcome:
+    """Feed ``data`` to an ``rxgem.Converter`` as its documentation says; with ``fail``, the
+    body breaks off with that error after the pieces (``close(fail)``) unless the stream
+    ended first."""
+    converter = rxgem.Converter(**_deterministic(options))
+    chunks: list[rxgem.ChatCompletionChunk] = []
+    try:
+        for piece in _pieces(data):
+            chunks += converter.feed(piece)
+            if converter.done:
+                break
+        else:
+            if fail is not None:
+                chunks += converter.close(fail)
+                return chunks, fail
+        chunks += converter.close()
+    except Exception as error:  # anything else too: the callers judge it
+        return chunks, error
+    return chunks, converter.error
 
 
 def jsonl_to_sse(text: str, newline: str = "\r\n") -> bytes:
@@ -51,7 +161,17 @@ def jsonl_to_sse(text: str, newline: str = "\r\n") -> bytes:
 
 def strict_tools(names: Iterable[str]) -> list[dict[str, Any]]:
     """``tools`` declaring each name as a strict function (what the SDK's accumulator needs)."""
-    return _strict_tools(set(names))
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": name,
+                "parameters": {"type": "object", "additionalProperties": True},
+                "strict": True,
+            },
+        }
+        for name in sorted(set(names))
+    ]
 
 
 def sdk_validate(chunks: Sequence[rxgem.ChatCompletionChunk]) -> list[SDKChunk]:
@@ -132,10 +252,8 @@ def sample_names() -> list[str]:
 
 
 def load_shared(name: str) -> str:
-    path = SHARED_CAPTURES / "vercel-ai" / name
-    if not path.exists():
-        pytest.skip(f"shared capture {name} not available")
-    return path.read_text(encoding="utf-8")
+    """A recorded capture (only in tests marked ``shared_captures``)."""
+    return (SHARED_CAPTURES / "vercel-ai" / name).read_text(encoding="utf-8")
 
 
 def dumps(value: Any) -> str:

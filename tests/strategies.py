@@ -87,7 +87,11 @@ settings.register_profile(
     print_blob=True,
 )
 PROPERTIES = settings.get_profile("rxgem-properties")
-"""The parent settings of the property tests (use ``@settings(PROPERTIES, max_examples=...)``)."""
+"""The parent settings of the property tests (use ``@settings(PROPERTIES, max_examples=...)``).
+
+It inherits the profile loaded when this module is imported: ``rxgem`` from ``conftest.py``
+(derandomized: the same examples on every run, no example database), or the one given with
+``--hypothesis-profile`` (``rxgem-explore`` for fresh examples)."""
 
 # -- the README tables, written out independently of rxgem's code ---------------------------
 

@@ -154,8 +154,8 @@ class Converter:
                 stage += 1
             except _Failed as failed:
                 error, stage = failed.error, failed.stage
-            except Exception as exc:
-                error, stage = exc, stage + 1
+            except Exception as exc:  # close() found the stream bad (close(error) never raises)
+                error, stage = error or exc, stage + 1
         if error is not None and not external:
             if not out:
                 raise error
@@ -177,22 +177,39 @@ class Converter:
             self._push(stage + 1, result, out)
 
     def iterate(self, body: Iterable[bytes]) -> Iterator[ChatCompletionChunk]:
-        """Every chunk of ``body``'s bytes; raises the stream's error after the valid ones."""
-        for data in body:
-            yield from self.feed(data)
-            if self._closed:
+        """Every chunk of ``body``'s bytes; raises the stream's error after the valid ones.
+
+        If reading ``body`` raises, the chunks owed before that error (pending tool
+        calls) are yielded first, then the error propagates.
+        """
+        pieces = iter(body)
+        while not self._closed:
+            try:
+                data = next(pieces)
+            except StopIteration:
                 break
+            except Exception as exc:
+                yield from self.close(exc)
+                raise
+            yield from self.feed(data)
         yield from self.close()
-        if self._error is not None:
+        if self._error is not None:  # found after the last chunks were returned
             raise self._error
 
     async def aiterate(self, body: AsyncIterable[bytes]) -> AsyncIterator[ChatCompletionChunk]:
         """:meth:`iterate` for an async byte stream (``httpx.Response.aiter_bytes()``)."""
-        async for data in body:
+        pieces = aiter(body)
+        while not self._closed:
+            try:
+                data = await anext(pieces)
+            except StopAsyncIteration:
+                break
+            except Exception as exc:
+                for chunk in self.close(exc):
+                    yield chunk
+                raise
             for chunk in self.feed(data):
                 yield chunk
-            if self._closed:
-                break
         for chunk in self.close():
             yield chunk
         if self._error is not None:

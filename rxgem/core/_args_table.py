@@ -62,9 +62,10 @@ class ArgsTable:
     still open when the stream ends.
     """
 
-    __slots__ = ("_paths", "_slots")
+    __slots__ = ("_error", "_paths", "_slots")
 
     def __init__(self) -> None:
+        self._error: MalformedStreamError | None = None
         self._slots: dict[tuple[int, int], _Slot] = {}
         self._paths: dict[str, tuple[PathKey, ...]] = {}
 
@@ -79,17 +80,40 @@ class ArgsTable:
                 out.append(item)
         return out
 
-    error = None
-    """Always ``None``: bad input raises at once (a batch is one Gemini event)."""
+    @property
+    def error(self) -> MalformedStreamError | None:
+        """A string that could not be written at the end, after the others were returned."""
+        return self._error
 
     def close(self, error: Exception | None = None) -> Batch:
-        """The end of the stream, or an error: updates for the strings still open."""
+        """The end of the stream, or an error: updates for the strings still open.
+
+        A string that cannot be written (an array index far beyond the array) is
+        :class:`MalformedStreamError`, kept in :attr:`error` when other updates are
+        returned; with ``error`` given it is left out, and nothing is raised.
+        """
+        if self._error is not None:
+            if error is None:
+                raise self._error
+            return []
         out: Batch = []
+        failure: MalformedStreamError | None = None
         for (candidate, number), slot in self._slots.items():
-            if slot.pending is not None and self._join(slot):
+            if slot.pending is None:
+                continue
+            try:
+                joined = self._join(slot)
+            except MalformedStreamError as exc:
+                failure = failure or exc
+                continue
+            if joined:
                 out.append(
                     SlotUpdate(candidate, number, slot.name, slot.id, slot.args, slot.signature)
                 )
+        if failure is not None and error is None:
+            if not out:
+                raise failure
+            self._error = failure
         return out
 
     def _update(self, part: CallPart) -> SlotUpdate | None:
@@ -134,6 +158,7 @@ class ArgsTable:
         is_string, value = _value_of(piece)
         if is_string:
             if slot.pending is None:
+                self._path(path)  # a bad path is reported with its own event, not at the join
                 slot.pending = path
             slot.fragments.append(value)
             if piece.will_continue:

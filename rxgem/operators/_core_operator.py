@@ -65,7 +65,11 @@ class _CoreObserver(abc.ObserverBase[Any], Generic[B]):
         if self.stopped:
             return
         self.stopped = True
-        self.emit(self.core.close(error))
+        try:
+            owed = self.core.close(error)
+        except Exception:  # close(error) must not raise; if a core does, the first error wins
+            owed = []
+        self.emit(owed)
         self.observer.on_error(error)
 
     def on_completed(self) -> None:

@@ -145,6 +145,40 @@ def test_bad_json_path_is_malformed() -> None:
         table.feed([pieces(("$", {"stringValue": "x"}))])
 
 
+def test_a_bad_path_of_a_streamed_string_is_malformed_at_its_first_fragment() -> None:
+    table = ArgsTable()
+    table.feed([part(name="s", willContinue=True)])
+    with pytest.raises(rxgem.MalformedStreamError, match="JSON path"):
+        table.feed([pieces(("no-dollar", {"stringValue": "x", "willContinue": True}))])
+
+
+def open_strings(table: ArgsTable) -> None:
+    """Slot 0 streams a string far beyond its array (it cannot be written); slot 1 a good one."""
+    far = {"jsonPath": "$.a[5000]", "stringValue": "x", "willContinue": True}
+    good = {"jsonPath": "$.b", "stringValue": "ok", "willContinue": True}
+    table.feed([part(slot=0, name="s", willContinue=True), part(slot=1, name="t")])
+    table.feed([part(slot=0, partialArgs=[far], willContinue=True)])
+    table.feed([part(slot=1, partialArgs=[good], willContinue=True)])
+
+
+def test_close_returns_the_strings_it_can_write_and_the_next_call_raises() -> None:
+    table = ArgsTable()
+    open_strings(table)
+    [update] = table.close()
+    assert (update.slot, update.args) == (1, {"b": "ok"})
+    assert isinstance(table.error, rxgem.MalformedStreamError)
+    with pytest.raises(rxgem.MalformedStreamError, match="far beyond"):
+        table.close()
+
+
+def test_close_with_an_error_never_raises() -> None:
+    table = ArgsTable()
+    open_strings(table)
+    [update] = table.close(RuntimeError("upstream"))
+    assert update.slot == 1
+    assert table.error is None
+
+
 def test_slots_are_keyed_by_candidate_and_slot() -> None:
     table = ArgsTable()
     a = table.feed([part(0, name="f", args={"x": 1}, candidate=0)])

@@ -270,6 +270,7 @@ def test_reasoning_field(field: str | None) -> None:
 
 
 # -- the recorded captures in ../shared (reference data, not shipped) ------------------
+# Run only when ../shared/captures is there (conftest deselects them otherwise, and says so).
 
 
 def _shared(name: str) -> tuple[list[rxgem.ChatCompletionChunk], Exception | None, Any]:
@@ -292,6 +293,7 @@ def _calls(completion: Any) -> list[tuple[str, Any]]:
     ]
 
 
+@pytest.mark.shared_captures
 def test_shared_no_args_and_parallel_streamed_calls() -> None:
     _, error, completion = _shared("google-stream-no-args-tool-call.chunks.txt")
     assert error is None
@@ -304,6 +306,7 @@ def test_shared_no_args_and_parallel_streamed_calls() -> None:
     assert completion.choices[0].finish_reason == "tool_calls"
 
 
+@pytest.mark.shared_captures
 def test_shared_two_sequential_streamed_calls() -> None:
     _, error, completion = _shared("google-stream-tool-call-arguments.chunks.txt")
     assert error is None
@@ -313,6 +316,7 @@ def test_shared_two_sequential_streamed_calls() -> None:
     ]
 
 
+@pytest.mark.shared_captures
 def test_shared_nested_partial_args() -> None:
     _, error, completion = _shared("google-vertex-stream-tool-call-arguments-nested.1.chunks.txt")
     assert error is None
@@ -328,6 +332,7 @@ def test_shared_nested_partial_args() -> None:
     assert recipe["steps"][4] == "In a 9x13 baking dish, spread a thin layer of meat sauce."
 
 
+@pytest.mark.shared_captures
 def test_shared_missing_terminal_function_call() -> None:
     _, error, completion = _shared(
         "google-stream-tool-call-array-arguments-missing-terminal-function-call.chunks.txt"
@@ -343,6 +348,7 @@ def test_shared_missing_terminal_function_call() -> None:
     }
 
 
+@pytest.mark.shared_captures
 @pytest.mark.parametrize(
     "name",
     [
@@ -382,6 +388,7 @@ def test_shared_text_and_tool_captures(name: str) -> None:
         assert wire.count(signature.encode()) == 1, "each signature goes out exactly once"
 
 
+@pytest.mark.shared_captures
 def test_shared_jsonl_capture_decodes_without_sse_framing() -> None:
     """A JSON-lines capture (no ``data:`` framing) converts the same as its SSE form."""
     text = load_shared("google-tool-call.chunks.txt")

@@ -1,18 +1,22 @@
-"""A time-bounded, Hypothesis-driven byte fuzzer for the SSE decoder and the parser.
+"""A seeded, example-bounded, Hypothesis-driven byte fuzzer for the whole pipeline.
 
 Inputs: random bytes, mutations of the shipped samples and the bad-input corpus, and
-Gemini-shaped JSON with wrong types, wrong keys and odd framing. Each input goes through the
-sans-IO decoder and parser (then the slot, args, finish and chunk cores) and through the whole
-Rx pipeline, whole and split at random points. The oracle:
+Gemini-shaped JSON with wrong types, wrong keys and odd framing. Each input goes through the SSE
+decoder, whole and split at random points, and through the pipeline run three ways
+(``rxgem.Converter``, ``gemini_to_openai()`` and the six ``pipeline_stages()`` operators), whole
+and split. The oracle:
 
 - only ``rxgem.RxGemError`` subclasses escape (or nothing);
 - no input takes more than a few CPU seconds (a hang fails the example);
 - the decoded events and the pipeline's output do not depend on how the bytes were split;
+- the three ways give the same chunks and end the same way;
 - every chunk produced is valid for the openai SDK and encodes to JSON.
 
-Each test fuzzes for ``RXGEM_FUZZ_SECONDS`` (default 15 s, four tests: about a minute) in rounds
-of examples with fresh seeds; the base seed is printed on failure (``RXGEM_FUZZ_SEED`` replays
-it). The atheris entry point for longer runs is ``fuzz/fuzz_sse.py``.
+Every run tries the same examples: a fixed seed (``RXGEM_FUZZ_SEED``) and a fixed number of
+examples per test (``RXGEM_FUZZ_EXAMPLES`` raises it for a long local run, e.g. 20000). A failure
+names the seed and count that replay it, and Hypothesis prints the failing input with a
+``@reproduce_failure`` blob. The atheris entry point for coverage-guided runs is
+``fuzz/fuzz_sse.py``.
 
 Known bugs, each shown by a strict xfail test, are tolerated here so that the fuzzer keeps
 looking for new ones; ``RXGEM_FUZZ_STRICT=1`` reports them too. Remove them from
@@ -24,17 +28,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import random
-import re
 import resource
 import signal
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run, sdk_validate
+from conftest import Outcome, run, run_converter, run_stages, sdk_validate
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 from strategies import json_values
@@ -42,8 +43,8 @@ from strategies import json_values
 import rxgem
 from rxgem import samples
 
-SECONDS = float(os.environ.get("RXGEM_FUZZ_SECONDS", "15"))
-BASE_SEED = int(os.environ.get("RXGEM_FUZZ_SEED", str(random.randrange(2**32))))
+SEED = int(os.environ.get("RXGEM_FUZZ_SEED", "20250101"))
+EXAMPLES = os.environ.get("RXGEM_FUZZ_EXAMPLES")
 STRICT = os.environ.get("RXGEM_FUZZ_STRICT") == "1"
 CPU_LIMIT = 5.0  # seconds of CPU per input before it counts as a hang
 
@@ -52,10 +53,14 @@ _CASES = json.loads((CORPUS / "cases.json").read_text("utf-8"))
 
 KNOWN_BUGS: dict[str, Callable[[BaseException], bool]] = {}
 
-# A jsonPath index of 7+ digits makes ArgsTable allocate index * 8 bytes at once (see
-# huge_array_index): with memory overcommit, 10**9 could take the machine down, so such inputs
-# skip the args stage. Everything else about them is still fuzzed.
-_HUGE_INDEX = re.compile(rb"\[\s*\d{7,}\s*\]")
+
+def examples(default: int) -> int:
+    """The examples a fuzz test tries: ``default``, or ``RXGEM_FUZZ_EXAMPLES`` when set."""
+    return int(EXAMPLES) if EXAMPLES else default
+
+
+FUZZ_TIMEOUT = pytest.mark.timeout(0 if EXAMPLES else 300)
+"""pytest-timeout's limit for a fuzz test: none when the count was raised by hand."""
 
 
 class Hang(Exception):
@@ -112,36 +117,15 @@ def decode(pieces: list[bytes]) -> tuple[list[rxgem.SSEEvent], bool, BaseExcepti
     return events, decoder.done, None
 
 
-def drive_cores(events: list[rxgem.SSEEvent], with_args: bool) -> BaseException | None:
-    """Parser, slots, args, finish and chunk cores over decoded events; the error they end with."""
-    parser = rxgem.ResponseParser()
-    slots = rxgem.SlotTable()
-    args = rxgem.ArgsTable()
-    buffer = rxgem.FinishBuffer()
-    builder = rxgem.ChunkBuilder()
-    try:
-        for event in events:
-            for response in parser.feed(event):
-                assert isinstance(response, rxgem.GenerateContentResponse)
-                batch = slots.feed(response)
-                if with_args:
-                    for chunk in builder.feed(buffer.feed(args.feed(batch))):
-                        chunk.to_json()
-        if with_args:
-            final, error = buffer.close()
-            for chunk in builder.feed(final):
-                chunk.to_json()
-            return error
-    except Exception as exc:
-        return exc
-    return None
+def fingerprint(outcome: Outcome) -> tuple[list[dict[str, Any]], str | None]:
+    chunks, error = outcome
+    return [chunk.to_dict() for chunk in chunks], None if error is None else repr(error)
 
 
 def check(body: bytes, cuts: list[int]) -> None:
     """The fuzz oracle for one input split at ``cuts``."""
     cuts = sorted({c for c in cuts if 0 < c < len(body)})
     pieces = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True)]
-    with_args = _HUGE_INDEX.search(body) is None
     with bounded():
         whole, done, not_sse = decode([body])
         split, split_done, split_not_sse = decode(pieces)
@@ -150,49 +134,39 @@ def check(body: bytes, cuts: list[int]) -> None:
         assert repr(split_not_sse) == repr(not_sse)
         for event in whole:
             assert isinstance(event.data, str)
-        error = not_sse or drive_cores(whole, with_args)
+        chunks, error = outcome = run_converter(body)
         assert acceptable(error), f"{type(error).__name__}: {error}"
-        if not with_args:
-            return
-        chunks, pipeline_error = run(body)
-        assert acceptable(pipeline_error), f"{type(pipeline_error).__name__}: {pipeline_error}"
-        if isinstance(error, rxgem.RxGemError) or error is None:
-            assert type(pipeline_error) is type(error), (error, pipeline_error)
-        split_chunks, split_error = run(pieces)
-        assert repr(split_error) == repr(pipeline_error), "the error depends on the split"
-        assert [c.to_dict() for c in split_chunks] == [c.to_dict() for c in chunks]
+        want = fingerprint(outcome)
+        assert fingerprint(run_converter(pieces)) == want, "the outcome depends on the split"
+        assert fingerprint(run(body)) == want, "gemini_to_openai() disagrees with Converter"
+        assert fingerprint(run(pieces)) == want, "gemini_to_openai() depends on the split"
+        assert fingerprint(run_stages(pieces)) == want, "pipeline_stages() disagree"
         sdk_validate(chunks)
         for chunk in chunks:
             json.loads(chunk.to_json())
 
 
-def fuzz_for(seconds: float, strategy: st.SearchStrategy[Any], label: str) -> None:
-    """Run rounds of Hypothesis examples with fresh seeds until ``seconds`` have passed."""
-    deadline = time.monotonic() + seconds
-    rounds = 0
-    while time.monotonic() < deadline:
-        round_seed = BASE_SEED + rounds
+def fuzz(strategy: st.SearchStrategy[bytes], count: int) -> None:
+    """Run ``count`` Hypothesis examples of ``strategy`` (split at random points) from the seed."""
 
-        @seed(round_seed)
-        @settings(
-            max_examples=40,
-            deadline=None,
-            database=None,
-            suppress_health_check=list(HealthCheck),
-            print_blob=True,
-        )
-        @given(strategy, st.lists(st.integers(0, 1 << 16), max_size=12))
-        def one_round(body: bytes, cuts: list[int]) -> None:
-            check(body, cuts)
+    @seed(SEED)
+    @settings(
+        max_examples=count,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+        print_blob=True,
+    )
+    @given(strategy, st.lists(st.integers(0, 1 << 16), max_size=12))
+    def examples_of(body: bytes, cuts: list[int]) -> None:
+        check(body, cuts)
 
-        try:
-            one_round()
-        except BaseException as exc:
-            exc.add_note(
-                f"{label}: RXGEM_FUZZ_SEED={BASE_SEED} (round {rounds}, seed {round_seed})"
-            )
-            raise
-        rounds += 1
+    try:
+        examples_of()
+    except BaseException as exc:
+        test = os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0]
+        exc.add_note(f"replay: RXGEM_FUZZ_SEED={SEED} RXGEM_FUZZ_EXAMPLES={count} pytest '{test}'")
+        raise
 
 
 # -- inputs -----------------------------------------------------------------------------------
@@ -351,24 +325,29 @@ def gemini_shaped_bodies(draw: Any) -> bytes:
 
 
 # -- the fuzz tests ---------------------------------------------------------------------------
+# The default counts take about 3-4 s each on a 2-core machine.
+RANDOM_BYTES = 2000
+MUTATED = 1500
+GEMINI_SHAPED = 175
+SSE_LINES = 1500
 
 
-@pytest.mark.timeout(SECONDS * 4 + 120)
+@FUZZ_TIMEOUT
 def test_fuzz_random_bytes() -> None:
-    fuzz_for(SECONDS, st.binary(max_size=2048), "random bytes")
+    fuzz(st.binary(max_size=2048), examples(RANDOM_BYTES))
 
 
-@pytest.mark.timeout(SECONDS * 4 + 120)
+@FUZZ_TIMEOUT
 def test_fuzz_mutated_samples_and_corpus() -> None:
-    fuzz_for(SECONDS, mutated(), "mutated samples")
+    fuzz(mutated(), examples(MUTATED))
 
 
-@pytest.mark.timeout(SECONDS * 4 + 120)
+@FUZZ_TIMEOUT
 def test_fuzz_gemini_shaped_json() -> None:
-    fuzz_for(SECONDS, gemini_shaped_bodies(), "Gemini-shaped JSON")
+    fuzz(gemini_shaped_bodies(), examples(GEMINI_SHAPED))
 
 
-@pytest.mark.timeout(SECONDS * 4 + 120)
+@FUZZ_TIMEOUT
 def test_fuzz_sse_lines() -> None:
     line = st.one_of(
         st.sampled_from(TOKENS),
@@ -379,7 +358,7 @@ def test_fuzz_sse_lines() -> None:
     bodies = st.lists(
         st.tuples(line, st.sampled_from([b"\n", b"\r", b"\r\n", b""])), max_size=20
     ).map(lambda lines: b"".join(a + b for a, b in lines))
-    fuzz_for(SECONDS, bodies, "SSE lines")
+    fuzz(bodies, examples(SSE_LINES))
 
 
 SEEDS_JSON = [
