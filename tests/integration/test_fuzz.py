@@ -17,10 +17,6 @@ examples per test (``RXGEM_FUZZ_EXAMPLES`` raises it for a long local run, e.g. 
 names the seed and count that replay it, and Hypothesis prints the failing input with a
 ``@reproduce_failure`` blob. The atheris entry point for coverage-guided runs is
 ``fuzz/fuzz_sse.py``.
-
-Known bugs, each shown by a strict xfail test, are tolerated here so that the fuzzer keeps
-looking for new ones; ``RXGEM_FUZZ_STRICT=1`` reports them too. Remove them from
-``KNOWN_BUGS`` when fixed.
 """
 
 from __future__ import annotations
@@ -30,7 +26,7 @@ import json
 import os
 import resource
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,13 +41,10 @@ from rxgem import samples
 
 SEED = int(os.environ.get("RXGEM_FUZZ_SEED", "20250101"))
 EXAMPLES = os.environ.get("RXGEM_FUZZ_EXAMPLES")
-STRICT = os.environ.get("RXGEM_FUZZ_STRICT") == "1"
 CPU_LIMIT = 5.0  # seconds of CPU per input before it counts as a hang
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 _CASES = json.loads((CORPUS / "cases.json").read_text("utf-8"))
-
-KNOWN_BUGS: dict[str, Callable[[BaseException], bool]] = {}
 
 
 def examples(default: int) -> int:
@@ -98,9 +91,7 @@ def bounded(cpu_seconds: float = CPU_LIMIT) -> Iterator[None]:
 
 
 def acceptable(error: BaseException | None) -> bool:
-    if error is None or isinstance(error, rxgem.RxGemError):
-        return True
-    return not STRICT and any(match(error) for match in KNOWN_BUGS.values())
+    return error is None or isinstance(error, rxgem.RxGemError)
 
 
 # -- the harness ------------------------------------------------------------------------------
