@@ -3,8 +3,9 @@
 ``python -m benchmarks._server --events 200 --pause 0`` starts
 ``rxgem.testing.FakeGemini`` on an ephemeral loopback port, prints the port on one
 line, and serves (every request gets the same capture, one HTTP chunk per event,
-``--pause`` seconds between events) until its standard input is closed. Its listen
-backlog is raised from FakeGemini's 128 to ``--backlog`` (see below).
+``--pause`` seconds between events) until its standard input is closed, with a listen
+backlog of ``--backlog``: its accept thread competes for the GIL with one thread per open
+connection, so with the default of 128 some of 1000 simultaneous connects are dropped.
 """
 
 from __future__ import annotations
@@ -27,13 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     capture = text_answer(args.events)
     bounds = list(itertools.accumulate(len(event) for event in capture.events))[:-1]
     response = FakeResponse(body=capture.body, split_at=bounds, pause=args.pause)
-    with FakeGemini(response) as fake:
-        # FakeGemini listens with a backlog of 128. Its accept thread competes for the
-        # GIL with one thread per open connection, so 1000 simultaneous connects
-        # overflow that queue and some connections are dropped (the client sees a
-        # ReadError). listen() again on the same socket just raises the backlog.
-        if args.backlog > 128 and fake._listener is not None:
-            fake._listener.listen(args.backlog)
+    with FakeGemini(response, backlog=args.backlog) as fake:
         print(fake.port, flush=True)
         sys.stdin.read()  # until the parent closes our stdin
     return 0

@@ -97,9 +97,11 @@ class FakeGemini:
     Args:
         *responses: ``FakeResponse`` objects, or bytes (``FakeResponse(body=...)``).
             With none, it serves the ``text`` sample capture.
+        backlog: the listen queue (default 128); raise it when a test opens
+            hundreds of connections at once, or some of them are refused.
     """
 
-    def __init__(self, *responses: FakeResponse | bytes) -> None:
+    def __init__(self, *responses: FakeResponse | bytes, backlog: int = 128) -> None:
         items: list[FakeResponse] = []
         for response in responses:
             if isinstance(response, FakeResponse):
@@ -115,7 +117,9 @@ class FakeGemini:
         self._served = 0
         self._disconnects = 0
         self._completed = 0
-        self._server = LoopbackServer(self._handle, self._reject, name="FakeGemini")
+        self._server = LoopbackServer(
+            self._handle, self._reject, name="FakeGemini", backlog=backlog
+        )
 
     def __repr__(self) -> str:
         port = self._server.bound_port

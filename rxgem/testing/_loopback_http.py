@@ -284,12 +284,14 @@ class LoopbackServer:
         handle: Answers each request (see :data:`Handler`).
         reject: Answers a malformed request (see :data:`Rejecter`).
         name: Used in thread names and error messages.
+        backlog: The listen queue: raise it for many simultaneous connects.
     """
 
-    def __init__(self, handle: Handler, reject: Rejecter, *, name: str) -> None:
+    def __init__(self, handle: Handler, reject: Rejecter, *, name: str, backlog: int = 128) -> None:
         self.handle = handle
         self.reject = reject
         self.name = name
+        self.backlog = backlog
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._state: Literal["new", "running", "closed"] = "new"
@@ -331,7 +333,7 @@ class LoopbackServer:
             listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             try:
                 listener.bind(("127.0.0.1", 0))
-                listener.listen(128)
+                listener.listen(self.backlog)
                 listener.setblocking(False)
                 wake_r, wake_w = socket.socketpair()
             except BaseException:

@@ -625,3 +625,13 @@ def test_docstring_example_runs() -> None:
     exec(compile(example, "rxgem.testing example", "exec"), namespace)
     namespace["test_streams_a_capture"]()
     assert {"FakeGemini", "FakeResponse", "ReceivedRequest"} <= set(rxgem.testing.__all__)
+
+
+def test_a_listen_backlog_of_512_serves_after_300_connects_at_once() -> None:
+    with FakeGemini(backlog=512) as fake:
+        sockets = [socket.create_connection(("127.0.0.1", fake.port)) for _ in range(300)]
+        for sock in sockets:
+            sock.close()
+        with httpx.Client(base_url=fake.base_url) as client:
+            response = client.post("/models/m:streamGenerateContent", params={"alt": "sse"})
+        assert response.status_code == 200
