@@ -70,10 +70,10 @@ from .core import (
     map_usage,
 )
 from .operators import gemini_to_openai, sse_encode
-from .transport import RetryPolicy, from_gemini, stream_chat
 
 if TYPE_CHECKING:
     from . import testing, viz
+    from .transport import RetryPolicy, from_gemini, stream_chat
 
 __version__ = "0.1.0"
 
@@ -134,16 +134,21 @@ __all__ = [
     "viz",
 ]
 
-_LAZY = frozenset({"testing", "viz"})
+_LAZY_MODULES = frozenset({"testing", "viz"})
+_LAZY_TRANSPORT = frozenset({"RetryPolicy", "from_gemini", "stream_chat"})
 
 
 def __getattr__(name: str) -> Any:
-    # `viz` (diagrams) and `testing` (a loopback server, marbles) are not needed to
-    # translate a stream: imported on first use, so that `import rxgem` stays light.
-    if name in _LAZY:
-        import importlib
+    # Imported on first use, so that `import rxgem` stays light: `viz` (diagrams) and
+    # `testing` (a loopback server, marbles) are not needed to translate a stream, and
+    # the transport brings httpx, which code converting bytes it already has never uses.
+    import importlib
 
-        module = importlib.import_module(f".{name}", __name__)
-        globals()[name] = module
-        return module
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name in _LAZY_MODULES:
+        value: Any = importlib.import_module(f".{name}", __name__)
+    elif name in _LAZY_TRANSPORT:
+        value = getattr(importlib.import_module(".transport", __name__), name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
