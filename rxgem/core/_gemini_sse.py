@@ -34,11 +34,11 @@ Deviations from WHATWG, for Gemini's benefit:
   (blank ones included) join it, separated by ``"\\n"``, until braces and brackets
   balance at the end of a line, counting only outside JSON strings (string state
   is tracked across lines). The block is then dispatched at once as
-  ``SSEEvent(data=block, event="raw")``, without waiting for an empty line and
-  without touching the ``data``/``event``/``retry`` buffers of an event under
-  construction. Gemini appends a pretty-printed ``{"error": {...}}`` object after
-  the events this way; the rule also decodes a JSON-lines body (one object per
-  line) into one raw event per line.
+  ``SSEEvent(data=block, event="raw")``, without waiting for an empty line. A
+  ``data`` event still waiting for its empty line is dispatched before the block
+  starts, so the two keep their order. Gemini appends a pretty-printed
+  ``{"error": {...}}`` object after the events this way; the rule also decodes a
+  JSON-lines body (one object per line) into one raw event per line.
 * **``[DONE]``.** A ``data`` line whose value is ``[DONE]`` (surrounding ASCII
   whitespace ignored) that starts an event is the OpenAI end-of-stream sentinel:
   it is not dispatched, :attr:`SSEDecoder.done` becomes true and every byte after
@@ -436,6 +436,8 @@ class SSEDecoder:
         """A line that is neither blank, nor ``data:``, nor a comment."""
         first = line.lstrip(b" \t")[:1]
         if first == b"{" or first == b"[":
+            if self._data:  # an event that lacks its blank line came first: it goes first
+                out.append(self._dispatch())
             self._raw = []
             self._depth = 0
             self._in_string = False

@@ -393,11 +393,17 @@ def test_raw_block_includes_blank_lines_and_sse_lines() -> None:
     assert decode(stream) == [raw('{\n\n"a":\n: not a comment\ndata: not data\n\n1}')]
 
 
-def test_raw_block_does_not_disturb_pending_data_event() -> None:
+def test_a_raw_block_never_overtakes_an_event_that_lacks_its_blank_line() -> None:
+    # Gemini's raw error object right after an event without its blank line: the
+    # event goes first, as it arrived, and a later `data:` line starts a new event.
     decoder = SSEDecoder()
     stream = b'id: 9\nevent: e\nretry: 5\ndata: a\n{"x": 1}\ndata: b\n\n'
-    assert decoder.feed(stream) == [raw('{"x": 1}'), msg("a\nb", event="e", id="9", retry=5)]
-    assert decoder.events == 2
+    assert decoder.feed(stream) == [
+        msg("a", event="e", id="9", retry=5),
+        raw('{"x": 1}'),
+        msg("b", id="9"),
+    ]
+    assert decoder.events == 3
 
 
 def test_json_lines_one_raw_event_per_line() -> None:
@@ -447,10 +453,9 @@ def test_raw_block_unbalanced_at_flush() -> None:
     assert decoder.events == 2
 
 
-def test_raw_block_and_pending_data_at_flush() -> None:
-    # The raw block is flushed before the data event that lacks its blank line.
-    assert decode(b'data: a\n{"x":\n') == [raw('{"x":'), msg("a")]
-    assert decode(b'data: a\n{"x": 1}') == [raw('{"x": 1}'), msg("a")]
+def test_raw_block_and_pending_data_at_the_end_keep_their_order() -> None:
+    assert decode(b'data: a\n{"x":\n') == [msg("a"), raw('{"x":')]
+    assert decode(b'data: a\n{"x": 1}') == [msg("a"), raw('{"x": 1}')]
 
 
 # -- flush ----------------------------------------------------------------------
