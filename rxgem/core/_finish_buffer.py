@@ -118,7 +118,8 @@ class FinishBuffer:
                 state = self._candidate(item.candidate)
                 state.output = True
                 state.slots[item.slot] = item
-                if self._announce and state.announced is None:
+                # the first slot, once it has a name (an id'd call may come nameless first)
+                if self._announce and state.announced is None and item.slot == 0 and item.name:
                     state.announced = item.slot
                     out.append(ToolCallHeader(item.candidate, item.slot, item.name, item.id))
             elif type(item) is Finish:
@@ -189,6 +190,8 @@ class FinishBuffer:
             self._flush_calls(index, state, out)
             if state.finished:
                 out.append(End(index, state.reason, bool(state.slots), message=state.message))
+                if index == 0:
+                    blocked = None  # a candidate came after all: its own finish is choice 0's
             elif blocked is not None and index == 0:
                 out.append(End(0, blocked.reason, bool(state.slots), True, blocked.message))
                 blocked = None

@@ -4,10 +4,11 @@ See :mod:`rxgem.core._slot_table` for the rules every policy shares; a policy
 decides only the case of a complete, id-less call:
 
 - :class:`LatestArgsPolicy` (``"latest"``, the default): two parts of one event are
-  always different calls; a call in a later event joins the most recently opened
-  slot of the same candidate and name whose args are identical, ``{}``/absent, or
-  grown by the new args (same keys or more, strings extended, nested objects and
-  arrays extended). Otherwise it opens a new call.
+  always different calls; a call in a later event joins a slot of the same
+  candidate and name last seen in an earlier event: the most recent one with
+  identical args, else the most recent one whose args are ``{}``/absent or grown
+  by the new args (same keys or more, strings extended, nested objects and arrays
+  extended). Otherwise it opens a new call.
 - :class:`PositionalPolicy` (``"positional"``): a later part joins the slot with the
   same ``(part_index, name, thoughtSignature)``. Simple and what several proxies
   do, but it merges parallel same-tool calls that Gemini sends one per event
@@ -104,7 +105,7 @@ class SlotPolicy(Protocol):
 
 
 class LatestArgsPolicy:
-    """The default: identical, placeholder or grown args in a later event join a slot."""
+    """The default: identical, grown or placeholder args in a later event join a slot."""
 
     name = "latest"
 
@@ -118,17 +119,17 @@ class LatestArgsPolicy:
         event: int,
     ) -> SlotInfo | None:
         args = call.args if call.args is not None else {}
+        latest: SlotInfo | None = None  # the most recent slot that qualifies
         for slot in reversed(slots):
-            if (
-                slot.streamed
-                or slot.id is not None
-                or slot.name != call.name
-                or slot.last_event == event
-            ):
+            if slot.streamed or slot.name != call.name or slot.last_event == event:
                 continue
-            if not slot.args or grows_from(slot, args):
-                return slot
-        return None
+            if not slot.args:
+                latest = latest or slot
+            elif grows_from(slot, args):
+                if slot.args == args:
+                    return slot  # identical args: this call, re-sent, not a placeholder's
+                latest = latest or slot
+        return latest
 
 
 class PositionalPolicy:
@@ -148,7 +149,6 @@ class PositionalPolicy:
         for slot in reversed(slots):
             if (
                 not slot.streamed
-                and slot.id is None
                 and slot.last_event != event
                 and slot.part_index == part_index
                 and slot.name == call.name

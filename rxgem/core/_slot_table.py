@@ -11,7 +11,10 @@ items and gives every ``functionCall`` part a *slot*: a tool call, numbered 0, 1
 Rules common to every policy:
 
 - A part with a ``functionCall.id`` belongs to the slot of that id (a changed
-  replay updates it, never opens a second call).
+  replay updates it, never opens a second call). A complete call whose id is new
+  may be a re-send of a call seen without an id: the policy matches it against the
+  slots that have none, and the slot it picks takes the id. A call without an id
+  may join a slot that has one (the same call, its id left out).
 - Vertex streamed arguments: ``{name, willContinue: true}`` opens a new call;
   following ``partialArgs`` parts and bare ``{willContinue: true}`` parts belong to
   the call currently streaming; it is complete at the terminal empty
@@ -137,7 +140,9 @@ class SlotTable:
             ):
                 self._end_streaming(state)  # a named call ends the call streaming now
             if slot is None:
-                slot = self._open(state, call, part_index, signature, event, streamed=False)
+                slot = self._adopt(state, call, part_index, signature, event)
+                if slot is None:
+                    slot = self._open(state, call, part_index, signature, event, streamed=False)
                 state.by_id[call.id] = slot
             elif call.args is not None:
                 slot.args = call.args
@@ -169,20 +174,52 @@ class SlotTable:
             slot = self._open(state, call, part_index, signature, event, streamed=True)
             state.streaming = slot
             return slot.index
-        try:
-            found = self._policy.match(
-                state.slots, call, part_index=part_index, signature=signature, event=event
-            )
-        except RecursionError:
-            raise MalformedStreamError(
-                "functionCall args nested too deeply to compare", event=event
-            ) from None
+        found = self._match(state.slots, call, part_index, signature, event)
         if found is None:
             return self._open(state, call, part_index, signature, event, streamed=False).index
         if call.args is not None:
             found.args = call.args
         found.last_event = event
         return found.index
+
+    def _match(
+        self,
+        slots: list[SlotInfo],
+        call: FunctionCall,
+        part_index: int,
+        signature: str | None,
+        event: int,
+    ) -> SlotInfo | None:
+        """The slot the policy picks for a complete call, if any."""
+        try:
+            return self._policy.match(
+                slots, call, part_index=part_index, signature=signature, event=event
+            )
+        except RecursionError:
+            raise MalformedStreamError(
+                "functionCall args nested too deeply to compare", event=event
+            ) from None
+
+    def _adopt(
+        self,
+        state: _Candidate,
+        call: FunctionCall,
+        part_index: int,
+        signature: str | None,
+        event: int,
+    ) -> SlotInfo | None:
+        """The id-less slot that a complete call with a new id is a re-send of, if any.
+
+        The same call seen first without its id, then with it, is one call: the
+        slot takes the id.
+        """
+        if call.name is None or call.will_continue:
+            return None
+        unnamed = [slot for slot in state.slots if slot.id is None]
+        found = self._match(unnamed, call, part_index, signature, event) if unnamed else None
+        if found is not None:
+            found.id = call.id
+        return found
 
     @staticmethod
     def _open(
