@@ -18,6 +18,7 @@ from ..core import (
     ArgsTable,
     ChunkBuilder,
     FinishBuffer,
+    GeminiApi,
     ReasoningField,
     ResponseParser,
     SlotPolicy,
@@ -55,6 +56,11 @@ class StreamOptions(TypedDict, total=False):
             finish instead of :class:`~rxgem.TruncatedStreamError`.
         id_factory: returns the random part of minted ``chatcmpl-``/``call_`` ids.
         clock: returns the time in seconds used for ``created``.
+        api: ``"gemini"`` (default) or ``"vertex"``: whose numbers enums sent as
+            integers (``enum-encoding=int``) are read with; the two APIs number
+            some ``finishReason``/``blockReason`` values differently.
+            ``stream_chat`` picks ``"vertex"`` for an ``aiplatform.googleapis.com``
+            base URL unless told.
     """
 
     include_usage: bool
@@ -64,6 +70,7 @@ class StreamOptions(TypedDict, total=False):
     allow_truncated: bool
     id_factory: Callable[[], str]
     clock: Callable[[], float]
+    api: GeminiApi
 
 
 class PipelineOptions(StreamOptions, total=False):
@@ -88,6 +95,10 @@ class PipelineSettings:
     allow_truncated: bool = False
     id_factory: Callable[[], str] = random_id
     clock: Callable[[], float] = time.time
+    api: GeminiApi = "gemini"
+
+    def parser(self) -> ResponseParser:
+        return ResponseParser(api=self.api)
 
     def slot_table(self) -> SlotTable:
         return SlotTable(self.slot_policy)
@@ -110,7 +121,7 @@ class PipelineSettings:
         """Fresh cores for one stream, in the order of :data:`STAGES`."""
         return (
             SSEDecoder(),
-            ResponseParser(),
+            self.parser(),
             self.slot_table(),
             ArgsTable(),
             self.finish_buffer(),
@@ -132,5 +143,5 @@ def pipeline_settings(options: Mapping[str, Any]) -> PipelineSettings:
     for name in ("id_factory", "clock"):
         if not callable(getattr(settings, name)):
             raise TypeError(f"{name} must be callable")
-    settings.cores()  # each core checks its own options (policy, announce, reasoning_field)
+    settings.cores()  # each core checks its own options (api, policy, announce, reasoning_field)
     return settings

@@ -1,7 +1,8 @@
 """rxgem's sans-IO cores: the whole translation in plain classes, no Rx and no I/O.
 
 Gemini side: :class:`SSEDecoder` (bytes → :class:`SSEEvent`), the Gemini models
-(:class:`GenerateContentResponse` and its parts) and :class:`ResponseParser`.
+(:class:`GenerateContentResponse` and its parts), :class:`ResponseParser` and the
+tables of enums sent as integers (:data:`ENUM_TABLES`, per :data:`GeminiApi`).
 Between the two: :class:`SlotTable` (responses → items, tool-call slots and their
 :class:`SlotPolicy`), :class:`ArgsTable` (latest and streamed arguments) and
 :class:`FinishBuffer` (what waits for the end). OpenAI side: :class:`ChunkBuilder`
@@ -24,6 +25,7 @@ from ._errors import (
     snippet,
 )
 from ._finish_buffer import Announce, FinishBuffer
+from ._gemini_enums import ENUM_TABLES, EnumTable, EnumTables, GeminiApi, enum_name, normalize_enums
 from ._gemini_models import (
     Candidate,
     Content,
@@ -81,6 +83,7 @@ from ._slot_table import MAX_CANDIDATES, SlotTable
 __all__ = [
     "DONE",
     "DONE_FRAME",
+    "ENUM_TABLES",
     "MAX_ARRAY_GAP",
     "MAX_CANDIDATES",
     "MAX_PATH_DEPTH",
@@ -101,6 +104,8 @@ __all__ = [
     "Content",
     "Core",
     "End",
+    "EnumTable",
+    "EnumTables",
     "ErrorBody",
     "EveryPartPolicy",
     "Finish",
@@ -108,6 +113,7 @@ __all__ = [
     "FinishReason",
     "FunctionCall",
     "GeminiAPIError",
+    "GeminiApi",
     "GeminiTransportError",
     "GenerateContentResponse",
     "Item",
@@ -142,11 +148,13 @@ __all__ = [
     "assemble",
     "encode_chunk",
     "encode_error",
+    "enum_name",
     "error_payload",
     "grows",
     "grows_from",
     "map_finish_reason",
     "map_usage",
+    "normalize_enums",
     "parse_json_path",
     "random_id",
     "resolve_policy",

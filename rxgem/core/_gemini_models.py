@@ -4,6 +4,9 @@ Decoding is done by ``msgspec``: unknown fields are ignored, enum-like values
 (``finishReason``, ``blockReason``, ...) are kept as plain strings so that values
 Google adds later pass through, and a known field with the wrong type is a
 validation error (reported as :class:`~rxgem.MalformedStreamError` by ``parse``).
+Enums sent as integers (``enum-encoding=int``) are named by
+:class:`~rxgem.ResponseParser` before these models see them
+(:mod:`rxgem.core._gemini_enums`), so their fields always hold strings.
 Fields rxgem does not interpret but a user may want (grounding, citations,
 safety ratings, code execution, inline data) are kept as plain JSON values.
 """

@@ -1,17 +1,53 @@
-"""Sans-IO parsing of SSE payloads into typed Gemini responses."""
+"""Sans-IO parsing of SSE payloads into typed Gemini responses.
+
+The common payload (one ``GenerateContentResponse`` with string enums) is decoded
+once, straight into the models. Two other shapes take a careful path, found
+only when the typed decode fails or gives an empty response:
+
+- **integer enums** (``$alt=json;enum-encoding=int``): ``"finishReason": 1``.
+  The payload is decoded as plain JSON, each integer of an enum-typed field is
+  replaced by its name in the ``api``'s table (:mod:`rxgem.core._gemini_enums`),
+  and the result is validated against the models.
+- **the Code Assist envelope** (``cloudcode-pa.googleapis.com``, gemini-cli's
+  sign-in): ``{"response": {...}, "traceId": "..."}``. An object whose only
+  known key is ``response``, holding an object, is replaced by that object;
+  ``traceId`` and any other key beside it are dropped.
+
+Once a stream has shown either shape, the parser goes straight to the path that
+reads it for the rest of the stream.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 import msgspec
 
 from ._errors import GeminiAPIError, MalformedStreamError, snippet
+from ._gemini_enums import ENUM_TABLES, GeminiApi, normalize_enums
 from ._gemini_models import ErrorBody, GenerateContentResponse
 from ._gemini_sse import SSEEvent
 
 __all__ = ["ResponseParser", "api_error"]
 
+
+class _Envelope(msgspec.Struct, frozen=True, gc=False):
+    """Gemini Code Assist's ``{"response": {...}, "traceId": "..."}``."""
+
+    response: GenerateContentResponse | None = None
+
+
 _DECODER = msgspec.json.Decoder(GenerateContentResponse)
 _ARRAY_DECODER = msgspec.json.Decoder(list[GenerateContentResponse])
+_ENVELOPE_DECODER = msgspec.json.Decoder(_Envelope)
+_JSON_DECODER = msgspec.json.Decoder()
+_EMPTY = GenerateContentResponse()
+_KNOWN_KEYS = frozenset(GenerateContentResponse.__struct_encode_fields__)
+
+# what the stream has shown so far: where ``feed`` starts
+_PLAIN = 0  # typed responses with string enums
+_WRAPPED = 1  # Code Assist envelopes with string enums
+_LENIENT = 2  # integer enums (maybe in envelopes): plain JSON first
 
 
 def api_error(body: ErrorBody, *, event: int | None = None) -> GeminiAPIError:
@@ -33,12 +69,31 @@ class ResponseParser:
     :class:`GeminiAPIError` for an ``{"error": {...}}`` payload (also inside a
     one-element array) and :class:`MalformedStreamError` for invalid JSON or a
     payload of the wrong shape, naming the 1-based event number.
+
+    Enums sent as integers (``enum-encoding=int``) become their names, numbered
+    as the ``api`` numbers them (``"gemini"``: the Gemini API, ``"vertex"``:
+    Vertex AI; unknown numbers become ``FINISH_REASON_<n>`` and the like). A
+    Code Assist envelope ``{"response": {...}, "traceId": ...}`` is unwrapped.
+
+    Raises:
+        ValueError: at construction, for an ``api`` other than ``"gemini"`` or ``"vertex"``.
     """
 
-    __slots__ = ("_events",)
+    __slots__ = ("_api", "_events", "_mode", "_tables")
 
-    def __init__(self) -> None:
+    def __init__(self, *, api: GeminiApi = "gemini") -> None:
+        tables = ENUM_TABLES.get(api) if isinstance(api, str) else None
+        if tables is None:
+            raise ValueError(f"api must be 'gemini' or 'vertex', not {api!r}")
+        self._api: GeminiApi = api
+        self._tables = tables
         self._events = 0
+        self._mode = _PLAIN
+
+    @property
+    def api(self) -> GeminiApi:
+        """Whose enum numbers integer enums are read with: ``"gemini"`` or ``"vertex"``."""
+        return self._api
 
     @property
     def events(self) -> int:
@@ -54,27 +109,79 @@ class ResponseParser:
 
     def feed(self, event: SSEEvent) -> list[GenerateContentResponse]:
         self._events += 1
+        if self._mode:
+            return self._feed_other(event)
         try:
             # the payload as it arrived (UTF-8 bytes from SSEDecoder): no str round trip
             response = _DECODER.decode(event.payload)
         except msgspec.DecodeError:
             return self._slow(event)
         except RecursionError:
-            raise MalformedStreamError(
-                "JSON nested too deeply", event=self._events, snippet=snippet(event.data)
-            ) from None
+            raise self._too_deep(event.data) from None
         if response.error is not None:
             raise api_error(response.error, event=self._events)
+        if response.candidates is None and response == _EMPTY:
+            return self._lenient(event.data)  # only unknown keys: maybe an envelope
         return [response]
 
     def _slow(self, event: SSEEvent) -> list[GenerateContentResponse]:
-        """The payload did not decode as one response: an array, blank, bad UTF-8, or bad."""
+        """The payload did not decode as one response: an array, blank, bad UTF-8,
+        integer enums, or bad."""
         data = event.data  # invalid UTF-8 replaced, as WHATWG decodes event streams
         try:
             response = _DECODER.decode(data)
-        except msgspec.ValidationError as exc:
+        except msgspec.ValidationError:
             if data.lstrip().startswith("["):
                 return self._feed_array(data)
+            return self._lenient(data)
+        except msgspec.DecodeError as exc:
+            if not data.strip():
+                return []
+            raise MalformedStreamError(
+                f"invalid JSON ({exc})", event=self._events, snippet=snippet(data)
+            ) from None
+        if response.error is not None:
+            raise api_error(response.error, event=self._events)
+        if response.candidates is None and response == _EMPTY:
+            return self._lenient(data)
+        return [response]
+
+    def _feed_array(self, data: str) -> list[GenerateContentResponse]:
+        try:
+            responses = _ARRAY_DECODER.decode(data)
+        except msgspec.ValidationError:
+            return self._lenient(data)
+        except msgspec.DecodeError as exc:
+            raise MalformedStreamError(
+                f"invalid JSON ({exc})", event=self._events, snippet=snippet(data)
+            ) from None
+        if _EMPTY in responses:
+            return self._lenient(data)
+        return self._checked(responses)
+
+    def _feed_other(self, event: SSEEvent) -> list[GenerateContentResponse]:
+        """A stream that has shown envelopes or integer enums."""
+        if self._mode == _WRAPPED:
+            try:
+                response = _ENVELOPE_DECODER.decode(event.payload).response
+            except msgspec.DecodeError:
+                response = None
+            except RecursionError:
+                raise self._too_deep(event.data) from None
+            if response is not None:
+                return self._checked([response])
+        return self._lenient(event.data)
+
+    def _lenient(self, data: str) -> list[GenerateContentResponse]:
+        """Plain JSON first: unwrap envelopes, name integer enums, then validate."""
+        try:
+            value = _JSON_DECODER.decode(data)
+            if type(value) is list:
+                value = [self._unwrap(item) for item in value]
+                responses = msgspec.convert(value, list[GenerateContentResponse])
+            else:
+                responses = [msgspec.convert(self._unwrap(value), GenerateContentResponse)]
+        except msgspec.ValidationError as exc:
             raise MalformedStreamError(
                 f"payload has the wrong shape ({exc})", event=self._events, snippet=snippet(data)
             ) from None
@@ -84,22 +191,31 @@ class ResponseParser:
             raise MalformedStreamError(
                 f"invalid JSON ({exc})", event=self._events, snippet=snippet(data)
             ) from None
-        if response.error is not None:
-            raise api_error(response.error, event=self._events)
-        return [response]
+        except RecursionError:
+            raise self._too_deep(data) from None
+        return self._checked(responses)
 
-    def _feed_array(self, data: str) -> list[GenerateContentResponse]:
-        try:
-            responses = _ARRAY_DECODER.decode(data)
-        except msgspec.ValidationError as exc:
-            raise MalformedStreamError(
-                f"payload has the wrong shape ({exc})", event=self._events, snippet=snippet(data)
-            ) from None
-        except msgspec.DecodeError as exc:
-            raise MalformedStreamError(
-                f"invalid JSON ({exc})", event=self._events, snippet=snippet(data)
-            ) from None
+    def _unwrap(self, value: Any) -> Any:
+        """``value`` without its Code Assist envelope, its integer enums named."""
+        if type(value) is not dict:
+            return value
+        inner = value.get("response")
+        wrapped = type(inner) is dict and value.keys().isdisjoint(_KNOWN_KEYS)
+        if wrapped:
+            value = inner
+        if normalize_enums(value, self._tables):
+            self._mode = _LENIENT
+        elif wrapped and self._mode == _PLAIN:
+            self._mode = _WRAPPED
+        return value
+
+    def _checked(self, responses: list[GenerateContentResponse]) -> list[GenerateContentResponse]:
         for response in responses:
             if response.error is not None:
                 raise api_error(response.error, event=self._events)
         return responses
+
+    def _too_deep(self, data: str) -> MalformedStreamError:
+        return MalformedStreamError(
+            "JSON nested too deeply", event=self._events, snippet=snippet(data)
+        )

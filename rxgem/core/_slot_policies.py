@@ -121,7 +121,12 @@ class LatestArgsPolicy:
         args = call.args if call.args is not None else {}
         latest: SlotInfo | None = None  # the most recent slot that qualifies
         for slot in reversed(slots):
-            if slot.streamed or slot.name != call.name or slot.last_event == event:
+            if (
+                slot.streamed
+                or slot.id is not None
+                or slot.name != call.name
+                or slot.last_event == event
+            ):
                 continue
             if not slot.args:
                 latest = latest or slot
@@ -149,6 +154,7 @@ class PositionalPolicy:
         for slot in reversed(slots):
             if (
                 not slot.streamed
+                and slot.id is None
                 and slot.last_event != event
                 and slot.part_index == part_index
                 and slot.name == call.name

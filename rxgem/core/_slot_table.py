@@ -11,10 +11,7 @@ items and gives every ``functionCall`` part a *slot*: a tool call, numbered 0, 1
 Rules common to every policy:
 
 - A part with a ``functionCall.id`` belongs to the slot of that id (a changed
-  replay updates it, never opens a second call). A complete call whose id is new
-  may be a re-send of a call seen without an id: the policy matches it against the
-  slots that have none, and the slot it picks takes the id. A call without an id
-  may join a slot that has one (the same call, its id left out).
+  replay updates it, never opens a second call).
 - Vertex streamed arguments: ``{name, willContinue: true}`` opens a new call;
   following ``partialArgs`` parts and bare ``{willContinue: true}`` parts belong to
   the call currently streaming; it is complete at the terminal empty
@@ -140,9 +137,7 @@ class SlotTable:
             ):
                 self._end_streaming(state)  # a named call ends the call streaming now
             if slot is None:
-                slot = self._adopt(state, call, part_index, signature, event)
-                if slot is None:
-                    slot = self._open(state, call, part_index, signature, event, streamed=False)
+                slot = self._open(state, call, part_index, signature, event, streamed=False)
                 state.by_id[call.id] = slot
             elif call.args is not None:
                 slot.args = call.args
@@ -199,27 +194,6 @@ class SlotTable:
             raise MalformedStreamError(
                 "functionCall args nested too deeply to compare", event=event
             ) from None
-
-    def _adopt(
-        self,
-        state: _Candidate,
-        call: FunctionCall,
-        part_index: int,
-        signature: str | None,
-        event: int,
-    ) -> SlotInfo | None:
-        """The id-less slot that a complete call with a new id is a re-send of, if any.
-
-        The same call seen first without its id, then with it, is one call: the
-        slot takes the id.
-        """
-        if call.name is None or call.will_continue:
-            return None
-        unnamed = [slot for slot in state.slots if slot.id is None]
-        found = self._match(unnamed, call, part_index, signature, event) if unnamed else None
-        if found is not None:
-            found.id = call.id
-        return found
 
     @staticmethod
     def _open(

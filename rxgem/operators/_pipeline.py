@@ -34,7 +34,7 @@ def pipeline_stages(**options: Unpack[PipelineOptions]) -> list[NamedOperator]:
     s = pipeline_settings(options)
     operators = (
         decode_sse(),
-        parse(),
+        parse(api=s.api),
         group_by_slot(s.slot_policy),
         latest_args(),
         flush_on_finish(announce=s.announce, allow_truncated=s.allow_truncated),
@@ -60,7 +60,7 @@ def gemini_to_openai(
         [               gemini_to_openai()               ]
         ---chunk---chunk---chunk{finish}---chunk{usage}---|
 
-    What ``decode_sse() → parse() → group_by_slot(slot_policy) → latest_args() →
+    What ``decode_sse() → parse(api) → group_by_slot(slot_policy) → latest_args() →
     flush_on_finish(announce, allow_truncated) → to_openai(model, include_usage,
     reasoning_field, id_factory, clock)`` do (:func:`pipeline_stages`), in one hop:
     each subscription runs a :class:`~rxgem.Converter`. See each operator for its

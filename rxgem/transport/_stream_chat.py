@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, Unpack
+from urllib.parse import urlsplit
 
 from reactivex import Observable
 
 from ..converter import StreamOptions
-from ..core import ChatCompletionChunk
+from ..core import ChatCompletionChunk, GeminiApi
 from ..operators import gemini_to_openai
 from ._exchange import TransportOptions, from_gemini
+from ._http import DEFAULT_BASE_URL
 
-__all__ = ["StreamChatOptions", "stream_chat"]
+__all__ = ["StreamChatOptions", "api_of", "stream_chat"]
+
+_VERTEX_HOST = "aiplatform.googleapis.com"
 
 
 class StreamChatOptions(TransportOptions, StreamOptions, total=False):
@@ -20,6 +24,13 @@ class StreamChatOptions(TransportOptions, StreamOptions, total=False):
 
 
 _TRANSPORT = TransportOptions.__optional_keys__
+
+
+def api_of(base_url: str | None) -> GeminiApi:
+    """The API behind ``base_url``: ``"vertex"`` for a host ending with
+    ``aiplatform.googleapis.com``, else ``"gemini"`` (the default base URL's)."""
+    host = urlsplit(base_url or DEFAULT_BASE_URL).hostname or ""
+    return "vertex" if host.endswith(_VERTEX_HOST) else "gemini"
 
 
 def stream_chat(
@@ -31,12 +42,14 @@ def stream_chat(
     ``client``, ``timeout``, ``headers``, ``retry``, ``scheduler``) go to the request;
     the others (``include_usage``, ``reasoning_field``, ``slot_policy``, ...) to
     :func:`~rxgem.gemini_to_openai`. ``model`` is both the Gemini model and the
-    ``model`` of every chunk.
+    ``model`` of every chunk. Without ``api``, the enum numbering follows the base
+    URL: ``"vertex"`` for an ``aiplatform.googleapis.com`` host, else ``"gemini"``.
 
     Returns:
         ``Observable[ChatCompletionChunk]``.
     """
     transport: dict[str, Any] = {k: v for k, v in options.items() if k in _TRANSPORT}
     pipeline: dict[str, Any] = {k: v for k, v in options.items() if k not in _TRANSPORT}
+    pipeline.setdefault("api", api_of(transport.get("base_url")))
     operator = gemini_to_openai(model=model.removeprefix("models/"), **pipeline)
     return from_gemini(request, model=model, **transport).pipe(operator)

@@ -73,22 +73,6 @@ def test_a_resent_call_joins_the_slot_with_identical_args_not_a_newer_placeholde
     assert [args for _, _, args in calls(result)] == ['{"path":"a.py"}', '{"path":"b.py"}']
 
 
-def test_the_same_call_with_and_without_its_id_is_one_call() -> None:
-    later_id = (
-        event(call("search", q="rx"))
-        + event(call("search", {"q": "rx"}, id="c7"))
-        + event(finish("STOP"))
-    )
-    (only,) = calls(convert(later_id, ["search"]))  # announced before its id came: a minted id
-    assert only[1:] == ("search", '{"q":"rx"}')
-    id_first = (
-        event(call("search", {"q": "rx"}, id="c7"))
-        + event(call("search", q="rx"))
-        + event(finish("STOP"))
-    )
-    assert calls(convert(id_first, ["search"])) == [("c7", "search", '{"q":"rx"}')]
-
-
 def test_parallel_calls_with_their_own_ids_stay_apart() -> None:
     body = (
         event(call("read", {"path": "a.py"}, id="c1"))

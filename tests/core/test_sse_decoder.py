@@ -407,16 +407,22 @@ def test_a_raw_block_never_overtakes_an_event_that_lacks_its_blank_line() -> Non
 
 
 def test_json_lines_one_raw_event_per_line() -> None:
-    objs = [{"a": 1}, {"b": [1, 2, {"c": "}"}]}, [1, 2], {"d": "é🎉\u2028"}]
+    objs = [{"a": 1}, {"b": [1, 2, {"c": "}"}]}, {"e": "]"}, {"d": "é🎉\u2028"}]
     stream = "".join(json.dumps(o, ensure_ascii=False) + "\n" for o in objs).encode()
     events = decode(stream)
     assert [e.event for e in events] == ["raw"] * 4
     assert [json.loads(e.data) for e in events] == objs
 
 
+def test_a_line_starting_with_a_bracket_is_a_json_array_read_element_by_element() -> None:
+    # (tests/core/test_json_array_bodies.py has the full story.)
+    stream = b'{"a": 1}\n[1, {"b": "]"}]\n{"c": 2}\n'
+    assert decode(stream) == [raw('{"a": 1}'), raw("1"), raw('{"b": "]"}'), raw('{"c": 2}')]
+
+
 def test_raw_block_leading_whitespace() -> None:
     assert decode(b'  \t{"a": 1}\n') == [raw('  \t{"a": 1}')]
-    assert decode(b"  [\n1]\n") == [raw("  [\n1]")]
+    assert decode(b"  [\n1]\n") == [raw("1")]  # an array: its elements
 
 
 def test_raw_block_brackets_inside_strings_ignored() -> None:
@@ -595,6 +601,10 @@ _LINE = st.sampled_from(
         b"}",
         b'  ["x\\"',
         b'"]',
+        b'[{"a": "]"}',
+        b"  , 1 ,",
+        b'{"b": "x\\',
+        b"]",
         b"data: [DONE]",
         b"\xef\xbb\xbfdata: b",
         b"junk",
