@@ -48,6 +48,8 @@ class StreamOptions(TypedDict, total=False):
         include_usage: send the final ``choices: []`` usage chunk (default true).
         reasoning_field: ``"reasoning_content"`` (default), ``"reasoning"``, or
             ``None`` to drop thought text.
+        render_code: show code execution as fenced Markdown blocks in the content
+            (default true); the parts are in ``extra_content.google.parts`` either way.
         slot_policy: ``"latest"`` (default), ``"positional"``, ``"every_part"``, or
             a :class:`~rxgem.SlotPolicy` object.
         announce: ``"first"`` (default) announces each choice's first tool call
@@ -65,6 +67,7 @@ class StreamOptions(TypedDict, total=False):
 
     include_usage: bool
     reasoning_field: ReasoningField
+    render_code: bool
     slot_policy: SlotPolicy | SlotPolicyName
     announce: Announce
     allow_truncated: bool
@@ -90,6 +93,7 @@ class PipelineSettings:
     model: str | None = None
     include_usage: bool = True
     reasoning_field: ReasoningField = "reasoning_content"
+    render_code: bool = True
     slot_policy: SlotPolicy | SlotPolicyName = "latest"
     announce: Announce = "first"
     allow_truncated: bool = False
@@ -111,6 +115,7 @@ class PipelineSettings:
             model=self.model,
             include_usage=self.include_usage,
             reasoning_field=self.reasoning_field,
+            render_code=self.render_code,
             id_factory=self.id_factory,
             clock=self.clock,
         )

@@ -12,21 +12,26 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from typing import Literal, TypeAlias
+from datetime import datetime
+from typing import Any, Literal, TypeAlias
 
 import msgspec
 
-from ._gemini_models import UsageMetadata
+from ._gemini_models import ModalityTokenCount, UsageMetadata
 from ._items import (
     Batch,
+    DataPart,
     End,
+    Logprobs,
     Meta,
+    Sources,
     Text,
     TextSignature,
     ToolCall,
     ToolCallHeader,
     Usage,
 )
+from ._openai_annotations import OTHER, TEXT, THOUGHT, ContentMap, MetadataMerger, url_citations
 from ._openai_models import (
     ChatCompletionChunk,
     ChoiceDelta,
@@ -36,11 +41,13 @@ from ._openai_models import (
     CompletionUsage,
     FinishReason,
 )
+from ._openai_parts import AudioStream, part_entry, render_code, without_data
 
 __all__ = [
     "ChunkBuilder",
     "ReasoningField",
     "map_finish_reason",
+    "map_logprobs",
     "map_usage",
     "random_id",
 ]
@@ -102,25 +109,118 @@ def map_usage(usage: UsageMetadata) -> CompletionUsage:
     prompt = (usage.prompt_token_count or 0) + (usage.tool_use_prompt_token_count or 0)
     completion = (usage.candidates_token_count or 0) + (usage.thoughts_token_count or 0)
     total = usage.total_token_count
+    completion_details: dict[str, int] = {}
+    if usage.thoughts_token_count is not None:
+        completion_details["reasoning_tokens"] = usage.thoughts_token_count
+    prompt_details: dict[str, int] = {}
+    if usage.cached_content_token_count is not None:
+        prompt_details["cached_tokens"] = usage.cached_content_token_count
+    audio = _audio_tokens(usage.prompt_tokens_details)
+    if audio is not None:
+        prompt_details["audio_tokens"] = audio
+    audio = _audio_tokens(usage.candidates_tokens_details)
+    if audio is not None:
+        completion_details["audio_tokens"] = audio
     return CompletionUsage(
         prompt_tokens=prompt,
         completion_tokens=completion,
         total_tokens=total if total is not None else prompt + completion,
-        completion_tokens_details=(
-            {"reasoning_tokens": usage.thoughts_token_count}
-            if usage.thoughts_token_count is not None
-            else None
-        ),
-        prompt_tokens_details=(
-            {"cached_tokens": usage.cached_content_token_count}
-            if usage.cached_content_token_count is not None
-            else None
-        ),
+        completion_tokens_details=completion_details or None,
+        prompt_tokens_details=prompt_details or None,
+        extra_content={"google": {"usage_metadata": msgspec.to_builtins(usage)}},
     )
+
+
+def _audio_tokens(details: list[ModalityTokenCount] | None) -> int | None:
+    if not details:
+        return None
+    counts = [d.token_count or 0 for d in details if d.modality == "AUDIO"]
+    return sum(counts) if counts else None
+
+
+def _token(entry: Any) -> dict[str, Any]:
+    token = entry.get("token") if type(entry) is dict else None
+    token = token if type(token) is str else ""
+    logprob = entry.get("logProbability", 0.0) if type(entry) is dict else 0.0
+    return {"token": token, "logprob": logprob, "bytes": list(token.encode())}
+
+
+def map_logprobs(result: dict[str, Any]) -> dict[str, Any]:
+    """Gemini ``logprobsResult`` → OpenAI ``choices[].logprobs`` (``content`` entries).
+
+    ``chosenCandidates[i]`` is the token chosen at step ``i`` and
+    ``topCandidates[i].candidates`` its alternatives; ``tokenId`` has no OpenAI
+    field (``bytes`` are given instead).
+    """
+    chosen = result.get("chosenCandidates")
+    top = result.get("topCandidates")
+    top = top if type(top) is list else []
+    content = []
+    for step, entry in enumerate(chosen if type(chosen) is list else []):
+        token = _token(entry)
+        options = top[step] if step < len(top) else None
+        alternatives = options.get("candidates") if type(options) is dict else None
+        token["top_logprobs"] = (
+            [_token(alt) for alt in alternatives] if type(alternatives) is list else []
+        )
+        content.append(token)
+    return {"content": content, "refusal": None}
+
+
+def _created(create_time: str | None) -> int | None:
+    """Vertex's ``createTime`` (RFC 3339) in seconds, ``None`` if absent or unreadable."""
+    if not create_time:
+        return None
+    text = create_time.replace("Z", "+00:00")
+    head, dot, tail = text.partition(".")
+    if dot:  # Python reads at most 6 fractional digits; Google may send 9
+        digits = len(tail) - len(tail.lstrip("0123456789"))
+        text = f"{head}.{tail[: min(digits, 6)]}{tail[digits:]}" if digits else head + tail
+    try:
+        return int(datetime.fromisoformat(text).timestamp())
+    except ValueError:
+        return None
 
 
 def _signature(signature: str) -> dict[str, dict[str, str]]:
     return {"google": {"thought_signature": signature}}
+
+
+def _image(index: int, url: str) -> dict[str, Any]:
+    """A ``delta.images`` entry; its running ``index`` keeps two images apart in the SDK."""
+    return {"index": index, "type": "image_url", "image_url": {"url": url}}
+
+
+class _Choice:
+    """What the builder keeps of one choice."""
+
+    __slots__ = (
+        "audio",
+        "audio_id",
+        "citation",
+        "content",
+        "entries",
+        "grounding",
+        "images",
+        "urls",
+    )
+
+    def __init__(self) -> None:
+        self.content = ContentMap()
+        self.entries = 0  # extra_content.google.parts entries sent
+        self.images = 0  # delta.images entries sent
+        self.audio: AudioStream | None = None
+        self.audio_id: str | None = None
+        self.grounding: MetadataMerger | None = None
+        self.citation: MetadataMerger | None = None
+        self.urls: MetadataMerger | None = None
+
+
+def _merge(merger: MetadataMerger | None, piece: dict[str, Any]) -> MetadataMerger:
+    if merger is None:
+        merger = MetadataMerger()
+    merger.add(piece)
+    return merger
 
 
 class ChunkBuilder:
@@ -134,13 +234,19 @@ class ChunkBuilder:
         reasoning_field: the delta field for thought text: ``"reasoning_content"``
             (DeepSeek, vLLM ≤ 0.10, LiteLLM), ``"reasoning"`` (vLLM ≥ 0.11, OpenRouter,
             Ollama), or ``None`` to drop thought text.
+        render_code: also show code execution (``executableCode``,
+            ``codeExecutionResult``) as Markdown fenced blocks in the content (or in
+            the reasoning field, for thought parts); the parts themselves are always
+            in ``extra_content.google.parts``.
         id_factory: makes the random part of ``chatcmpl-…`` (when Gemini sent no
-            ``responseId``) and ``call_…`` ids.
-        clock: returns the time in seconds for ``created``, read at the first chunk.
+            ``responseId``), ``call_…`` and ``audio_…`` ids.
+        clock: returns the time in seconds for ``created``, read at the first chunk
+            (Vertex's ``createTime`` is used instead when the stream has one).
     """
 
     __slots__ = (
         "_calls",
+        "_choices",
         "_clock",
         "_created",
         "_headers",
@@ -149,8 +255,10 @@ class ChunkBuilder:
         "_include_usage",
         "_meta",
         "_model",
+        "_model_status",
         "_next_choice",
         "_reasoning",
+        "_render_code",
         "_tool_ids",
     )
 
@@ -160,6 +268,7 @@ class ChunkBuilder:
         model: str | None = None,
         include_usage: bool = True,
         reasoning_field: ReasoningField = "reasoning_content",
+        render_code: bool = True,
         id_factory: Callable[[], str] = random_id,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -171,12 +280,15 @@ class ChunkBuilder:
         self._model = model
         self._include_usage = include_usage
         self._reasoning = reasoning_field
+        self._render_code = render_code
         self._id_factory = id_factory
         self._clock = clock
         self._meta = Meta()
+        self._model_status: Any = None
         self._id: str | None = None
         self._created = 0
         self._next_choice = 0  # choices 0 .. _next_choice-1 have had their first delta
+        self._choices: list[_Choice] = []  # the state of each choice, by index
         self._headers: set[tuple[int, int]] = set()
         self._tool_ids: dict[tuple[int, int], str] = {}
         self._calls: set[int] = set()
@@ -189,7 +301,8 @@ class ChunkBuilder:
         if self._id is None:
             rid = self._meta.response_id
             self._id = f"chatcmpl-{rid if rid else self._id_factory()}"
-            self._created = int(self._clock())
+            created = _created(self._meta.create_time)
+            self._created = created if created is not None else int(self._clock())
             if self._model is None:
                 version = self._meta.model_version or "gemini"
                 self._model = version.removeprefix("models/")
@@ -203,6 +316,12 @@ class ChunkBuilder:
             usage=usage,
         )
 
+    def _state(self, candidate: int) -> _Choice:
+        choices = self._choices
+        while len(choices) <= candidate:
+            choices.append(_Choice())
+        return choices[candidate]
+
     def _emit(
         self,
         out: list[ChatCompletionChunk],
@@ -210,6 +329,7 @@ class ChunkBuilder:
         delta: ChoiceDelta,
         finish: FinishReason | None = None,
         native: str | None = None,
+        logprobs: dict[str, Any] | None = None,
     ) -> None:
         if candidate >= self._next_choice:
             while self._next_choice < candidate:  # open earlier choices first, in order
@@ -220,8 +340,13 @@ class ChunkBuilder:
                 self._next_choice += 1
             delta.role = "assistant"
             self._next_choice = candidate + 1
+            self._state(candidate)  # an open choice has its state
         choice = ChunkChoice(
-            index=candidate, delta=delta, finish_reason=finish, native_finish_reason=native
+            index=candidate,
+            delta=delta,
+            finish_reason=finish,
+            native_finish_reason=native,
+            logprobs=logprobs,
         )
         out.append(self._chunk([choice]))
 
@@ -246,7 +371,9 @@ class ChunkBuilder:
             item = batch[0]
             # the common batch, one text part of an open choice (no role to add): no runs
             if type(item) is Text and item.candidate < self._next_choice:
-                delta = self._text_delta(item.text, item.thought)
+                text, thought = item.text, item.thought
+                self._choices[item.candidate].content.add(text, THOUGHT if thought else TEXT)
+                delta = self._text_delta(text, thought)
                 if delta is None:
                     return []
                 choice = ChunkChoice(index=item.candidate, delta=delta, finish_reason=None)
@@ -257,13 +384,22 @@ class ChunkBuilder:
         run: list[str] = []
         for item in batch:
             if type(item) is Text:
-                if item.thought and self._reasoning is None:
-                    continue
                 if run and (item.candidate != run_candidate or item.thought != run_thought):
                     self._text(out, run_candidate, run_thought, run)
                     run = []
                 run_candidate, run_thought = item.candidate, item.thought
                 run.append(item.text)
+                continue
+            if type(item) is Logprobs:
+                logprobs = map_logprobs(item.result)
+                if run and run_candidate == item.candidate and not run_thought:
+                    self._text(out, run_candidate, run_thought, run, logprobs)
+                    run = []
+                else:
+                    if run:
+                        self._text(out, run_candidate, run_thought, run)
+                        run = []
+                    self._emit(out, item.candidate, ChoiceDelta(), logprobs=logprobs)
                 continue
             if run:
                 self._text(out, run_candidate, run_thought, run)
@@ -271,6 +407,12 @@ class ChunkBuilder:
             if type(item) is Meta:
                 if self._id is None:
                     self._meta = item
+                if item.model_status is not None:
+                    self._model_status = item.model_status
+            elif type(item) is DataPart:
+                self._data_part(out, item)
+            elif type(item) is Sources:
+                self._sources(item)
             elif type(item) is ToolCallHeader:
                 self._header(out, item)
             elif type(item) is ToolCall:
@@ -280,9 +422,7 @@ class ChunkBuilder:
                     out, item.candidate, ChoiceDelta(extra_content=_signature(item.signature))
                 )
             elif type(item) is End:
-                has_calls = item.has_calls or item.candidate in self._calls
-                finish = map_finish_reason(item.reason, has_calls=has_calls, blocked=item.blocked)
-                self._emit(out, item.candidate, ChoiceDelta(), finish, item.reason)
+                self._end(out, item)
             elif type(item) is Usage and self._include_usage:
                 out.append(self._chunk([], map_usage(item.usage)))
         if run:
@@ -300,11 +440,114 @@ class ChunkBuilder:
         return ChoiceDelta(reasoning=text)
 
     def _text(
-        self, out: list[ChatCompletionChunk], candidate: int, thought: bool, run: list[str]
+        self,
+        out: list[ChatCompletionChunk],
+        candidate: int,
+        thought: bool,
+        run: list[str],
+        logprobs: dict[str, Any] | None = None,
     ) -> None:
-        delta = self._text_delta(run[0] if len(run) == 1 else "".join(run), thought)
+        text = run[0] if len(run) == 1 else "".join(run)
+        self._state(candidate).content.add(text, THOUGHT if thought else TEXT)
+        delta = self._text_delta(text, thought)
         if delta is not None:
+            self._emit(out, candidate, delta, logprobs=logprobs)
+        elif logprobs is not None:
+            self._emit(out, candidate, ChoiceDelta(), logprobs=logprobs)
+
+    def _data_part(self, out: list[ChatCompletionChunk], item: DataPart) -> None:
+        """A code, media or built-in tool part: shown where OpenAI has a field for it,
+        and always as one ``extra_content.google.parts`` entry, signature included."""
+        part = item.part
+        state = self._state(item.candidate)
+        thought = part.thought is True
+        where: dict[str, Any] = {} if thought else {"content_index": state.content.length}
+        delta = ChoiceDelta()
+        first = not thought and state.content.length == 0
+        rendered = render_code(part, first=first) if self._render_code else None
+        if rendered is not None:
+            if thought:
+                delta = self._text_delta(rendered, True) or delta
+                state.content.add("", OTHER)
+            else:
+                delta.content = rendered
+                state.content.add(rendered, OTHER)
+        else:
+            state.content.add("", OTHER)
+            inline, file = part.inline_data, part.file_data
+            if inline is not None and not thought:
+                mime, data = inline.get("mimeType"), inline.get("data")
+                if type(mime) is str and type(data) is str:
+                    if mime.startswith("image/"):
+                        where["image_index"] = state.images
+                        delta.images = [_image(state.images, f"data:{mime};base64,{data}")]
+                        state.images += 1
+                        part = without_data(part)
+                    elif mime.startswith("audio/"):
+                        delta.audio = self._audio(state, data)
+                        where["audio"] = True
+                        part = without_data(part)
+            elif file is not None and not thought:
+                mime, uri = file.get("mimeType"), file.get("fileUri")
+                if type(uri) is str and (mime is None or str(mime).startswith("image/")):
+                    where["image_index"] = state.images
+                    delta.images = [_image(state.images, uri)]
+                    state.images += 1
+        delta.extra_content = {"google": {"parts": [part_entry(part, state.entries, **where)]}}
+        state.entries += 1
+        self._emit(out, item.candidate, delta)
+
+    def _audio(self, state: _Choice, data: str) -> dict[str, Any]:
+        if state.audio is None:
+            state.audio = AudioStream()
+            state.audio_id = f"audio_{self._id_factory()}"
+            return {"id": state.audio_id, "data": state.audio.feed(data)}
+        return {"data": state.audio.feed(data)}
+
+    def _sources(self, item: Sources) -> None:
+        state = self._state(item.candidate)
+        state.content.record()  # annotations will need the text
+        if item.grounding is not None:
+            state.grounding = _merge(state.grounding, item.grounding)
+        if item.citation is not None:
+            state.citation = _merge(state.citation, item.citation)
+        if item.url_context is not None:
+            state.urls = _merge(state.urls, item.url_context)
+
+    def _end(self, out: list[ChatCompletionChunk], item: End) -> None:
+        """The end of a choice: the audio's last piece, its sources, then its finish."""
+        candidate = item.candidate
+        state = self._choices[candidate] if candidate < len(self._choices) else None
+        if state is not None and state.audio is not None:
+            rest = state.audio.close()
+            if rest:
+                self._emit(out, candidate, ChoiceDelta(audio={"data": rest}))
+        if state is not None and (state.grounding or state.citation or state.urls):
+            google: dict[str, Any] = {}
+            if state.grounding is not None:
+                google["grounding_metadata"] = state.grounding.value
+            if state.citation is not None:
+                google["citation_metadata"] = state.citation.value
+            if state.urls is not None:
+                google["url_context_metadata"] = state.urls.value
+            annotations = url_citations(
+                state.content,
+                state.grounding.value if state.grounding is not None else None,
+                state.citation.value if state.citation is not None else None,
+            )
+            delta = ChoiceDelta(annotations=annotations or None, extra_content={"google": google})
             self._emit(out, candidate, delta)
+        has_calls = item.has_calls or candidate in self._calls
+        finish = map_finish_reason(item.reason, has_calls=has_calls, blocked=item.blocked)
+        delta = ChoiceDelta()
+        details = dict(item.details) if item.details else {}
+        if candidate == 0 and self._model_status is not None:
+            details["model_status"] = self._model_status
+        if details:
+            delta.extra_content = {"google": details}
+        if item.message and (item.blocked or finish == "content_filter"):
+            delta.refusal = item.message  # why it was blocked, where a chat UI shows it
+        self._emit(out, candidate, delta, finish, item.reason)
 
     def _header(self, out: list[ChatCompletionChunk], item: ToolCallHeader) -> None:
         self._headers.add((item.candidate, item.slot))

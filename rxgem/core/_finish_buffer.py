@@ -3,8 +3,9 @@
 A Gemini ``finishReason`` can arrive mid-stream and more than once (code execution,
 2024 Vertex streams put ``STOP`` on every event), so nothing is decided at the first
 one. :class:`FinishBuffer` passes text on as it arrives and keeps, per candidate,
-the latest state of each tool-call slot, the last finish reason and the latest
-text-part signature, plus the last usage snapshot. When the stream ends it
+the latest state of each tool-call slot, the last finish reason, the latest
+text-part signature and the latest :class:`Details`, plus the last usage
+snapshot and prompt feedback (which goes to choice 0's finish). When the stream ends it
 flushes, per candidate in index order, every slot (:class:`ToolCall`), the text
 signature (:class:`TextSignature`) and one :class:`End`; then the :class:`Usage`.
 
@@ -18,14 +19,17 @@ is set, in which case it ends with ``End(reason=None)``.
 
 from __future__ import annotations
 
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from ._errors import TruncatedStreamError
 from ._items import (
     Batch,
     Blocked,
     CallPart,
+    DataPart,
+    Details,
     End,
+    Feedback,
     Finish,
     SlotUpdate,
     Text,
@@ -41,10 +45,20 @@ Announce: TypeAlias = Literal["first", "none"]
 
 
 class _Candidate:
-    __slots__ = ("announced", "finished", "message", "output", "reason", "signature", "slots")
+    __slots__ = (
+        "announced",
+        "details",
+        "finished",
+        "message",
+        "output",
+        "reason",
+        "signature",
+        "slots",
+    )
 
     def __init__(self) -> None:
         self.slots: dict[int, SlotUpdate] = {}
+        self.details: dict[str, Any] | None = None
         self.reason: str | None = None
         self.message: str | None = None
         self.finished = False
@@ -71,6 +85,7 @@ class FinishBuffer:
         "_candidates",
         "_closed",
         "_error",
+        "_feedback",
         "_seen",
         "_usage",
     )
@@ -83,6 +98,7 @@ class FinishBuffer:
         self._candidates: dict[int, _Candidate] = {}
         self._usage: Usage | None = None
         self._blocked: Blocked | None = None
+        self._feedback: dict[str, Any] | None = None
         self._seen = False
         self._closed = False
         self._error: TruncatedStreamError | None = None
@@ -127,6 +143,16 @@ class FinishBuffer:
                 state.finished = True
                 state.reason = item.reason
                 state.message = item.message
+            elif type(item) is DataPart:
+                self._candidate(item.candidate).output = True
+                out.append(item)
+            elif type(item) is Details:
+                state = self._candidate(item.candidate)
+                if state.details is None:
+                    state.details = {}
+                state.details.update(item.details)
+            elif type(item) is Feedback:
+                self._feedback = item.feedback
             elif type(item) is Blocked:
                 self._blocked = item
             elif type(item) is CallPart:
@@ -188,19 +214,27 @@ class FinishBuffer:
         for index in range(last + 1):  # every choice up to the last one opens, so every one ends
             state = self._candidate(index)
             self._flush_calls(index, state, out)
+            details = state.details
+            if index == 0 and self._feedback is not None:
+                details = {**(details or {}), "prompt_feedback": self._feedback}
             if state.finished:
-                out.append(End(index, state.reason, bool(state.slots), message=state.message))
+                out.append(
+                    End(index, state.reason, bool(state.slots), False, state.message, details)
+                )
                 if index == 0:
                     blocked = None  # a candidate came after all: its own finish is choice 0's
             elif blocked is not None and index == 0:
-                out.append(End(0, blocked.reason, bool(state.slots), True, blocked.message))
+                out.append(
+                    End(0, blocked.reason, bool(state.slots), True, blocked.message, details)
+                )
                 blocked = None
             elif state.output and not self._allow_truncated:
                 truncated.append(index)
             else:
-                out.append(End(index, None, bool(state.slots)))
+                out.append(End(index, None, bool(state.slots), details=details))
         if blocked is not None:
-            out.append(End(0, blocked.reason, blocked=True, message=blocked.message))
+            details = {"prompt_feedback": self._feedback} if self._feedback is not None else None
+            out.append(End(0, blocked.reason, False, True, blocked.message, details))
         if truncated:
             listed = ", ".join(str(i) for i in truncated)
             return out, TruncatedStreamError(

@@ -7,8 +7,9 @@ validation error (reported as :class:`~rxgem.MalformedStreamError` by ``parse``)
 Enums sent as integers (``enum-encoding=int``) are named by
 :class:`~rxgem.ResponseParser` before these models see them
 (:mod:`rxgem.core._gemini_enums`), so their fields always hold strings.
-Fields rxgem does not interpret but a user may want (grounding, citations,
-safety ratings, code execution, inline data) are kept as plain JSON values.
+Fields that rxgem carries without reading their insides (grounding, citations,
+safety ratings, code execution, inline data, built-in tool parts) are plain JSON
+values, so that they reach the OpenAI output as Gemini sent them.
 """
 
 from __future__ import annotations
@@ -55,7 +56,12 @@ class FunctionCall(msgspec.Struct, rename="camel", omit_defaults=True, frozen=Tr
 
 
 class Part(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True, gc=False):
-    """One part of a candidate's content; ``thought``/``thoughtSignature`` ride on a data part."""
+    """One part of a candidate's content; ``thought``/``thoughtSignature`` ride on a data part.
+
+    Exactly one data field is set (``text``, ``functionCall``, ``executableCode``,
+    ``codeExecutionResult``, ``inlineData``, ``fileData``, ``toolCall``,
+    ``toolResponse``, ``functionResponse``); the others are modifiers.
+    """
 
     text: str | None = None
     thought: bool | None = None
@@ -65,6 +71,26 @@ class Part(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True, gc=F
     code_execution_result: dict[str, JSON] | None = None
     inline_data: dict[str, JSON] | None = None
     file_data: dict[str, JSON] | None = None
+    # Gemini 3 built-in tools (search, URL context, ...) run by Google: shown, never run here
+    tool_call: dict[str, JSON] | None = None
+    tool_response: dict[str, JSON] | None = None
+    function_response: dict[str, JSON] | None = None
+    video_metadata: dict[str, JSON] | None = None
+    part_metadata: dict[str, JSON] | None = None
+    media_resolution: JSON | None = None
+
+    @property
+    def is_data(self) -> bool:
+        """Whether this is a part other than text or a function call (code, media, a tool part)."""
+        return (
+            self.executable_code is not None
+            or self.code_execution_result is not None
+            or self.inline_data is not None
+            or self.file_data is not None
+            or self.tool_call is not None
+            or self.tool_response is not None
+            or self.function_response is not None
+        )
 
 
 class Content(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True, gc=False):
@@ -87,6 +113,8 @@ class Candidate(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True,
     url_context_metadata: dict[str, JSON] | None = None
     avg_logprobs: float | None = None
     logprobs_result: dict[str, JSON] | None = None
+    token_count: int | None = None
+    continuation_token: JSON | None = None
 
 
 class PromptFeedback(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True, gc=False):

@@ -5,11 +5,13 @@
 so that an Rx hop happens once per Gemini event, never once per part.
 
 Items emitted by ``group_by_slot``:
-    :class:`Meta`, :class:`Text`, :class:`CallPart`, :class:`Finish`, :class:`Usage`,
-    :class:`Blocked`.
+    :class:`Meta`, :class:`Text`, :class:`CallPart`, :class:`DataPart`,
+    :class:`Sources`, :class:`Logprobs`, :class:`Details`, :class:`Finish`,
+    :class:`Feedback`, :class:`Blocked`, :class:`Usage`.
 ``latest_args`` replaces every ``CallPart`` by a :class:`SlotUpdate` (or nothing, for
 a replay that changes nothing).
-``flush_on_finish`` passes ``Meta`` and ``Text`` on at once, holds the rest, and at
+``flush_on_finish`` passes ``Meta``, ``Text``, ``DataPart``, ``Sources`` and
+``Logprobs`` on at once, holds the rest, and at
 the end of the stream emits :class:`ToolCall` (one per slot), :class:`TextSignature`,
 :class:`End` (one per candidate) and the last :class:`Usage`. With
 ``announce="first"`` it also emits a :class:`ToolCallHeader` for each candidate's
@@ -24,17 +26,22 @@ from typing import Any, TypeAlias
 
 import msgspec
 
-from ._gemini_models import FunctionCall, UsageMetadata
+from ._gemini_models import FunctionCall, Part, UsageMetadata
 
 __all__ = [
     "Batch",
     "Blocked",
     "CallPart",
+    "DataPart",
+    "Details",
     "End",
+    "Feedback",
     "Finish",
     "Item",
+    "Logprobs",
     "Meta",
     "SlotUpdate",
+    "Sources",
     "Text",
     "TextSignature",
     "ToolCall",
@@ -48,6 +55,8 @@ class Meta(msgspec.Struct, frozen=True, gc=False):
 
     response_id: str | None = None
     model_version: str | None = None
+    create_time: str | None = None
+    model_status: Any = None
 
 
 class Text(msgspec.Struct, frozen=True, gc=False):
@@ -66,6 +75,54 @@ class CallPart(msgspec.Struct, frozen=True, gc=False):
     slot: int
     call: FunctionCall
     signature: str | None = None
+
+
+class DataPart(msgspec.Struct, frozen=True, gc=False):
+    """A part that is neither text nor a function call, with its own thought signature.
+
+    Code (``executableCode``), its result (``codeExecutionResult``), inline or file
+    data (images, audio, documents), a built-in tool's ``toolCall``/``toolResponse``.
+    """
+
+    candidate: int
+    part: Part
+
+
+class Sources(msgspec.Struct, frozen=True, gc=False):
+    """One event's grounding, citation and URL-context metadata of a candidate (as sent).
+
+    Gemini sends these in pieces: grounding chunks accumulate across events and the
+    supports' ``groundingChunkIndices`` index the accumulated list.
+    """
+
+    candidate: int
+    grounding: dict[str, Any] | None = None
+    citation: dict[str, Any] | None = None
+    url_context: dict[str, Any] | None = None
+
+
+class Logprobs(msgspec.Struct, frozen=True, gc=False):
+    """One event's ``logprobsResult`` of a candidate (the tokens of that event)."""
+
+    candidate: int
+    result: dict[str, Any]
+
+
+class Details(msgspec.Struct, frozen=True, gc=False):
+    """Per-candidate values kept for its finish: ``safety_ratings``, ``avg_logprobs``, ...
+
+    Keys are the snake_case names of the finish chunk's ``extra_content.google``;
+    a later value of a key replaces an earlier one.
+    """
+
+    candidate: int
+    details: dict[str, Any]
+
+
+class Feedback(msgspec.Struct, frozen=True, gc=False):
+    """A ``promptFeedback`` object as sent (block reason, its message, safety ratings)."""
+
+    feedback: dict[str, Any]
 
 
 class Finish(msgspec.Struct, frozen=True, gc=False):
@@ -135,12 +192,18 @@ class End(msgspec.Struct, frozen=True, gc=False):
     has_calls: bool = False
     blocked: bool = False
     message: str | None = None
+    details: dict[str, Any] | None = None
 
 
 Item: TypeAlias = (
     Meta
     | Text
     | CallPart
+    | DataPart
+    | Sources
+    | Logprobs
+    | Details
+    | Feedback
     | Finish
     | Usage
     | Blocked

@@ -6,8 +6,9 @@ encode, compared by value); ``to_dict()`` gives plain JSON data with ``None``
 fields omitted (except ``choices[].finish_reason``, which OpenAI always sends, as
 ``null`` until the last chunk of a choice), and ``to_json()`` its compact UTF-8
 JSON. Fields beyond OpenAI's own (``reasoning_content``/``reasoning``,
-``extra_content``, ``native_finish_reason``) are the widely used extensions
-documented in the README; the ``openai`` SDK keeps them as extra attributes.
+``images``, ``extra_content``, ``native_finish_reason``) are the widely used
+extensions documented in the README; the ``openai`` SDK keeps them as extra
+attributes.
 """
 
 from __future__ import annotations
@@ -66,9 +67,13 @@ class ChoiceDelta(_Model):
 
     role: Literal["assistant"] | None = None
     content: str | None = None
+    refusal: str | None = None
     reasoning_content: str | None = None
     reasoning: str | None = None
     tool_calls: list[ChoiceDeltaToolCall] | None = None
+    images: list[dict[str, Any]] | None = None
+    audio: dict[str, Any] | None = None
+    annotations: list[dict[str, Any]] | None = None
     extra_content: dict[str, Any] | None = None
 
 
@@ -79,6 +84,7 @@ class ChunkChoice(_Model):
     delta: ChoiceDelta
     finish_reason: FinishReason | None
     native_finish_reason: str | None = None
+    logprobs: dict[str, Any] | None = None
 
 
 class CompletionUsage(_Model):
@@ -89,6 +95,7 @@ class CompletionUsage(_Model):
     total_tokens: int
     completion_tokens_details: dict[str, int] | None = None
     prompt_tokens_details: dict[str, int] | None = None
+    extra_content: dict[str, Any] | None = None
 
 
 class ChatCompletionChunk(_Model, kw_only=True):

@@ -24,15 +24,56 @@ The rule for a complete call without an id is the *slot policy*
 
 from __future__ import annotations
 
+from typing import Any
+
+import msgspec
+
 from ._errors import MalformedStreamError
-from ._gemini_models import FunctionCall, GenerateContentResponse
-from ._items import Batch, Blocked, CallPart, Finish, Meta, Text, Usage
+from ._gemini_models import Candidate, FunctionCall, GenerateContentResponse
+from ._items import (
+    Batch,
+    Blocked,
+    CallPart,
+    DataPart,
+    Details,
+    Feedback,
+    Finish,
+    Logprobs,
+    Meta,
+    Sources,
+    Text,
+    Usage,
+)
 from ._slot_policies import SlotInfo, SlotPolicy, SlotPolicyName, resolve_policy
 
 __all__ = ["MAX_CANDIDATES", "SlotTable"]
 
 MAX_CANDIDATES = 1024
 """Candidate indexes must be below this (Gemini allows at most 8 candidates)."""
+
+
+def _details(candidate: Candidate) -> dict[str, Any] | None:
+    """The values of a candidate that its finish chunk carries (``None``: none in this event)."""
+    details: dict[str, Any] | None = None
+    if candidate.safety_ratings is not None:
+        details = {"safety_ratings": candidate.safety_ratings}
+    if candidate.avg_logprobs is not None:
+        details = details or {}
+        details["avg_logprobs"] = candidate.avg_logprobs
+    logprobs = candidate.logprobs_result
+    if logprobs is not None and "logProbabilitySum" in logprobs:
+        details = details or {}
+        details["log_probability_sum"] = logprobs["logProbabilitySum"]
+    if candidate.token_count is not None:
+        details = details or {}
+        details["token_count"] = candidate.token_count
+    if candidate.continuation_token is not None:
+        details = details or {}
+        details["continuation_token"] = candidate.continuation_token
+    if candidate.finish_message is not None:
+        details = details or {}
+        details["finish_message"] = candidate.finish_message
+    return details
 
 
 class _Candidate:
@@ -87,7 +128,7 @@ class SlotTable:
         rid, version = response.response_id, response.model_version
         if (rid != self._rid or version != self._version) and (rid or version):
             self._rid, self._version = rid, version
-            out.append(Meta(response_id=rid, model_version=version))
+            out.append(Meta(rid, version, response.create_time, response.model_status))
         candidates = response.candidates
         if candidates:
             for candidate in candidates:
@@ -109,13 +150,34 @@ class SlotTable:
                                 out.append(CallPart(index, slot, call, signature))
                             continue
                         text = part.text
-                        if text or signature:
+                        if text is None and part.is_data:
+                            out.append(DataPart(index, part))  # its signature stays on it
+                        elif text or signature:
                             out.append(Text(index, text or "", part.thought is True, signature))
+                if (
+                    candidate.grounding_metadata is not None
+                    or candidate.citation_metadata is not None
+                    or candidate.url_context_metadata is not None
+                ):
+                    out.append(
+                        Sources(
+                            index,
+                            candidate.grounding_metadata,
+                            candidate.citation_metadata,
+                            candidate.url_context_metadata,
+                        )
+                    )
+                if candidate.logprobs_result is not None:
+                    out.append(Logprobs(index, candidate.logprobs_result))
+                details = _details(candidate)
+                if details:
+                    out.append(Details(index, details))
                 if candidate.finish_reason is not None:
                     out.append(Finish(index, candidate.finish_reason, candidate.finish_message))
-        else:
-            feedback = response.prompt_feedback
-            if feedback is not None and feedback.block_reason is not None:
+        feedback = response.prompt_feedback
+        if feedback is not None:
+            out.append(Feedback(msgspec.to_builtins(feedback)))
+            if not candidates and feedback.block_reason is not None:
                 out.append(Blocked(feedback.block_reason, feedback.block_reason_message))
         usage = response.usage_metadata
         if usage is not None and (usage.total_token_count is not None or usage.has_counts):

@@ -42,6 +42,7 @@ def pipeline_stages(**options: Unpack[PipelineOptions]) -> list[NamedOperator]:
             model=s.model,
             include_usage=s.include_usage,
             reasoning_field=s.reasoning_field,
+            render_code=s.render_code,
             id_factory=s.id_factory,
             clock=s.clock,
         ),
@@ -62,7 +63,7 @@ def gemini_to_openai(
 
     What ``decode_sse() → parse(api) → group_by_slot(slot_policy) → latest_args() →
     flush_on_finish(announce, allow_truncated) → to_openai(model, include_usage,
-    reasoning_field, id_factory, clock)`` do (:func:`pipeline_stages`), in one hop:
+    reasoning_field, render_code, id_factory, clock)`` do (:func:`pipeline_stages`), in one hop:
     each subscription runs a :class:`~rxgem.Converter`. See each operator for its
     options (:class:`~rxgem.PipelineOptions`).
 

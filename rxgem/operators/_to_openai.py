@@ -15,6 +15,7 @@ def to_openai(
     model: str | None = None,
     include_usage: bool = True,
     reasoning_field: ReasoningField = "reasoning_content",
+    render_code: bool = True,
     id_factory: Callable[[], str] = random_id,
     clock: Callable[[], float] = time.time,
 ) -> Callable[[Observable[Batch]], Observable[ChatCompletionChunk]]:
@@ -35,6 +36,8 @@ def to_openai(
         include_usage: send the final ``choices: []`` usage chunk.
         reasoning_field: ``"reasoning_content"`` (default), ``"reasoning"``, or
             ``None`` to drop thought text.
+        render_code: also show code execution as fenced Markdown blocks in the
+            content (its parts are in ``extra_content.google.parts`` either way).
         id_factory: returns the random part of minted ids.
         clock: returns the time in seconds used for ``created``.
 
@@ -47,6 +50,7 @@ def to_openai(
             model=model,
             include_usage=include_usage,
             reasoning_field=reasoning_field,
+            render_code=render_code,
             id_factory=id_factory,
             clock=clock,
         )

@@ -3,13 +3,22 @@
 The tables below are written out again from Google's protos (not imported from rxgem):
 
 - Gemini API: ``google/ai/generativelanguage/v1beta/generative_service.proto``
-  (``Candidate.FinishReason``, ``GenerateContentResponse.PromptFeedback.BlockReason``)
-  and ``content.proto`` (``Modality``);
+  (``Candidate.FinishReason``, ``GenerateContentResponse.PromptFeedback.BlockReason``,
+  ``UrlMetadata.UrlRetrievalStatus``), ``content.proto`` (``Modality``,
+  ``ExecutableCode.Language``, ``CodeExecutionResult.Outcome``,
+  ``FunctionResponse.Scheduling``) and ``safety.proto`` (``HarmCategory``,
+  ``SafetyRating.HarmProbability``);
 - Vertex AI: ``google/cloud/aiplatform/v1/content.proto`` (``Candidate.FinishReason``,
-  ``Modality``) and ``prediction_service.proto``
+  ``Modality``, ``HarmCategory``, ``SafetyRating.HarmProbability``,
+  ``SafetyRating.HarmSeverity``, ``UrlMetadata.UrlRetrievalStatus``,
+  ``Part.MediaResolution.Level``), ``tool.proto`` (``ExecutableCode.Language``,
+  ``CodeExecutionResult.Outcome``) and ``prediction_service.proto``
   (``GenerateContentResponse.PromptFeedback.BlockedReason``,
   ``GenerateContentResponse.UsageMetadata.TrafficType``);
 - both: ``google/protobuf/struct.proto`` (``NullValue``), ``google/rpc/code.proto`` (``Code``).
+
+An enum only one API has (``TrafficType``, ``HarmSeverity``, ``MediaResolution.Level``:
+Vertex AI; ``Scheduling``: the Gemini API) is read with the same table on both.
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 from conftest import run, run_converter, run_stages
 from hypothesis import given, settings
@@ -111,6 +121,64 @@ CODE = {
     "DATA_LOSS": 15,
     "UNAUTHENTICATED": 16,
 }
+GEMINI_HARM_CATEGORY = {
+    "HARM_CATEGORY_UNSPECIFIED": 0,
+    "HARM_CATEGORY_DEROGATORY": 1,
+    "HARM_CATEGORY_TOXICITY": 2,
+    "HARM_CATEGORY_VIOLENCE": 3,
+    "HARM_CATEGORY_SEXUAL": 4,
+    "HARM_CATEGORY_MEDICAL": 5,
+    "HARM_CATEGORY_DANGEROUS": 6,
+    "HARM_CATEGORY_HARASSMENT": 7,
+    "HARM_CATEGORY_HATE_SPEECH": 8,
+    "HARM_CATEGORY_SEXUALLY_EXPLICIT": 9,
+    "HARM_CATEGORY_DANGEROUS_CONTENT": 10,
+    "HARM_CATEGORY_CIVIC_INTEGRITY": 11,
+}
+VERTEX_HARM_CATEGORY = {
+    "HARM_CATEGORY_UNSPECIFIED": 0,
+    "HARM_CATEGORY_HATE_SPEECH": 1,
+    "HARM_CATEGORY_DANGEROUS_CONTENT": 2,
+    "HARM_CATEGORY_HARASSMENT": 3,
+    "HARM_CATEGORY_SEXUALLY_EXPLICIT": 4,
+    "HARM_CATEGORY_CIVIC_INTEGRITY": 5,
+    "HARM_CATEGORY_JAILBREAK": 6,
+}
+PROBABILITY = {"HARM_PROBABILITY_UNSPECIFIED": 0, "NEGLIGIBLE": 1, "LOW": 2, "MEDIUM": 3, "HIGH": 4}
+SEVERITY = {
+    "HARM_SEVERITY_UNSPECIFIED": 0,
+    "HARM_SEVERITY_NEGLIGIBLE": 1,
+    "HARM_SEVERITY_LOW": 2,
+    "HARM_SEVERITY_MEDIUM": 3,
+    "HARM_SEVERITY_HIGH": 4,
+}
+LANGUAGE = {"LANGUAGE_UNSPECIFIED": 0, "PYTHON": 1}
+OUTCOME = {
+    "OUTCOME_UNSPECIFIED": 0,
+    "OUTCOME_OK": 1,
+    "OUTCOME_FAILED": 2,
+    "OUTCOME_DEADLINE_EXCEEDED": 3,
+}
+GEMINI_URL_STATUS = {
+    "URL_RETRIEVAL_STATUS_UNSPECIFIED": 0,
+    "URL_RETRIEVAL_STATUS_SUCCESS": 1,
+    "URL_RETRIEVAL_STATUS_ERROR": 2,
+    "URL_RETRIEVAL_STATUS_PAYWALL": 3,
+    "URL_RETRIEVAL_STATUS_UNSAFE": 4,
+}
+VERTEX_URL_STATUS = {
+    "URL_RETRIEVAL_STATUS_UNSPECIFIED": 0,
+    "URL_RETRIEVAL_STATUS_SUCCESS": 1,
+    "URL_RETRIEVAL_STATUS_ERROR": 2,
+}
+SCHEDULING = {"SCHEDULING_UNSPECIFIED": 0, "SILENT": 1, "WHEN_IDLE": 2, "INTERRUPT": 3}
+MEDIA_RESOLUTION = {
+    "MEDIA_RESOLUTION_UNSPECIFIED": 0,
+    "MEDIA_RESOLUTION_LOW": 1,
+    "MEDIA_RESOLUTION_MEDIUM": 2,
+    "MEDIA_RESOLUTION_HIGH": 3,
+    "MEDIA_RESOLUTION_ULTRA_HIGH": 4,
+}
 NUMBERS: dict[str, dict[str, dict[str, int]]] = {
     "gemini": {
         "finish_reason": GEMINI_FINISH,
@@ -119,6 +187,14 @@ NUMBERS: dict[str, dict[str, dict[str, int]]] = {
         "traffic_type": TRAFFIC,
         "null_value": NULL,
         "status": CODE,
+        "harm_category": GEMINI_HARM_CATEGORY,
+        "harm_probability": PROBABILITY,
+        "harm_severity": SEVERITY,
+        "language": LANGUAGE,
+        "outcome": OUTCOME,
+        "url_retrieval_status": GEMINI_URL_STATUS,
+        "scheduling": SCHEDULING,
+        "media_resolution": MEDIA_RESOLUTION,
     },
     "vertex": {
         "finish_reason": VERTEX_FINISH,
@@ -127,6 +203,14 @@ NUMBERS: dict[str, dict[str, dict[str, int]]] = {
         "traffic_type": TRAFFIC,
         "null_value": NULL,
         "status": CODE,
+        "harm_category": VERTEX_HARM_CATEGORY,
+        "harm_probability": PROBABILITY,
+        "harm_severity": SEVERITY,
+        "language": LANGUAGE,
+        "outcome": OUTCOME,
+        "url_retrieval_status": VERTEX_URL_STATUS,
+        "scheduling": SCHEDULING,
+        "media_resolution": MEDIA_RESOLUTION,
     },
 }
 APIS = ("gemini", "vertex")
@@ -135,6 +219,7 @@ APIS = ("gemini", "vertex")
 @pytest.mark.parametrize("api", APIS)
 def test_tables_are_the_protos(api: str) -> None:
     tables = ENUM_TABLES[api]
+    assert set(NUMBERS[api]) == set(tables._fields)  # no table left untested
     for field, numbers in NUMBERS[api].items():
         table = getattr(tables, field)
         assert table.names == {number: name for name, number in numbers.items()}, field
@@ -151,6 +236,20 @@ def test_the_apis_differ_where_the_protos_do() -> None:
     assert {
         n for n in range(8) if gemini.block_reason.names.get(n) != vertex.block_reason.names.get(n)
     } == {0, 5, 6}
+    assert {
+        n
+        for n in range(13)
+        if gemini.harm_category.names.get(n) != vertex.harm_category.names.get(n)
+    } == set(range(1, 12))
+    assert {
+        n
+        for n in range(6)
+        if gemini.url_retrieval_status.names.get(n) != vertex.url_retrieval_status.names.get(n)
+    } == {3, 4}
+    alike = ("harm_probability", "harm_severity", "language", "outcome")
+    alike += ("scheduling", "media_resolution", "modality", "traffic_type")
+    for field in alike:
+        assert getattr(gemini, field) == getattr(vertex, field), field
 
 
 # -- each enum field, through the parser ------------------------------------------------
@@ -326,6 +425,309 @@ def test_an_error_with_a_numbered_status() -> None:
         "RESOURCE_EXHAUSTED",
         1,
     )
+
+
+# -- the fields the models keep as plain JSON: safety ratings, code, URLs, ... ------------
+
+_LOW_RATING = {"category": "HARM_CATEGORY_HARASSMENT", "probability": "NEGLIGIBLE"}
+
+
+def _candidate_event(**candidate: Any) -> dict[str, Any]:
+    return {"candidates": [{"content": {"parts": [{"text": "x"}]}, **candidate}]}
+
+
+def _part_event(part: dict[str, Any]) -> dict[str, Any]:
+    return {"candidates": [{"content": {"role": "model", "parts": [{"text": "x"}, part]}}]}
+
+
+def _ratings(**rating: Any) -> list[dict[str, Any]]:
+    """Two safety ratings, the second one ``rating`` over a plain one (so each is looked at)."""
+    return [dict(_LOW_RATING), {**_LOW_RATING, **rating}]
+
+
+def _urls(n: Any) -> dict[str, Any]:
+    ok = {"retrievedUrl": "https://a.example", "urlRetrievalStatus": "URL_RETRIEVAL_STATUS_SUCCESS"}
+    return {"urlMetadata": [ok, {"retrievedUrl": "https://b.example", "urlRetrievalStatus": n}]}
+
+
+Make = Callable[[Any], dict[str, Any]]
+Get = Callable[[dict[str, Any]], Any]
+
+# wire path: (its table in EnumTables, an event with ``n`` there, the value there)
+PATHS: dict[str, tuple[str, Make, Get]] = {
+    "candidates[].safetyRatings[].category": (
+        "harm_category",
+        lambda n: _candidate_event(safetyRatings=_ratings(category=n)),
+        lambda r: r["candidates"][0]["safetyRatings"][1]["category"],
+    ),
+    "candidates[].safetyRatings[].probability": (
+        "harm_probability",
+        lambda n: _candidate_event(safetyRatings=_ratings(probability=n)),
+        lambda r: r["candidates"][0]["safetyRatings"][1]["probability"],
+    ),
+    "candidates[].safetyRatings[].severity": (
+        "harm_severity",
+        lambda n: _candidate_event(safetyRatings=_ratings(severity=n, severityScore=0.1)),
+        lambda r: r["candidates"][0]["safetyRatings"][1]["severity"],
+    ),
+    "promptFeedback.safetyRatings[].category": (
+        "harm_category",
+        lambda n: {"promptFeedback": {"safetyRatings": _ratings(category=n)}},
+        lambda r: r["promptFeedback"]["safetyRatings"][1]["category"],
+    ),
+    "promptFeedback.safetyRatings[].probability": (
+        "harm_probability",
+        lambda n: {"promptFeedback": {"safetyRatings": _ratings(probability=n)}},
+        lambda r: r["promptFeedback"]["safetyRatings"][1]["probability"],
+    ),
+    "promptFeedback.safetyRatings[].severity": (
+        "harm_severity",
+        lambda n: {"promptFeedback": {"safetyRatings": _ratings(severity=n)}},
+        lambda r: r["promptFeedback"]["safetyRatings"][1]["severity"],
+    ),
+    "candidates[].content.parts[].executableCode.language": (
+        "language",
+        lambda n: _part_event({"executableCode": {"language": n, "code": "print(1)"}}),
+        lambda r: r["candidates"][0]["content"]["parts"][1]["executableCode"]["language"],
+    ),
+    "candidates[].content.parts[].codeExecutionResult.outcome": (
+        "outcome",
+        lambda n: _part_event({"codeExecutionResult": {"outcome": n, "output": "1\n"}}),
+        lambda r: r["candidates"][0]["content"]["parts"][1]["codeExecutionResult"]["outcome"],
+    ),
+    "candidates[].content.parts[].functionResponse.scheduling": (
+        "scheduling",
+        lambda n: _part_event({"functionResponse": {"name": "f", "response": {}, "scheduling": n}}),
+        lambda r: r["candidates"][0]["content"]["parts"][1]["functionResponse"]["scheduling"],
+    ),
+    "candidates[].content.parts[].mediaResolution.level": (
+        "media_resolution",
+        lambda n: _part_event(
+            {"inlineData": {"mimeType": "image/png", "data": ""}, "mediaResolution": {"level": n}}
+        ),
+        lambda r: r["candidates"][0]["content"]["parts"][1]["mediaResolution"]["level"],
+    ),
+    "candidates[].urlContextMetadata.urlMetadata[].urlRetrievalStatus": (
+        "url_retrieval_status",
+        lambda n: _candidate_event(urlContextMetadata=_urls(n)),
+        lambda r: r["candidates"][0]["urlContextMetadata"]["urlMetadata"][1]["urlRetrievalStatus"],
+    ),
+}
+# the paths whose objects the models keep (as plain JSON), so a parsed response shows them
+PARSED_PATHS = sorted(
+    path for path in PATHS if "functionResponse" not in path and "mediaResolution" not in path
+)
+PREFIXES = {
+    "harm_category": "HARM_CATEGORY",
+    "harm_probability": "HARM_PROBABILITY",
+    "harm_severity": "HARM_SEVERITY",
+    "language": "LANGUAGE",
+    "outcome": "OUTCOME",
+    "url_retrieval_status": "URL_RETRIEVAL_STATUS",
+    "scheduling": "SCHEDULING",
+    "media_resolution": "MEDIA_RESOLUTION",
+}
+
+
+def _parse_json_path(payload: dict[str, Any], api: str) -> dict[str, Any]:
+    """``payload`` through the parser, back as plain JSON (wire names).
+
+    An integer in a typed field (``modality`` here) rides along: that is what sends a
+    fresh parser to the path that names integers; one only inside plain-JSON fields
+    would pass its typed decode as it is.
+    """
+    usage = {"promptTokenCount": 1, "promptTokensDetails": [{"modality": 1, "tokenCount": 1}]}
+    response = _parse({**payload, "usageMetadata": usage}, api)
+    assert response.usage_metadata is not None
+    assert _modalities(response) == ["TEXT"]
+    out: dict[str, Any] = msgspec.to_builtins(response)
+    return out
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_every_number_of_every_json_path_reads_as_its_name(api: str, path: str) -> None:
+    field, make, get = PATHS[path]
+    tables = ENUM_TABLES[api]
+    for name, number in NUMBERS[api][field].items():
+        payload = make(number)
+        assert normalize_enums(payload, tables) is True
+        assert get(payload) == name
+        assert payload == make(name)  # nothing else changed
+        named = make(name)
+        assert normalize_enums(named, tables) is False
+        assert named == make(name)
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("path", PARSED_PATHS)
+def test_every_json_path_through_the_parser(api: str, path: str) -> None:
+    field, make, get = PATHS[path]
+    for name, number in NUMBERS[api][field].items():
+        assert get(_parse_json_path(make(number), api)) == name
+        assert get(_parse_json_path(make(name), api)) == name
+
+
+@pytest.mark.parametrize(
+    ("path", "number", "gemini", "vertex"),
+    [
+        (
+            "candidates[].safetyRatings[].category",
+            1,
+            "HARM_CATEGORY_DEROGATORY",
+            "HARM_CATEGORY_HATE_SPEECH",
+        ),
+        (
+            "candidates[].safetyRatings[].category",
+            6,
+            "HARM_CATEGORY_DANGEROUS",
+            "HARM_CATEGORY_JAILBREAK",
+        ),
+        (
+            "candidates[].safetyRatings[].category",
+            8,
+            "HARM_CATEGORY_HATE_SPEECH",
+            "HARM_CATEGORY_8",
+        ),
+        (
+            "promptFeedback.safetyRatings[].category",
+            2,
+            "HARM_CATEGORY_TOXICITY",
+            "HARM_CATEGORY_DANGEROUS_CONTENT",
+        ),
+        (
+            "promptFeedback.safetyRatings[].category",
+            11,
+            "HARM_CATEGORY_CIVIC_INTEGRITY",
+            "HARM_CATEGORY_11",
+        ),
+        (
+            "candidates[].urlContextMetadata.urlMetadata[].urlRetrievalStatus",
+            3,
+            "URL_RETRIEVAL_STATUS_PAYWALL",
+            "URL_RETRIEVAL_STATUS_3",
+        ),
+        (
+            "candidates[].urlContextMetadata.urlMetadata[].urlRetrievalStatus",
+            4,
+            "URL_RETRIEVAL_STATUS_UNSAFE",
+            "URL_RETRIEVAL_STATUS_4",
+        ),
+    ],
+)
+def test_a_json_path_number_that_differs_between_the_apis(
+    path: str, number: int, gemini: str, vertex: str
+) -> None:
+    _, make, get = PATHS[path]
+    assert get(_parse_json_path(make(number), "gemini")) == gemini
+    assert get(_parse_json_path(make(number), "vertex")) == vertex
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("path", sorted(PATHS))
+@pytest.mark.parametrize("number", [99, -1])
+def test_unknown_numbers_on_a_json_path_keep_a_stable_name(
+    api: str, path: str, number: int
+) -> None:
+    field, make, get = PATHS[path]
+    payload = make(number)
+    assert normalize_enums(payload, ENUM_TABLES[api]) is True
+    assert get(payload) == f"{PREFIXES[field]}_{number}"
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("path", sorted(PATHS))
+@pytest.mark.parametrize("value", [True, False, 1.0, None, [1], {"n": 1}])
+def test_a_json_path_leaves_other_types_alone(api: str, path: str, value: Any) -> None:
+    _, make, get = PATHS[path]
+    payload = make(value)
+    assert normalize_enums(payload, ENUM_TABLES[api]) is False
+    assert payload == make(value)
+    assert get(payload) == value
+    assert type(get(payload)) is type(value)  # `True` did not become a name (nor `1`)
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_bool_on_a_json_path_passes_the_parser_as_it_is(api: str) -> None:
+    _, make, get = PATHS["candidates[].safetyRatings[].category"]
+    assert get(_parse_json_path(make(True), api)) is True
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_every_json_path_in_one_response(api: str) -> None:
+    numbers = NUMBERS[api]
+
+    def response(value: Callable[[str, str], Any]) -> dict[str, Any]:
+        rating = {
+            "category": value("harm_category", "HARM_CATEGORY_HARASSMENT"),
+            "probability": value("harm_probability", "MEDIUM"),
+            "severity": value("harm_severity", "HARM_SEVERITY_LOW"),
+            "blocked": True,
+        }
+        parts = [
+            {"text": "x", "thought": True},
+            {"executableCode": {"language": value("language", "PYTHON"), "code": "1"}},
+            {"codeExecutionResult": {"outcome": value("outcome", "OUTCOME_FAILED")}},
+            {"functionResponse": {"name": "f", "scheduling": value("scheduling", "WHEN_IDLE")}},
+            {"mediaResolution": {"level": value("media_resolution", "MEDIA_RESOLUTION_HIGH")}},
+            {"functionCall": {"partialArgs": [{"jsonPath": "$.a", "nullValue": 0}]}},
+        ]
+        url = {"urlRetrievalStatus": value("url_retrieval_status", "URL_RETRIEVAL_STATUS_ERROR")}
+        candidate = {
+            "content": {"parts": parts},
+            "safetyRatings": [rating, dict(rating)],
+            "urlContextMetadata": {"urlMetadata": [url, dict(url)]},
+        }
+        return {
+            "candidates": [candidate, copy.deepcopy(candidate)],
+            "promptFeedback": {"safetyRatings": [dict(rating)]},
+        }
+
+    payload = response(lambda field, name: numbers[field][name])
+    assert normalize_enums(payload, ENUM_TABLES[api]) is True
+    expected = response(lambda field, name: name)
+    expected["candidates"][0]["content"]["parts"][5]["functionCall"]["partialArgs"][0][
+        "nullValue"
+    ] = "NULL_VALUE"
+    expected["candidates"][1]["content"]["parts"][5]["functionCall"]["partialArgs"][0][
+        "nullValue"
+    ] = "NULL_VALUE"
+    assert payload == expected
+
+
+def test_look_alike_fields_elsewhere_are_left_alone() -> None:
+    """Only the proto's enum paths are read: the same key one level off, or inside another
+    object, stays a number; so do the enums no published proto numbers (``toolType``,
+    ``modelStage``)."""
+    payload: dict[str, Any] = {
+        "candidates": [
+            {
+                "content": {
+                    "parts": [
+                        {"text": "x", "language": 1, "outcome": 1},
+                        {"toolCall": {"toolType": 1, "args": {"category": 1}}},
+                        {"toolResponse": {"toolType": 2, "response": {"outcome": 1}}},
+                        {"functionCall": {"name": "f", "args": {"language": 1}}},
+                        {"inlineData": {"mimeType": "image/png", "level": 1}},
+                    ]
+                },
+                "category": 1,
+                "urlRetrievalStatus": 1,
+                "citationMetadata": {"citations": [{"category": 1, "startIndex": 0}]},
+                "groundingMetadata": {
+                    "retrievalMetadata": {"googleSearchDynamicRetrievalScore": 1}
+                },
+                "urlContextMetadata": {"urlRetrievalStatus": 1},
+            }
+        ],
+        "promptFeedback": {"category": 1, "probability": 1},
+        "usageMetadata": {"safetyRatings": [{"category": 1}]},
+        "modelStatus": {"modelStage": 3},
+    }
+    before = copy.deepcopy(payload)
+    for api in APIS:
+        assert normalize_enums(payload, ENUM_TABLES[api]) is False
+        assert payload == before
 
 
 # -- the api option ---------------------------------------------------------------------

@@ -1,0 +1,212 @@
+"""Gemini grounding and citations → OpenAI ``url_citation`` annotations.
+
+Gemini sends a candidate's ``groundingMetadata`` in pieces: each event may carry
+some of it (often ``{}`` on every event and the whole of it on the last), and a
+support's ``groundingChunkIndices`` index the chunks *accumulated* across the
+stream. :class:`MetadataMerger` rebuilds the complete object: lists are
+concatenated in arrival order (lists of strings, such as ``webSearchQueries``,
+without repeats), other values are replaced by later ones.
+
+Offsets: a support's ``segment`` gives UTF-8 *byte* offsets within one part of the
+candidate's content (``partIndex``, absent = 0, counting consecutive text parts as
+one, as Gemini aggregates a stream); a citation source's ``startIndex``/``endIndex``
+are byte offsets in the candidate's text. OpenAI's ``start_index``/``end_index``
+are characters (code points) of the choice's ``content``. :class:`ContentMap`
+follows a choice's content to convert them: it keeps the content's text from the
+first sign of grounding or citations on that choice (Gemini sends
+``groundingMetadata: {}`` from the first event of a grounded answer); before that
+it keeps only the length and whether the text is ASCII, so a stream without
+grounding costs no memory per event. A segment's ``text`` checks the result and,
+when it does not match, is looked up in the content instead. A range that cannot
+be placed gives no annotation (the metadata still carries it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["ContentMap", "MetadataMerger", "url_citations"]
+
+TEXT, THOUGHT, OTHER = 1, 2, 3
+"""Kinds of content parts: consecutive parts of one kind (but OTHER) are one part."""
+
+
+class MetadataMerger:
+    """Merges the pieces of one metadata object sent over several events."""
+
+    __slots__ = ("_seen", "value")
+
+    def __init__(self) -> None:
+        self.value: dict[str, Any] = {}
+        self._seen: dict[str, set[str]] = {}
+
+    def add(self, piece: dict[str, Any]) -> None:
+        value = self.value
+        for key, new in piece.items():
+            old = value.get(key)
+            if type(new) is not list:
+                value[key] = new
+            elif type(old) is not list:
+                value[key] = list(new)
+                if all(type(entry) is str for entry in new):
+                    self._seen[key] = set(new)
+                    value[key] = list(dict.fromkeys(new))
+            elif key in self._seen and all(type(entry) is str for entry in new):
+                seen = self._seen[key]
+                for entry in new:
+                    if entry not in seen:
+                        seen.add(entry)
+                        old.append(entry)
+            else:
+                self._seen.pop(key, None)
+                old.extend(new)
+
+
+class ContentMap:
+    """Where a choice's content came from: its length, its parts, and (once asked) its text."""
+
+    __slots__ = ("ascii", "count", "kind", "length", "parts", "recorded", "recorded_from", "start")
+
+    def __init__(self) -> None:
+        self.length = 0  # characters of content so far
+        self.ascii = True  # all of it ASCII (byte offsets are character offsets)
+        self.count = 0  # parts so far (aggregated as Gemini does)
+        self.kind = 0  # the current part's kind
+        self.start = 0  # where the current part's content starts
+        self.recorded: list[str] | None = None
+        self.recorded_from = 0
+        self.parts: list[tuple[int, int]] = []  # (kind, start) of parts from recording on
+
+    def add(self, text: str, kind: int) -> None:
+        """Content (or a thought, or a non-text part) was sent."""
+        if kind != self.kind or kind == OTHER:
+            self.kind = kind
+            self.start = self.length
+            self.count += 1
+            if self.recorded is not None:
+                self.parts.append((kind, self.length))
+        if kind == THOUGHT or not text:
+            return
+        self.length += len(text)
+        if self.ascii and not text.isascii():
+            self.ascii = False
+        if self.recorded is not None:
+            self.recorded.append(text)
+
+    def record(self) -> None:
+        """Keep the text from now on (grounding or citations showed up)."""
+        if self.recorded is None:
+            self.recorded = []
+            self.recorded_from = self.length
+            if self.count:  # the current part, so that partIndex can reach it
+                self.parts.append((self.kind, self.start))
+
+    def _part_start(self, part_index: int) -> int:
+        """Where part ``part_index`` starts in the content (0 when it cannot be placed)."""
+        first = self.count - len(self.parts)  # the index of parts[0]
+        if 0 <= part_index - first < len(self.parts):
+            kind, start = self.parts[part_index - first]
+            return start if kind != THOUGHT else 0
+        return 0
+
+    def char_range(
+        self, part_index: int | None, start: Any, end: Any, text: Any = None
+    ) -> tuple[int, int] | None:
+        """Byte offsets ``start``..``end`` (within part ``part_index``, or within the
+        whole text when ``None``) as character offsets of the content, or ``None``."""
+        if not (type(start) is int and type(end) is int and 0 <= start <= end):
+            return None
+        base = self._part_start(part_index) if part_index is not None else 0
+        span: tuple[int, int] | None = None
+        recorded = None
+        if self.recorded is not None:
+            if len(self.recorded) > 1:
+                self.recorded[:] = ["".join(self.recorded)]  # joined once for all lookups
+            recorded = self.recorded[0] if self.recorded else ""
+        if recorded is not None and base >= self.recorded_from:
+            encoded = recorded[base - self.recorded_from :].encode()
+            if end <= len(encoded):
+                first = len(encoded[:start].decode("utf-8", "ignore"))
+                span = (base + first, base + len(encoded[:end].decode("utf-8", "ignore")))
+        elif self.ascii and base + end <= self.length:
+            span = (base + start, base + end)
+        if recorded is not None and type(text) is str and text:
+            offset = self.recorded_from
+            if span is None or recorded[span[0] - offset : span[1] - offset] != text:
+                found = recorded.find(text)
+                if found >= 0:
+                    span = (offset + found, offset + found + len(text))
+        return span
+
+
+_SOURCE_KINDS = ("web", "retrievedContext", "maps", "image")
+
+
+def _source(chunk: Any) -> tuple[str, str] | None:
+    """The ``(url, title)`` of a grounding chunk, if it names a URL."""
+    if type(chunk) is not dict:
+        return None
+    for kind in _SOURCE_KINDS:
+        source = chunk.get(kind)
+        if type(source) is dict:
+            url = source.get("uri")
+            if type(url) is str and url:
+                title = source.get("title")
+                return url, title if type(title) is str else ""
+    return None
+
+
+def _citation(url: str, title: str, span: tuple[int, int]) -> dict[str, Any]:
+    return {
+        "type": "url_citation",
+        "url_citation": {"url": url, "title": title, "start_index": span[0], "end_index": span[1]},
+    }
+
+
+def url_citations(
+    content: ContentMap, grounding: dict[str, Any] | None, citation: dict[str, Any] | None
+) -> list[dict[str, Any]]:
+    """OpenAI ``url_citation`` annotations of a choice, from its merged metadata."""
+    out: list[dict[str, Any]] = []
+    seen: set[tuple[str, int, int]] = set()
+
+    def add(url: str, title: str, span: tuple[int, int]) -> None:
+        key = (url, span[0], span[1])
+        if key not in seen:
+            seen.add(key)
+            out.append(_citation(url, title, span))
+
+    if grounding:
+        chunks = grounding.get("groundingChunks")
+        chunks = chunks if type(chunks) is list else []
+        supports = grounding.get("groundingSupports")
+        for support in supports if type(supports) is list else []:
+            segment = support.get("segment") if type(support) is dict else None
+            if type(segment) is not dict:
+                continue
+            part = segment.get("partIndex", 0)
+            span = content.char_range(
+                part if type(part) is int else 0,
+                segment.get("startIndex", 0),
+                segment.get("endIndex"),
+                segment.get("text"),
+            )
+            indices = support.get("groundingChunkIndices")
+            if span is None or type(indices) is not list:
+                continue
+            for index in indices:
+                if type(index) is int and 0 <= index < len(chunks):
+                    source = _source(chunks[index])
+                    if source is not None:
+                        add(source[0], source[1], span)
+    if citation:
+        sources = citation.get("citationSources", citation.get("citations"))
+        for source in sources if type(sources) is list else []:
+            if type(source) is not dict:
+                continue
+            url = source.get("uri")
+            span = content.char_range(None, source.get("startIndex", 0), source.get("endIndex"))
+            if type(url) is str and url and span is not None:
+                title = source.get("title")
+                add(url, title if type(title) is str else "", span)
+    return out
