@@ -67,6 +67,7 @@ from .core import (
     UsageMetadata,
     assemble,
     map_finish_reason,
+    map_logprobs,
     map_usage,
 )
 from .operators import gemini_to_openai, sse_encode
@@ -125,6 +126,7 @@ __all__ = [
     "items",
     "iterate",
     "map_finish_reason",
+    "map_logprobs",
     "map_usage",
     "operators",
     "samples",

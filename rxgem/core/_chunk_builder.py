@@ -103,8 +103,10 @@ def map_usage(usage: UsageMetadata) -> CompletionUsage:
 
     ``prompt_tokens`` = prompt + toolUsePrompt; ``completion_tokens`` = candidates +
     thoughts (OpenAI counts reasoning inside completion tokens); ``total_tokens`` =
-    Gemini's total (or the sum when Gemini sent none); reasoning and cached token
-    details only when Gemini sent those counts.
+    Gemini's total (or the sum when Gemini sent none); reasoning, cached and audio
+    token details only when Gemini sent those counts. When the snapshot holds more
+    than these fields show (per-modality details, tool-use prompt tokens, traffic
+    type), all of it, as sent, is in ``extra_content.google.usage_metadata``.
     """
     prompt = (usage.prompt_token_count or 0) + (usage.tool_use_prompt_token_count or 0)
     completion = (usage.candidates_token_count or 0) + (usage.thoughts_token_count or 0)
@@ -127,7 +129,21 @@ def map_usage(usage: UsageMetadata) -> CompletionUsage:
         total_tokens=total if total is not None else prompt + completion,
         completion_tokens_details=completion_details or None,
         prompt_tokens_details=prompt_details or None,
-        extra_content={"google": {"usage_metadata": msgspec.to_builtins(usage)}},
+        extra_content=(
+            {"google": {"usage_metadata": msgspec.to_builtins(usage)}} if _has_more(usage) else None
+        ),
+    )
+
+
+def _has_more(usage: UsageMetadata) -> bool:
+    """Whether a snapshot holds more than OpenAI's usage fields show."""
+    return (
+        usage.tool_use_prompt_token_count is not None
+        or usage.prompt_tokens_details is not None
+        or usage.candidates_tokens_details is not None
+        or usage.cache_tokens_details is not None
+        or usage.tool_use_prompt_tokens_details is not None
+        or usage.traffic_type is not None
     )
 
 
@@ -371,13 +387,33 @@ class ChunkBuilder:
             item = batch[0]
             # the common batch, one text part of an open choice (no role to add): no runs
             if type(item) is Text and item.candidate < self._next_choice:
-                text, thought = item.text, item.thought
-                self._choices[item.candidate].content.add(text, THOUGHT if thought else TEXT)
-                delta = self._text_delta(text, thought)
-                if delta is None:
-                    return []
+                text = item.text
+                content = self._choices[item.candidate].content
+                if item.thought:
+                    content.add(text, THOUGHT)
+                    delta = self._text_delta(text, True)
+                    if delta is None:
+                        return []
+                else:
+                    if content.kind != TEXT or content.recorded is not None:
+                        content.add(text, TEXT)
+                    else:  # ContentMap.add inlined for the most common case
+                        content.length += len(text)
+                        content.last = text
+                        if content.ascii and not text.isascii():
+                            content.ascii = False
+                    delta = ChoiceDelta(content=text)
                 choice = ChunkChoice(index=item.candidate, delta=delta, finish_reason=None)
-                return [self._chunk([choice])]
+                # an open choice means a chunk was made: id, created and model are set
+                return [
+                    ChatCompletionChunk(
+                        id=self._id,  # type: ignore[arg-type]
+                        object=_OBJECT,
+                        created=self._created,
+                        model=self._model,  # type: ignore[arg-type]
+                        choices=[choice],
+                    )
+                ]
         out: list[ChatCompletionChunk] = []
         run_candidate = -1
         run_thought = False
@@ -463,7 +499,8 @@ class ChunkBuilder:
         thought = part.thought is True
         where: dict[str, Any] = {} if thought else {"content_index": state.content.length}
         delta = ChoiceDelta()
-        first = not thought and state.content.length == 0
+        # a fence opens on a line of its own
+        first = not thought and state.content.newline
         rendered = render_code(part, first=first) if self._render_code else None
         if rendered is not None:
             if thought:

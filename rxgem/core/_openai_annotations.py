@@ -65,11 +65,22 @@ class MetadataMerger:
 class ContentMap:
     """Where a choice's content came from: its length, its parts, and (once asked) its text."""
 
-    __slots__ = ("ascii", "count", "kind", "length", "parts", "recorded", "recorded_from", "start")
+    __slots__ = (
+        "ascii",
+        "count",
+        "kind",
+        "last",
+        "length",
+        "parts",
+        "recorded",
+        "recorded_from",
+        "start",
+    )
 
     def __init__(self) -> None:
         self.length = 0  # characters of content so far
         self.ascii = True  # all of it ASCII (byte offsets are character offsets)
+        self.last = "\n"  # the last piece of content ("\n" while there is none)
         self.count = 0  # parts so far (aggregated as Gemini does)
         self.kind = 0  # the current part's kind
         self.start = 0  # where the current part's content starts
@@ -88,10 +99,16 @@ class ContentMap:
         if kind == THOUGHT or not text:
             return
         self.length += len(text)
+        self.last = text
         if self.ascii and not text.isascii():
             self.ascii = False
         if self.recorded is not None:
             self.recorded.append(text)
+
+    @property
+    def newline(self) -> bool:
+        """Whether the content is empty or ends with a line break."""
+        return self.last.endswith("\n")
 
     def record(self) -> None:
         """Keep the text from now on (grounding or citations showed up)."""

@@ -42,8 +42,8 @@ def _fence(body: str, info: str) -> str:
 def render_code(part: Part, *, first: bool) -> str | None:
     """The Markdown of a code or code-result part (``None`` for other parts).
 
-    ``first``: nothing was written before it, so no newline is needed to start
-    the fence on a line of its own.
+    ``first``: what was written before it is empty or ends with a line break, so
+    no newline is needed to start the fence on a line of its own.
     """
     lead = "" if first else "\n"
     code = part.executable_code

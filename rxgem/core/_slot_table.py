@@ -133,10 +133,23 @@ class SlotTable:
         if candidates:
             for candidate in candidates:
                 index = candidate.index or 0
-                if not 0 <= index < MAX_CANDIDATES:
+                if index and not 0 < index < MAX_CANDIDATES:
                     raise MalformedStreamError(
                         f"candidate index {index} is outside 0..{MAX_CANDIDATES - 1}",
                         event=self._events,
+                    )
+                if (
+                    candidate.grounding_metadata is not None
+                    or candidate.citation_metadata is not None
+                    or candidate.url_context_metadata is not None
+                ):  # first, so that the text it points at is kept from this event on
+                    out.append(
+                        Sources(
+                            index,
+                            candidate.grounding_metadata,
+                            candidate.citation_metadata,
+                            candidate.url_context_metadata,
+                        )
                     )
                 content = candidate.content
                 parts = content.parts if content is not None else None
@@ -155,23 +168,18 @@ class SlotTable:
                         elif text or signature:
                             out.append(Text(index, text or "", part.thought is True, signature))
                 if (
-                    candidate.grounding_metadata is not None
-                    or candidate.citation_metadata is not None
-                    or candidate.url_context_metadata is not None
+                    candidate.logprobs_result is not None
+                    or candidate.safety_ratings is not None
+                    or candidate.avg_logprobs is not None
+                    or candidate.token_count is not None
+                    or candidate.continuation_token is not None
+                    or candidate.finish_message is not None
                 ):
-                    out.append(
-                        Sources(
-                            index,
-                            candidate.grounding_metadata,
-                            candidate.citation_metadata,
-                            candidate.url_context_metadata,
-                        )
-                    )
-                if candidate.logprobs_result is not None:
-                    out.append(Logprobs(index, candidate.logprobs_result))
-                details = _details(candidate)
-                if details:
-                    out.append(Details(index, details))
+                    if candidate.logprobs_result is not None:
+                        out.append(Logprobs(index, candidate.logprobs_result))
+                    details = _details(candidate)
+                    if details:
+                        out.append(Details(index, details))
                 if candidate.finish_reason is not None:
                     out.append(Finish(index, candidate.finish_reason, candidate.finish_message))
         feedback = response.prompt_feedback

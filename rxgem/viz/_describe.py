@@ -20,7 +20,7 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
-from ..core import ChatCompletionChunk, GenerateContentResponse, SSEEvent
+from ..core import ChatCompletionChunk, GenerateContentResponse, Part, SSEEvent
 from ..core import _items as items
 
 __all__ = ["category", "describe", "describe_item", "jsonable", "label", "short", "to_json"]
@@ -50,6 +50,27 @@ class _ItemKind(Generic[ItemT]):
 
 def _no_category(_: object) -> None:
     return None
+
+
+def _part_kind(part: Part) -> str:
+    """The data field a part carries, by its wire name (``executableCode``, ...)."""
+    for key in msgspec.to_builtins(part):
+        if key not in ("thought", "thoughtSignature"):
+            return str(key)
+    return "part"
+
+
+def _describe_sources(item: items.Sources) -> str:
+    kinds = [
+        name
+        for name, value in (
+            ("grounding", item.grounding),
+            ("citations", item.citation),
+            ("url_context", item.url_context),
+        )
+        if value
+    ]
+    return f"Sources(c{item.candidate} {', '.join(kinds) or 'empty'})"
 
 
 def _text_kind(item: items.Text) -> str:
@@ -103,6 +124,32 @@ _ITEMS: dict[type[Any], _ItemKind[Any]] = {
         describe=_describe_call_part,
         label=lambda i: f"call#{i.slot}",
         category=lambda _: "call",
+    ),
+    items.DataPart: _ItemKind[items.DataPart](
+        describe=lambda i: (
+            f"DataPart(c{i.candidate} {_part_kind(i.part)}"
+            + (", sig)" if i.part.thought_signature else ")")
+        ),
+        label=lambda i: _part_kind(i.part),
+        category=lambda i: "thought" if i.part.thought else "text",
+    ),
+    items.Sources: _ItemKind[items.Sources](
+        describe=_describe_sources, label=lambda _: "sources", category=_no_category
+    ),
+    items.Logprobs: _ItemKind[items.Logprobs](
+        describe=lambda i: f"Logprobs(c{i.candidate})",
+        label=lambda _: "logprobs",
+        category=_no_category,
+    ),
+    items.Details: _ItemKind[items.Details](
+        describe=lambda i: f"Details(c{i.candidate} {', '.join(sorted(i.details))})",
+        label=lambda _: "details",
+        category=_no_category,
+    ),
+    items.Feedback: _ItemKind[items.Feedback](
+        describe=lambda i: f"Feedback({', '.join(sorted(i.feedback))})",
+        label=lambda _: "feedback",
+        category=_no_category,
     ),
     items.Finish: _ItemKind[items.Finish](
         describe=lambda i: f"Finish(c{i.candidate} {i.reason})",
@@ -160,7 +207,7 @@ def _response_kinds(value: GenerateContentResponse) -> list[str]:
             elif part.text is not None:
                 kinds.append("thought" if part.thought else "text")
             else:
-                kinds.append("other")
+                kinds.append(_part_kind(part))
         if candidate.finish_reason:
             kinds.append(f"finishReason={candidate.finish_reason}")
     if value.prompt_feedback is not None and value.prompt_feedback.block_reason:

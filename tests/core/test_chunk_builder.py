@@ -13,7 +13,7 @@ from conftest import check_protocol, counter_ids, sdk_accumulate
 from openai.types.chat import ChatCompletionChunk as SDKChunk
 
 import rxgem
-from rxgem import ChunkBuilder, UsageMetadata, map_finish_reason, map_usage
+from rxgem import ChunkBuilder, ModalityTokenCount, UsageMetadata, map_finish_reason, map_usage
 from rxgem.items import Batch, End, Meta, Text, TextSignature, ToolCall, ToolCallHeader, Usage
 
 CLOCK = 1_700_000_000.0
@@ -206,7 +206,42 @@ def test_map_usage_full() -> None:
         "total_tokens": 157,
         "completion_tokens_details": {"reasoning_tokens": 7},
         "prompt_tokens_details": {"cached_tokens": 64},
+        # the tool-use count is folded into prompt_tokens: the snapshot itself says it apart
+        "extra_content": {
+            "google": {
+                "usage_metadata": {
+                    "promptTokenCount": 100,
+                    "candidatesTokenCount": 30,
+                    "totalTokenCount": 157,
+                    "thoughtsTokenCount": 7,
+                    "cachedContentTokenCount": 64,
+                    "toolUsePromptTokenCount": 20,
+                }
+            }
+        },
     }
+
+
+def test_map_usage_audio_tokens_and_the_snapshot_when_it_has_modalities() -> None:
+    details = [ModalityTokenCount("TEXT", 5), ModalityTokenCount("AUDIO", 7)]
+    usage = map_usage(
+        UsageMetadata(
+            prompt_token_count=12,
+            candidates_token_count=9,
+            total_token_count=21,
+            prompt_tokens_details=details,
+            candidates_tokens_details=[ModalityTokenCount("AUDIO", 9)],
+            traffic_type="ON_DEMAND",
+        )
+    ).to_dict()
+    assert usage["prompt_tokens_details"] == {"audio_tokens": 7}
+    assert usage["completion_tokens_details"] == {"audio_tokens": 9}
+    snapshot = usage["extra_content"]["google"]["usage_metadata"]
+    assert snapshot["promptTokensDetails"] == [
+        {"modality": "TEXT", "tokenCount": 5},
+        {"modality": "AUDIO", "tokenCount": 7},
+    ]
+    assert snapshot["trafficType"] == "ON_DEMAND"
 
 
 def test_map_usage_details_only_when_sent() -> None:

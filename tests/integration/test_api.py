@@ -56,6 +56,7 @@ PUBLIC = {
     "gemini_to_openai",
     "items",
     "map_finish_reason",
+    "map_logprobs",
     "map_usage",
     "operators",
     "samples",
@@ -105,5 +106,9 @@ def test_error_tree() -> None:
 
 
 def test_items_module_lists_every_item() -> None:
+    from rxgem.core import _items
+
     assert "Batch" in rxgem.items.__all__
-    assert len(rxgem.items.__all__) == 13
+    every = {name for name in _items.__all__}
+    assert set(rxgem.items.__all__) == every
+    assert len(rxgem.items.__all__) == 18

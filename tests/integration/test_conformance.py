@@ -64,8 +64,27 @@ def test_sample_matches_expectation_through_openai_sdk(name: str, announce: str)
         assert getattr(message, "reasoning_content", None) == want["reasoning"]
         assert choice.finish_reason == want["finish_reason"]
         extra = (message.model_extra or {}).get("extra_content")
-        signature = extra["google"]["thought_signature"] if extra else None
-        assert signature == want["thought_signature"]
+        google = extra["google"] if extra else {}
+        assert google.get("thought_signature") == want["thought_signature"]
+        assert message.refusal == want.get("refusal")
+        annotations = [a.url_citation.model_dump() for a in message.annotations or []]
+        assert annotations == want.get("annotations", [])
+        images = [
+            entry["image_url"]["url"] for entry in (message.model_extra or {}).get("images", [])
+        ]
+        assert images == want.get("images", [])
+        audio = message.audio.data if message.audio is not None else None
+        assert audio == want.get("audio")
+        parts = [
+            {
+                "kind": next(k for k in e["part"] if k not in ("thought", "thoughtSignature")),
+                "thought_signature": e["part"].get("thoughtSignature"),
+            }
+            for e in google.get("parts", [])
+        ]
+        assert parts == want.get("parts", [])
+        for key in want.get("google", []):
+            assert key in google, f"extra_content.google lacks {key}"
         calls = message.tool_calls or []
         assert len(calls) == len(want["tool_calls"])
         for call, want_call in zip(calls, want["tool_calls"], strict=True):
@@ -79,7 +98,7 @@ def test_sample_matches_expectation_through_openai_sdk(name: str, announce: str)
             else:
                 assert call.id.startswith("call_")
             call_extra = (call.model_extra or {}).get("extra_content")
-            call_signature = call_extra["google"]["thought_signature"] if call_extra else None
+            call_signature = call_extra["google"].get("thought_signature") if call_extra else None
             assert call_signature == want_call["thought_signature"]
 
     if expected["usage"] is None:
