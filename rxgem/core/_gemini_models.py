@@ -115,6 +115,7 @@ class Candidate(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True,
     logprobs_result: dict[str, JSON] | None = None
     token_count: int | None = None
     continuation_token: JSON | None = None
+    grounding_attributions: list[JSON] | None = None
 
 
 class PromptFeedback(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True, gc=False):

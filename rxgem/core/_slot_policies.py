@@ -105,7 +105,11 @@ class SlotPolicy(Protocol):
 
 
 class LatestArgsPolicy:
-    """The default: identical, grown or placeholder args in a later event join a slot."""
+    """The default: identical, grown or placeholder args in a later event join a slot.
+
+    A slot whose call came with an id is joined only by identical args (the same
+    call, re-sent without its id).
+    """
 
     name = "latest"
 
@@ -121,12 +125,11 @@ class LatestArgsPolicy:
         args = call.args if call.args is not None else {}
         latest: SlotInfo | None = None  # the most recent slot that qualifies
         for slot in reversed(slots):
-            if (
-                slot.streamed
-                or slot.id is not None
-                or slot.name != call.name
-                or slot.last_event == event
-            ):
+            if slot.streamed or slot.name != call.name or slot.last_event == event:
+                continue
+            if slot.id is not None:  # a call with an id, re-sent without it: identical args only
+                if slot.args == args:
+                    return slot
                 continue
             if not slot.args:
                 latest = latest or slot

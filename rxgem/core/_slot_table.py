@@ -11,7 +11,9 @@ items and gives every ``functionCall`` part a *slot*: a tool call, numbered 0, 1
 Rules common to every policy:
 
 - A part with a ``functionCall.id`` belongs to the slot of that id (a changed
-  replay updates it, never opens a second call).
+  replay updates it, never opens a second call). An id seen for the first time
+  first looks for the same call sent earlier without an id (an id-less slot the
+  slot policy matches, as it would match an id-less re-send) and takes it over.
 - Vertex streamed arguments: ``{name, willContinue: true}`` opens a new call;
   following ``partialArgs`` parts and bare ``{willContinue: true}`` parts belong to
   the call currently streaming; it is complete at the terminal empty
@@ -73,6 +75,9 @@ def _details(candidate: Candidate) -> dict[str, Any] | None:
     if candidate.finish_message is not None:
         details = details or {}
         details["finish_message"] = candidate.finish_message
+    if candidate.grounding_attributions is not None:
+        details = details or {}
+        details["grounding_attributions"] = candidate.grounding_attributions
     return details
 
 
@@ -174,6 +179,7 @@ class SlotTable:
                     or candidate.token_count is not None
                     or candidate.continuation_token is not None
                     or candidate.finish_message is not None
+                    or candidate.grounding_attributions is not None
                 ):
                     if candidate.logprobs_result is not None:
                         out.append(Logprobs(index, candidate.logprobs_result))
@@ -207,7 +213,9 @@ class SlotTable:
             ):
                 self._end_streaming(state)  # a named call ends the call streaming now
             if slot is None:
-                slot = self._open(state, call, part_index, signature, event, streamed=False)
+                slot = self._adopt(state, call, part_index, signature, event)
+                if slot is None:
+                    slot = self._open(state, call, part_index, signature, event, streamed=False)
                 state.by_id[call.id] = slot
             elif call.args is not None:
                 slot.args = call.args
@@ -246,6 +254,31 @@ class SlotTable:
             found.args = call.args
         found.last_event = event
         return found.index
+
+    def _adopt(
+        self,
+        state: _Candidate,
+        call: FunctionCall,
+        part_index: int,
+        signature: str | None,
+        event: int,
+    ) -> SlotInfo | None:
+        """The id-less call that a call showing its id for the first time re-sends, if any.
+
+        The same call can come without its id first and with it later: the id-less
+        slots are matched by the slot policy, as an id-less re-send would be.
+        """
+        if call.name is None or call.will_continue:
+            return None
+        idless = [slot for slot in state.slots if slot.id is None and not slot.streamed]
+        if not idless:
+            return None
+        found = self._match(idless, call, part_index, signature, event)
+        if found is not None:
+            found.id = call.id
+            if call.args is not None:
+                found.args = call.args
+        return found
 
     def _match(
         self,

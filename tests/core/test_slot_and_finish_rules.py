@@ -80,3 +80,38 @@ def test_parallel_calls_with_their_own_ids_stay_apart() -> None:
         + event(finish("STOP"))
     )
     assert [i for i, _, _ in calls(convert(body, ["read"]))] == ["c1", "c2"]
+
+
+def test_a_call_seen_first_without_its_id_then_with_it_is_one_call() -> None:
+    body = (
+        event(call("read", {"path": "a.py"}))
+        + event(call("read", {"path": "a.py"}, id="c1"))
+        + event(finish("STOP"))
+    )
+    assert [args for _, _, args in calls(convert(body, ["read"]))] == ['{"path":"a.py"}']
+
+
+def test_a_call_seen_first_with_its_id_then_without_it_is_one_call() -> None:
+    body = (
+        event(call("read", {"path": "a.py"}, id="c1"))
+        + event(call("read", {"path": "a.py"}))
+        + event(finish("STOP"))
+    )
+    assert calls(convert(body, ["read"])) == [("c1", "read", '{"path":"a.py"}')]
+
+
+def test_an_idless_call_with_other_args_than_an_id_call_is_another_call() -> None:
+    body = (
+        event(call("read", {"path": "a.py"}, id="c1"))
+        + event(call("read", {"path": "a.py", "lines": 5}))  # growth joins only id-less slots
+        + event(call("read", {"path": "b.py"}, id="c2"))  # a new id: another call
+        + event(finish("STOP"))
+    )
+    result = calls(convert(body, ["read"]))
+    assert [args for _, _, args in result] == [
+        '{"path":"a.py"}',
+        '{"path":"a.py","lines":5}',
+        '{"path":"b.py"}',
+    ]
+    assert result[0][0] == "c1"
+    assert result[2][0] == "c2"
