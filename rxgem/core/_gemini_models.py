@@ -64,8 +64,6 @@ class Part(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True, gc=F
     """
 
     text: str | None = None
-    thought: bool | None = None
-    thought_signature: str | None = None
     function_call: FunctionCall | None = None
     executable_code: dict[str, JSON] | None = None
     code_execution_result: dict[str, JSON] | None = None
@@ -78,6 +76,9 @@ class Part(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True, gc=F
     video_metadata: dict[str, JSON] | None = None
     part_metadata: dict[str, JSON] | None = None
     media_resolution: JSON | None = None
+    # modifiers last, as Google writes them: a part reads {"executableCode": ..., "thought": true}
+    thought: bool | None = None
+    thought_signature: str | None = None
 
     @property
     def is_data(self) -> bool:

@@ -1,9 +1,10 @@
 """Short constructors of Gemini events, for marble tests and fakes.
 
 The *pieces* of an event (:func:`text`, :func:`thought`, :func:`call`,
-:func:`call_start`, :func:`partial_args`, :func:`call_end`, :func:`finish`,
-:func:`usage`, :func:`blocked`, :func:`api_error`, grouped per candidate with
-:func:`candidate`) are put together by :func:`event` (SSE bytes, what
+:func:`call_start`, :func:`partial_args`, :func:`call_end`, :func:`code`,
+:func:`code_result`, :func:`media`, :func:`file`, :func:`finish`,
+:func:`candidate_fields`, :func:`usage`, :func:`blocked`, :func:`api_error`,
+grouped per candidate with :func:`candidate`) are put together by :func:`event` (SSE bytes, what
 ``decode_sse``/``gemini_to_openai`` eat), :func:`response` (a typed
 ``GenerateContentResponse``, what ``group_by_slot`` eats) or :func:`event_json`
 (the JSON object).
@@ -11,6 +12,7 @@ The *pieces* of an event (:func:`text`, :func:`thought`, :func:`call`,
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -30,9 +32,14 @@ __all__ = [
     "call_end",
     "call_start",
     "candidate",
+    "candidate_fields",
+    "code",
+    "code_result",
     "event",
     "event_json",
+    "file",
     "finish",
+    "media",
     "partial_args",
     "response",
     "text",
@@ -134,6 +141,46 @@ def partial_args(path: str, value: Any, *, more: bool = True) -> Piece:
 def call_end() -> Piece:
     """The terminal part of a Vertex streamed call: ``{"functionCall": {}}``."""
     return Piece("part", {"functionCall": {}})
+
+
+def _data(data: dict[str, Any], sig: str | None, thought: bool) -> Piece:
+    if thought:
+        data["thought"] = True
+    return _part(data, sig)
+
+
+def code(
+    source: str, *, language: str = "PYTHON", sig: str | None = None, thought: bool = False
+) -> Piece:
+    """An ``executableCode`` part (code the model ran with the code-execution tool)."""
+    return _data({"executableCode": {"language": language, "code": source}}, sig, thought)
+
+
+def code_result(
+    output: str, *, outcome: str = "OUTCOME_OK", sig: str | None = None, thought: bool = False
+) -> Piece:
+    """A ``codeExecutionResult`` part: what the code printed, and how it ended."""
+    return _data({"codeExecutionResult": {"outcome": outcome, "output": output}}, sig, thought)
+
+
+def media(mime_type: str, data: bytes, *, sig: str | None = None, thought: bool = False) -> Piece:
+    """An ``inlineData`` part (an image, an audio clip, ...): ``data`` is base64-encoded."""
+    encoded = base64.b64encode(data).decode("ascii")
+    return _data({"inlineData": {"mimeType": mime_type, "data": encoded}}, sig, thought)
+
+
+def file(uri: str, mime_type: str | None = None, *, sig: str | None = None) -> Piece:
+    """A ``fileData`` part: a file by URI."""
+    data: dict[str, Any] = {"fileUri": uri}
+    if mime_type is not None:
+        data["mimeType"] = mime_type
+    return _part({"fileData": data}, sig)
+
+
+def candidate_fields(**fields: Any) -> Piece:
+    """Other fields of the candidate, by their wire names (``groundingMetadata={...}``,
+    ``avgLogprobs=-0.2``, ``safetyRatings=[...]``, ...)."""
+    return Piece("finish", fields)
 
 
 def finish(reason: str = "STOP", message: str | None = None) -> Piece:

@@ -78,7 +78,7 @@ def tool_names(expected: dict[str, Any]) -> list[str] | None:
 def test_every_sample_passes_assert_openai_stream(name: str, size: int) -> None:
     expected = samples.expected()[name]
     source, lookup = pieces_of(samples.read(name), size)
-    output = run_marbles(pipeline(), source, lookup)
+    output = run_marbles(pipeline(api=expected.get("api", "gemini")), source, lookup)
     failed = expected["error"] is not None
     assert output.completed is not failed
     if failed:
@@ -497,6 +497,7 @@ def test_the_testing_api_is_exactly_this() -> None:
         *("api_error", "blocked", "call", "call_end", "call_start", "candidate", "chunk"),
         *("event", "event_json", "expect_marbles", "finish", "partial_args", "response"),
         *("run_marbles", "text", "thought", "tool_delta", "usage", "usage_chunk"),
+        *("code", "code_result", "media", "file", "candidate_fields"),
     }
     for name in rxgem.testing.__all__:
         value = getattr(rxgem.testing, name)
@@ -545,3 +546,35 @@ def test_allow_truncated_without_any_candidate_still_ends_with_a_finish() -> Non
     output = run_marbles(pipeline(allow_truncated=True), "-0|", {0: event(usage(5, 3))})
     assert output.completed
     assert_openai_stream(output.values)
+
+
+def test_rich_part_builders_make_what_gemini_sends() -> None:
+    from rxgem.testing import candidate_fields, code, code_result, file, media
+
+    grounding = {
+        "groundingChunks": [{"web": {"uri": "https://rx.example", "title": "rx"}}],
+        "groundingSupports": [
+            {"segment": {"endIndex": 4, "text": "Done"}, "groundingChunkIndices": [0]}
+        ],
+    }
+    body = (
+        event(code("print(1)", sig="S1"), code_result("1\n"))
+        + event(media("image/png", b"\x89PNG"), file("gs://b/x.png", "image/png"))
+        + event(text("Done"), candidate_fields(groundingMetadata=grounding), finish("STOP"))
+    )
+    chunks = list(rxgem.Converter().iterate([body]))
+    result = assert_openai_stream(chunks)
+    message = result["choices"][0]["message"]
+    entries = message["extra_content"]["google"]["parts"]
+    assert [list(e["part"])[0] for e in entries] == [
+        "executableCode",
+        "codeExecutionResult",
+        "inlineData",
+        "fileData",
+    ]
+    assert entries[0]["part"]["thoughtSignature"] == "S1"
+    assert [i["image_url"]["url"] for i in message["images"]] == [
+        "data:image/png;base64,iVBORw==",
+        "gs://b/x.png",
+    ]
+    assert message["annotations"][0]["url_citation"]["url"] == "https://rx.example"
