@@ -46,10 +46,14 @@ event before that is left as it came.
 
 from __future__ import annotations
 
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+
+if TYPE_CHECKING:
+    from ._gemini_models import GenerateContentResponse
 
 __all__ = [
     "ENUM_TABLES",
+    "normalize_carried",
     "EnumTable",
     "EnumTables",
     "GeminiApi",
@@ -506,3 +510,25 @@ def normalize_enums(response: dict[str, Any], tables: EnumTables) -> bool:
     if "error" in response:
         found |= _fix(response["error"], "status", tables.status)
     return found
+
+
+def normalize_carried(response: GenerateContentResponse, tables: EnumTables) -> None:
+    """Name, in place, integer enums in the fields a typed response carries as plain JSON.
+
+    For a response that decoded straight into the models (so it had no integer in a
+    typed enum field): its safety ratings and URL-context statuses, which the models
+    keep as plain JSON, may still hold numbers. Parts are not looked at: a stream with
+    integer enums shows one in a typed field (``modality``, ``finishReason``) by the
+    time code execution comes, and from then on everything is named.
+    """
+    for candidate in response.candidates or ():
+        if candidate.safety_ratings is not None:
+            _fix_ratings(candidate.safety_ratings, tables)
+        urls = candidate.url_context_metadata
+        entries = urls.get("urlMetadata") if urls is not None else None
+        if type(entries) is list:
+            for entry in entries:
+                _fix(entry, "urlRetrievalStatus", tables.url_retrieval_status)
+    feedback = response.prompt_feedback
+    if feedback is not None and feedback.safety_ratings is not None:
+        _fix_ratings(feedback.safety_ratings, tables)

@@ -24,7 +24,7 @@ from typing import Any
 import msgspec
 
 from ._errors import GeminiAPIError, MalformedStreamError, snippet
-from ._gemini_enums import ENUM_TABLES, GeminiApi, normalize_enums
+from ._gemini_enums import ENUM_TABLES, GeminiApi, normalize_carried, normalize_enums
 from ._gemini_models import ErrorBody, GenerateContentResponse
 from ._gemini_sse import SSEEvent
 
@@ -120,8 +120,17 @@ class ResponseParser:
             raise self._too_deep(event.data) from None
         if response.error is not None:
             raise api_error(response.error, event=self._events)
-        if response.candidates is None and response == _EMPTY:
+        candidates = response.candidates
+        if candidates is None and response == _EMPTY:
             return self._lenient(event.data)  # only unknown keys: maybe an envelope
+        if candidates and (
+            candidates[0].safety_ratings is not None
+            or candidates[0].url_context_metadata is not None
+            or len(candidates) > 1
+        ):
+            normalize_carried(response, self._tables)  # numbers the typed decode let through
+        elif response.prompt_feedback is not None:
+            normalize_carried(response, self._tables)
         return [response]
 
     def _slow(self, event: SSEEvent) -> list[GenerateContentResponse]:
