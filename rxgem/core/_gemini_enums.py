@@ -53,11 +53,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ENUM_TABLES",
-    "normalize_carried",
     "EnumTable",
     "EnumTables",
     "GeminiApi",
     "enum_name",
+    "normalize_carried",
     "normalize_enums",
 ]
 
