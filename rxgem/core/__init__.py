@@ -25,6 +25,7 @@ from ._chunk_builder import (
 from ._errors import (
     GeminiAPIError,
     GeminiTransportError,
+    InvalidRequestError,
     MalformedStreamError,
     MissingCredentialsError,
     RxGemError,
@@ -131,6 +132,7 @@ __all__ = [
     "GeminiApi",
     "GeminiTransportError",
     "GenerateContentResponse",
+    "InvalidRequestError",
     "Item",
     "LatestArgsPolicy",
     "Logprobs",

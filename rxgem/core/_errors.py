@@ -9,6 +9,10 @@ clause catches them all::
     │                           as ``data:`` or raw, possibly in a one-element array).
     ├── GeminiTransportError    the connection failed (connect error, timeout, reset
     │                           mid-body); wraps the ``httpx`` exception.
+    ├── InvalidRequestError     an OpenAI request that cannot become a Gemini request
+    │                           (an unknown role or field, unparseable tool
+    │                           arguments, a schema cycle); names where, before
+    │                           anything is sent.
     ├── MissingCredentialsError no API key or access token was given or found in the
     │                           environment (raised at call time, not in the stream).
     ├── MalformedStreamError    the bytes are not a valid Gemini stream: invalid
@@ -30,6 +34,7 @@ from typing import Any
 __all__ = [
     "GeminiAPIError",
     "GeminiTransportError",
+    "InvalidRequestError",
     "MalformedStreamError",
     "MissingCredentialsError",
     "RxGemError",
@@ -138,3 +143,21 @@ class GeminiTransportError(RxGemError):
 
 class MissingCredentialsError(RxGemError):
     """No API key (argument, ``GEMINI_API_KEY`` or ``GOOGLE_API_KEY``) and no access token."""
+
+
+class InvalidRequestError(RxGemError, ValueError):
+    """An OpenAI Chat Completions request that cannot be translated into a Gemini request.
+
+    Raised by the request translation, before anything is sent.
+
+    Attributes:
+        where: the path of the offending value in the OpenAI request, e.g.
+            ``"messages[3].tool_calls[0].function.arguments"`` (``""`` for the
+            request as a whole).
+        reason: what is wrong with it.
+    """
+
+    def __init__(self, reason: str, *, where: str = "") -> None:
+        self.reason = reason
+        self.where = where
+        super().__init__(f"{where}: {reason}" if where else reason)

@@ -21,6 +21,7 @@ PUBLIC = {
     "UsageMetadata",
     "testing",
     "GeminiTransportError",
+    "InvalidRequestError",
     "MissingCredentialsError",
     "RetryPolicy",
     "aiterate",
@@ -109,6 +110,6 @@ def test_items_module_lists_every_item() -> None:
     from rxgem.core import _items
 
     assert "Batch" in rxgem.items.__all__
-    every = {name for name in _items.__all__}
+    every = set(_items.__all__)
     assert set(rxgem.items.__all__) == every
     assert len(rxgem.items.__all__) == 18
