@@ -522,7 +522,7 @@ class ChunkBuilder:
                         part = without_data(part)
                     elif mime.startswith("audio/"):
                         delta.audio = self._audio(state, data)
-                        where["audio"] = True
+                        where["audio_bytes"] = state.audio.size if state.audio else 0
                         part = without_data(part)
             elif file is not None and not thought:
                 mime, uri = file.get("mimeType"), file.get("fileUri")

@@ -83,17 +83,20 @@ def without_data(part: Part) -> Part:
 class AudioStream:
     """Re-chunks base64 audio so that concatenated pieces stay valid base64."""
 
-    __slots__ = ("_rest",)
+    __slots__ = ("_rest", "size")
 
     def __init__(self) -> None:
         self._rest = b""
+        self.size = 0  # the bytes of the last clip fed
 
     def feed(self, data: str) -> str:
         """The base64 of every whole 3-byte group so far; the remainder waits."""
         try:
-            raw = self._rest + base64.b64decode(data, validate=True)
+            clip = base64.b64decode(data, validate=True)
         except (binascii.Error, ValueError) as exc:
             raise MalformedStreamError(f"inlineData audio is not valid base64 ({exc})") from None
+        self.size = len(clip)
+        raw = self._rest + clip
         cut = len(raw) - len(raw) % 3
         self._rest = raw[cut:]
         return base64.b64encode(raw[:cut]).decode("ascii")

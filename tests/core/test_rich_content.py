@@ -223,7 +223,7 @@ def test_audio_pieces_concatenate_to_valid_base64_of_all_the_clips(sizes: list[i
     assert all(len(piece["data"]) % 4 == 0 for piece in pieces)
     msg = message(chunks)
     assert base64.b64decode(msg.audio.data, validate=True) == b"".join(clips)
-    assert all(entry.get("audio") for entry in google(msg)["parts"])
+    assert [entry["audio_bytes"] for entry in google(msg)["parts"]] == sizes
 
 
 def test_audio_that_is_not_base64_is_a_malformed_stream() -> None:

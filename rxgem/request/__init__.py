@@ -1,0 +1,20 @@
+"""OpenAI Chat Completions requests → Gemini requests (sans-IO).
+
+:func:`to_gemini_request` translates a request body; the rest of this package are
+its parts (messages, parameters, tool schemas, thought signatures, model families).
+"""
+
+from ._messages import SignatureWarning
+from ._models import ModelFamily, model_family
+from ._params import UnsupportedWarning
+from ._request import to_gemini_request
+from ._signatures import PLACEHOLDER
+
+__all__ = [
+    "PLACEHOLDER",
+    "ModelFamily",
+    "SignatureWarning",
+    "UnsupportedWarning",
+    "model_family",
+    "to_gemini_request",
+]

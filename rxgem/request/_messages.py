@@ -1,0 +1,420 @@
+"""OpenAI ``messages`` → Gemini ``systemInstruction`` and ``contents``.
+
+- ``system`` / ``developer`` messages → ``systemInstruction`` (all of them, in order:
+  Gemini has one system instruction, so a later one is appended to it).
+- ``user`` → a ``user`` content: text, images (``data:`` URLs inline, other URLs by
+  reference), ``input_audio``, ``file``.
+- ``assistant`` → a ``model`` content: its text, the parts rxgem kept in
+  ``extra_content.google.parts`` back where they stood in the text (code, images,
+  built-in tool parts, each with its signature), the text signature on the last
+  text part, then one ``functionCall`` part per tool call (with its signature).
+- ``tool`` → ``functionResponse`` parts, all results of one assistant turn in one
+  ``user`` content, in the order of its calls, each named after the call its
+  ``tool_call_id`` names.
+
+Adjacent contents of one role are merged, except that text is never merged into a
+content of function responses (Gemini 3 answers such a turn with an empty candidate).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import mimetypes
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from ..core._errors import InvalidRequestError
+from ..core._gemini_models import Part
+from ..core._openai_parts import render_code
+from ._signatures import PLACEHOLDER, call_signature, message_signature, split_id
+
+__all__ = ["SignatureWarning", "messages_to_contents"]
+
+
+class SignatureWarning(UserWarning):
+    """A Gemini 3 request lacked a thought signature; Google's placeholder was sent instead."""
+
+
+JSONObject = dict[str, Any]
+
+
+def _data_url(url: str, where: str) -> tuple[str, str] | None:
+    """``(mime_type, base64)`` of a ``data:…;base64,…`` URL, ``None`` for another URL."""
+    if not url.startswith("data:"):
+        return None
+    head, comma, data = url[5:].partition(",")
+    mime, _, encoding = head.partition(";")
+    if not comma or encoding != "base64":
+        raise InvalidRequestError(
+            "a data: URL must be base64 (data:<type>;base64,<data>)", where=where
+        )
+    return mime or "application/octet-stream", data
+
+
+def _file_part(url: str, where: str, default_mime: str | None = None) -> JSONObject:
+    inline = _data_url(url, where)
+    if inline is not None:
+        return {"inlineData": {"mimeType": inline[0], "data": inline[1]}}
+    mime = mimetypes.guess_type(url.split("?", 1)[0])[0] or default_mime
+    data: JSONObject = {"fileUri": url}
+    if mime is not None:
+        data["mimeType"] = mime
+    return {"fileData": data}
+
+
+def _user_parts(content: Any, where: str) -> list[JSONObject]:
+    if type(content) is str:
+        return [{"text": content}]
+    if type(content) is not list:
+        raise InvalidRequestError("content must be a string or a list of parts", where=where)
+    parts: list[JSONObject] = []
+    for i, item in enumerate(content):
+        at = f"{where}[{i}]"
+        kind = item.get("type") if type(item) is dict else None
+        if kind == "text":
+            parts.append({"text": _string(item.get("text"), f"{at}.text")})
+        elif kind == "image_url":
+            image = item.get("image_url")
+            url = image.get("url") if type(image) is dict else image
+            parts.append(_file_part(_string(url, f"{at}.image_url.url"), f"{at}.image_url.url"))
+        elif kind == "input_audio":
+            audio = item.get("input_audio")
+            audio = audio if type(audio) is dict else {}
+            fmt = _string(audio.get("format"), f"{at}.input_audio.format")
+            data = _string(audio.get("data"), f"{at}.input_audio.data")
+            parts.append({"inlineData": {"mimeType": f"audio/{fmt}", "data": data}})
+        elif kind == "file":
+            file = item.get("file")
+            file = file if type(file) is dict else {}
+            if type(file.get("file_data")) is str:
+                url = file["file_data"]
+                if not url.startswith("data:"):
+                    guessed = mimetypes.guess_type(str(file.get("filename") or ""))[0]
+                    url = f"data:{guessed or 'application/octet-stream'};base64,{url}"
+                parts.append(_file_part(url, f"{at}.file.file_data"))
+            elif type(file.get("file_id")) is str:
+                parts.append(_file_part(file["file_id"], f"{at}.file.file_id"))
+            else:
+                raise InvalidRequestError(
+                    "a file part needs file_data or file_id", where=f"{at}.file"
+                )
+        else:
+            raise InvalidRequestError(f"unknown content part type {kind!r}", where=f"{at}.type")
+    return parts
+
+
+def _string(value: Any, where: str) -> str:
+    if type(value) is not str:
+        raise InvalidRequestError(f"must be a string, not {type(value).__name__}", where=where)
+    return value
+
+
+def _text(content: Any, where: str) -> str:
+    """The text of an assistant, system or tool message's content."""
+    if content is None:
+        return ""
+    if type(content) is str:
+        return content
+    if type(content) is list:
+        pieces = []
+        for i, item in enumerate(content):
+            kind = item.get("type") if type(item) is dict else None
+            if kind not in ("text", "refusal"):
+                raise InvalidRequestError(
+                    f"this message takes text parts, not {kind!r}", where=f"{where}[{i}].type"
+                )
+            pieces.append(_string(item.get(kind), f"{where}[{i}].{kind}"))
+        return "".join(pieces)
+    raise InvalidRequestError("content must be a string or a list of parts", where=where)
+
+
+def _restore(part: JSONObject, entry: JSONObject, message: JSONObject) -> JSONObject | None:
+    """The part as Gemini sent it: an image's base64 is back from ``images``."""
+    index = entry.get("image_index")
+    inline = part.get("inlineData")
+    if type(index) is int and type(inline) is dict and "data" not in inline:
+        images = message.get("images")
+        image = images[index] if type(images) is list and 0 <= index < len(images) else None
+        url = image.get("image_url", {}).get("url") if type(image) is dict else None
+        found = _data_url(url, "") if type(url) is str else None
+        if found is None:
+            return None  # the client kept no image: nothing to send
+        part = {**part, "inlineData": {**inline, "data": found[1]}}
+    return part
+
+
+def _audio_clips(message: JSONObject, entries: list[Any]) -> list[str | None]:
+    """Each audio entry's own clip (base64), cut from the message's whole ``audio.data``.
+
+    ``None`` for every clip when the client kept no audio data (OpenAI's own history
+    keeps only the audio's id): such parts are not sent back.
+    """
+    sizes = [e.get("audio_bytes") for e in entries if type(e) is dict and "audio_bytes" in e]
+    audio = message.get("audio")
+    data = audio.get("data") if type(audio) is dict else None
+    if not sizes or type(data) is not str:
+        return [None] * len(sizes)
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return [None] * len(sizes)
+    if not all(type(size) is int for size in sizes) or sum(sizes) != len(raw):
+        return [None] * len(sizes)
+    clips: list[str | None] = []
+    start = 0
+    for size in sizes:
+        clips.append(base64.b64encode(raw[start : start + size]).decode("ascii"))
+        start += size
+    return clips
+
+
+def _assistant_parts(message: JSONObject, where: str) -> list[JSONObject]:
+    content = _text(message.get("content"), f"{where}.content")
+    google = (
+        message.get("extra_content", {}).get("google")
+        if type(message.get("extra_content")) is dict
+        else None
+    )
+    entries = google.get("parts") if type(google) is dict else None
+    entries = entries if type(entries) is list else []
+    clips = iter(_audio_clips(message, entries))
+    parts: list[JSONObject] = []
+    position = 0
+    for n, entry in enumerate(entries):
+        at = f"{where}.extra_content.google.parts[{n}]"
+        part = entry.get("part") if type(entry) is dict else None
+        if type(part) is not dict:
+            raise InvalidRequestError("an entry needs its Gemini part", where=f"{at}.part")
+        index = entry.get("content_index")
+        if type(index) is int and position <= index <= len(content):
+            if index > position:
+                parts.append({"text": content[position:index]})
+            position = index
+            rendered = _rendered(part, content, position)
+            if rendered:
+                position += len(rendered)  # the code shown as Markdown is the part itself
+        if "audio_bytes" in entry:
+            clip = next(clips)
+            inline = part.get("inlineData")
+            if clip is not None and type(inline) is dict:
+                parts.append({**part, "inlineData": {**inline, "data": clip}})
+            continue  # without its data, a clip cannot be sent back
+        restored = _restore(part, entry, message)
+        if restored is not None:
+            parts.append(restored)
+    if position < len(content):
+        parts.append({"text": content[position:]})
+    signature = message_signature(message)
+    if signature is not None:
+        texts = [part for part in parts if "text" in part]
+        if texts:
+            texts[-1]["thoughtSignature"] = signature
+        else:
+            parts.append({"text": "", "thoughtSignature": signature})
+    return parts
+
+
+def _rendered(part: JSONObject, content: str, position: int) -> str:
+    """The Markdown rxgem showed for a code part at ``position``, if the content has it."""
+    if "executableCode" not in part and "codeExecutionResult" not in part:
+        return ""
+    try:
+        typed = msgspec.convert(part, Part)
+    except msgspec.ValidationError:
+        return ""
+    first = position == 0 or content[position - 1] == "\n"
+    shown = render_code(typed, first=first)
+    return shown if shown and content.startswith(shown, position) else ""
+
+
+def _arguments(value: Any, where: str) -> JSONObject:
+    if value is None or value == "":
+        return {}
+    if type(value) is dict:
+        return value
+    if type(value) is not str:
+        raise InvalidRequestError("arguments must be a JSON string", where=where)
+    try:
+        args = json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise InvalidRequestError(
+            f"arguments are not valid JSON ({exc.msg})", where=where
+        ) from None
+    if type(args) is not dict:
+        raise InvalidRequestError("arguments must be a JSON object", where=where)
+    return args
+
+
+def _response(content: Any, where: str) -> JSONObject:
+    """A tool result as Gemini's ``functionResponse.response`` (always an object)."""
+    text = _text(content, where)
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        value = None
+    return value if type(value) is dict else {"output": text}
+
+
+class _Call:
+    __slots__ = ("id", "name", "position", "turn")
+
+    def __init__(self, id: str, name: str, turn: int, position: int) -> None:
+        self.id = id
+        self.name = name
+        self.turn = turn
+        self.position = position
+
+
+def messages_to_contents(
+    messages: Any, *, send_ids: bool, current_turn_signatures: bool
+) -> tuple[JSONObject | None, list[JSONObject]]:
+    """``(systemInstruction, contents)`` of a Chat Completions ``messages`` list.
+
+    Args:
+        send_ids: put tool-call ids on ``functionCall``/``functionResponse`` parts
+            (Gemini 3; Gemini 2.x refuses the field).
+        current_turn_signatures: Gemini 3 rules: a step of the current turn whose
+            calls lost their signature gets Google's placeholder on its first call
+            (with a :class:`SignatureWarning`).
+    """
+    if type(messages) is not list or not messages:
+        raise InvalidRequestError("messages must be a non-empty list", where="messages")
+    system: list[JSONObject] = []
+    contents: list[JSONObject] = []
+    calls: dict[str, _Call] = {}
+    # the assistant message (index) whose calls await results → the results in call order
+    pending: dict[int, list[JSONObject | None]] = {}
+    for i, message in enumerate(messages):
+        where = f"messages[{i}]"
+        if type(message) is not dict:
+            raise InvalidRequestError("a message must be an object", where=where)
+        role = message.get("role")
+        if role in ("system", "developer"):
+            text = _text(message.get("content"), f"{where}.content")
+            system.append({"text": text})
+        elif role == "user":
+            _flush(pending, contents)
+            contents.append(
+                {"role": "user", "parts": _user_parts(message.get("content"), f"{where}.content")}
+            )
+        elif role == "assistant":
+            _flush(pending, contents)
+            turn = i
+            parts = _assistant_parts(message, where)
+            tool_calls = message.get("tool_calls") or []
+            if type(tool_calls) is not list:
+                raise InvalidRequestError("tool_calls must be a list", where=f"{where}.tool_calls")
+            results: list[JSONObject | None] = []
+            for n, call in enumerate(tool_calls):
+                at = f"{where}.tool_calls[{n}]"
+                if type(call) is not dict:
+                    raise InvalidRequestError("a tool call must be an object", where=at)
+                function = call.get("function")
+                if type(function) is not dict:
+                    raise InvalidRequestError(
+                        "a tool call needs a function", where=f"{at}.function"
+                    )
+                name = _string(function.get("name"), f"{at}.function.name")
+                raw_id = call.get("id")
+                call_id = split_id(raw_id)[0] if type(raw_id) is str else None
+                body: JSONObject = {
+                    "name": name,
+                    "args": _arguments(function.get("arguments"), f"{at}.function.arguments"),
+                }
+                if send_ids and call_id:
+                    body["id"] = call_id
+                part: JSONObject = {"functionCall": body}
+                signature = call_signature(call)
+                if signature is not None:
+                    part["thoughtSignature"] = signature
+                parts.append(part)
+                if call_id:
+                    calls[call_id] = _Call(call_id, name, turn, n)
+                results.append(None)
+            if results:
+                pending[turn] = results
+            if parts:
+                contents.append({"role": "model", "parts": parts})
+        elif role == "tool":
+            raw = message.get("tool_call_id")
+            call_id = split_id(_string(raw, f"{where}.tool_call_id"))[0]
+            known = calls.get(call_id)
+            if known is None or known.turn not in pending:
+                raise InvalidRequestError(
+                    f"no assistant tool call with id {call_id!r} awaits a result",
+                    where=f"{where}.tool_call_id",
+                )
+            response: JSONObject = {
+                "name": known.name,
+                "response": _response(message.get("content"), f"{where}.content"),
+            }
+            if send_ids:
+                response["id"] = call_id
+            pending[known.turn][known.position] = {"functionResponse": response}
+        else:
+            raise InvalidRequestError(f"unknown role {role!r}", where=f"{where}.role")
+    _flush(pending, contents)
+    contents = _merge(contents)
+    if current_turn_signatures:
+        _placeholders(contents)
+    instruction = {"parts": system} if system else None
+    return instruction, contents
+
+
+def _flush(pending: dict[int, list[JSONObject | None]], contents: list[JSONObject]) -> None:
+    """The results of earlier assistant turns, as one content per turn, in call order."""
+    for turn in sorted(pending):
+        results = pending[turn]
+        if None in results:
+            raise InvalidRequestError(
+                "this tool call has no tool message with its result (Gemini needs one"
+                " response per call, in the turn right after the calls)",
+                where=f"messages[{turn}].tool_calls[{results.index(None)}]",
+            )
+        contents.append({"role": "user", "parts": results})
+    pending.clear()
+
+
+def _is_responses(content: JSONObject) -> bool:
+    return all("functionResponse" in part for part in content["parts"])
+
+
+def _merge(contents: Sequence[JSONObject]) -> list[JSONObject]:
+    merged: list[JSONObject] = []
+    for content in contents:
+        last = merged[-1] if merged else None
+        if (
+            last is not None
+            and last["role"] == content["role"]
+            and _is_responses(last) == _is_responses(content)
+        ):
+            last["parts"] = [*last["parts"], *content["parts"]]
+        else:
+            merged.append({"role": content["role"], "parts": list(content["parts"])})
+    return merged
+
+
+def _placeholders(contents: list[JSONObject]) -> None:
+    """Gemini 3: each step of the current turn must carry its signature on its first call."""
+    start = 0
+    for i, content in enumerate(contents):
+        if content["role"] == "user" and not _is_responses(content):
+            start = i + 1
+    for content in contents[start:]:
+        if content["role"] != "model":
+            continue
+        first = next((p for p in content["parts"] if "functionCall" in p), None)
+        if first is not None and "thoughtSignature" not in first:
+            first["thoughtSignature"] = PLACEHOLDER
+            name = first["functionCall"].get("name")
+            warnings.warn(
+                f"the call to {name!r} in the current turn came back without its thought"
+                " signature; Gemini 3 refuses that, so Google's placeholder was sent",
+                SignatureWarning,
+                stacklevel=4,
+            )

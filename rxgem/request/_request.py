@@ -1,0 +1,176 @@
+"""``to_gemini_request``: an OpenAI Chat Completions request body → a Gemini request body."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core._errors import InvalidRequestError
+from ..core._gemini_enums import GeminiApi
+from ._messages import messages_to_contents
+from ._models import model_family
+from ._params import (
+    Unsupported,
+    generation_config,
+    thinking_config,
+    tool_config,
+    tools,
+)
+from ._params import unsupported as unsupported_field
+
+__all__ = ["to_gemini_request"]
+
+JSONObject = dict[str, Any]
+
+_MAPPED = frozenset(
+    {
+        "model",
+        "messages",
+        "max_tokens",
+        "max_completion_tokens",
+        "temperature",
+        "top_p",
+        "n",
+        "stop",
+        "seed",
+        "presence_penalty",
+        "frequency_penalty",
+        "logprobs",
+        "top_logprobs",
+        "response_format",
+        "reasoning_effort",
+        "tools",
+        "tool_choice",
+        "parallel_tool_calls",
+        "modalities",
+        "web_search_options",
+    }
+)
+# OpenAI fields that do not change the answer (or that the caller's transport reads)
+_IGNORED = frozenset(
+    {
+        "stream",
+        "stream_options",
+        "user",
+        "metadata",
+        "store",
+        "service_tier",
+        "prompt_cache_key",
+        "safety_identifier",
+        "prediction",
+    }
+)
+# OpenAI fields with no Gemini counterpart
+_UNSUPPORTED = {
+    "logit_bias": "Gemini has no logit bias",
+    "audio": "OpenAI's voices and audio formats have no Gemini counterparts",
+    "functions": "use tools (functions is OpenAI's deprecated form)",
+    "function_call": "use tool_choice (function_call is OpenAI's deprecated form)",
+    "verbosity": "Gemini has no verbosity setting",
+}
+
+
+def to_gemini_request(
+    body: JSONObject,
+    *,
+    api: GeminiApi = "gemini",
+    include_thoughts: bool | None = None,
+    unsupported: Unsupported = "error",
+) -> JSONObject:
+    """An OpenAI Chat Completions request body → Gemini's ``GenerateContentRequest`` JSON.
+
+    ``body`` is the request as the ``openai`` SDK sends it (a plain dict); the result
+    is camelCase, as on the wire. The model stays in ``body["model"]`` (it goes in
+    the URL); ``stream`` and ``stream_options`` are the caller's business.
+
+    Args:
+        api: ``"gemini"`` (the Gemini API: tool schemas as full JSON Schema in
+            ``parametersJsonSchema``) or ``"vertex"`` (the OpenAPI subset in
+            ``parameters``).
+        include_thoughts: ask Gemini for thought summaries (``None``: leave
+            Gemini's default, no summaries).
+        unsupported: what to do with a field that has no Gemini counterpart (an
+            unknown field, ``logit_bias``, ``parallel_tool_calls: false`` with
+            several tools, ...): ``"error"`` (default) raises, ``"warn"`` leaves it
+            out with an :class:`UnsupportedWarning`.
+
+    Raises:
+        InvalidRequestError: the request cannot be translated; ``where`` names the
+            field (``messages[3].tool_calls[0].function.arguments``).
+    """
+    if type(body) is not dict:
+        raise InvalidRequestError("the request must be a JSON object")
+    if api not in ("gemini", "vertex"):
+        raise ValueError(f"api must be 'gemini' or 'vertex', not {api!r}")
+    if unsupported not in ("error", "warn"):
+        raise ValueError(f"unsupported must be 'error' or 'warn', not {unsupported!r}")
+    model = body.get("model")
+    if type(model) is not str or not model:
+        raise InvalidRequestError("must name a Gemini model", where="model")
+    for key in body:
+        if key in _MAPPED or key in _IGNORED:
+            continue
+        reason = _UNSUPPORTED.get(key, "not a Chat Completions field rxgem knows")
+        unsupported_field(unsupported, reason, key)
+    family = model_family(model)
+    system, contents = messages_to_contents(
+        body.get("messages"),
+        send_ids=family.call_ids,
+        current_turn_signatures=family.strict_signatures,
+    )
+    request: JSONObject = {"contents": contents}
+    if system is not None:
+        request["systemInstruction"] = system
+    declared, names = tools(
+        body,
+        schema_target="json_schema" if api == "gemini" else "openapi",
+        policy=unsupported,
+    )
+    if declared:
+        request["tools"] = declared
+    toolcfg = tool_config(
+        body, names, family, body.get("web_search_options") is not None, unsupported
+    )
+    if toolcfg is not None:
+        request["toolConfig"] = toolcfg
+    config = generation_config(body, unsupported)
+    _response_format(body.get("response_format"), config, api, family.generation, bool(names))
+    thinking = thinking_config(body.get("reasoning_effort"), family, include_thoughts, unsupported)
+    if thinking is not None:
+        config["thinkingConfig"] = thinking
+    if config:
+        request["generationConfig"] = config
+    return request
+
+
+def _response_format(
+    spec: Any, config: JSONObject, api: GeminiApi, generation: float, has_functions: bool
+) -> None:
+    if spec is None:
+        return
+    kind = spec.get("type") if type(spec) is dict else None
+    if kind == "text":
+        return
+    if kind not in ("json_object", "json_schema"):
+        raise InvalidRequestError(
+            'must be {"type": "text" | "json_object" | "json_schema", ...}', where="response_format"
+        )
+    if has_functions and generation < 3:
+        raise InvalidRequestError(
+            "Gemini before 3 refuses a JSON response format together with function calling",
+            where="response_format",
+        )
+    config["responseMimeType"] = "application/json"
+    if kind == "json_schema":
+        from ._schema import to_gemini_schema
+
+        wrapper = spec.get("json_schema")
+        schema = wrapper.get("schema") if type(wrapper) is dict else None
+        where = "response_format.json_schema.schema"
+        if type(schema) is not dict:
+            raise InvalidRequestError("must be a JSON Schema object", where=where)
+        if api == "gemini":
+            config["responseJsonSchema"] = to_gemini_schema(
+                schema, where=where, target="json_schema"
+            )
+        else:
+            config["responseSchema"] = to_gemini_schema(schema, where=where, target="openapi")
