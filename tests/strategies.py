@@ -21,16 +21,33 @@ default slot policy (never by running rxgem):
 - 1-3 candidates interleaved across events, finish reasons from the whole enum (unknown values
   too) on the last event, on every event, mid-stream, on a content-less terminator, or missing
   (then the stream ends with ``TruncatedStreamError``);
-- usage snapshots (with counts, or count-less Vertex ones) and a prompt-block variant.
+- usage snapshots (with counts, or count-less Vertex ones) and a prompt-block variant;
+- the other parts (README "Parts"): ``executableCode``/``codeExecutionResult`` (thought or
+  not, fenced in the content or the reasoning, backtick runs in the code), ``inlineData``
+  images and audio clips (random bytes), PDFs, ``fileData`` (image URIs, documents, video),
+  Gemini 3's built-in ``toolCall``/``toolResponse`` and ``functionResponse``, each with or
+  without its own ``thoughtSignature``; signature-only parts;
+- ``groundingMetadata`` in pieces from a candidate's first event (``{}``, queries, chunks that
+  accumulate, supports whose segments point, in UTF-8 bytes within a ``partIndex``, at text
+  the candidate sent: ASCII or not); ``logprobsResult`` on text events; ``finishMessage``,
+  ``safetyRatings``, ``avgLogprobs``;
+- ``finishReason``/``blockReason`` sent as integers (``enum-encoding=int``), numbered as the
+  stream's API (``Expected.api``) numbers them (:data:`FINISH_NUMBERS`, unknown numbers too).
+
+The expected rendering of parts, images, audio, annotations (character offsets of the content)
+and logprobs is computed here from the parts generated (:meth:`ExpectedChoice.render`), by the
+README's rules, never by rxgem.
 
 :func:`encode` serialises the responses to SSE bytes with a :class:`Framing` drawn per example:
 CR, LF or CRLF, ``ensure_ascii`` or raw UTF-8, compact or Google's ``": "`` spacing, ``data:``
-with or without the space, multi-line ``data``, JSON lines, comments, a BOM, ``[DONE]``, a
-last event without its blank line.
+with or without the space, multi-line ``data``, JSON lines, a JSON array (the body without
+``alt=sse``: ``[{...},\r\n{...}]``, pretty-printed or compact, closed or cut after an element),
+comments, a BOM, ``[DONE]``, a last event without its blank line.
 """
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import itertools
 import json
@@ -44,14 +61,19 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 __all__ = [
+    "BLOCK_NUMBERS",
     "BLOCK_REASONS",
+    "FINISH_NUMBERS",
     "FINISH_REASONS",
     "PROPERTIES",
     "Expected",
     "ExpectedCall",
     "ExpectedChoice",
+    "ExpectedPart",
+    "ExpectedToken",
     "Framing",
     "GeminiStream",
+    "Rendered",
     "blocked_streams",
     "encode",
     "examples",
@@ -121,6 +143,7 @@ FINISH_REASONS = (
     "CONTINUATION",
     "MODEL_ARMOR",
     "FAKE_ENUM",  # unknown values are tolerated (a recorded Vertex fixture has this one)
+    "FINISH_REASON_99",  # what an unknown number (99) is named: sent as 99 with integer enums
 )
 _LENGTH = {"MAX_TOKENS", "CONTINUATION"}
 _CONTENT_FILTER = {
@@ -146,6 +169,65 @@ BLOCK_REASONS = (
     "JAILBREAK",
 )
 _UNSPECIFIED_BLOCK = {"BLOCKED_REASON_UNSPECIFIED"}
+
+# Integer enums (`enum-encoding=int`): the numbers of the values used here, per API, from
+# Google's protos (google.ai.generativelanguage.v1beta Candidate.FinishReason /
+# PromptFeedback.BlockReason; google.cloud.aiplatform.v1 Candidate.FinishReason /
+# PromptFeedback.BlockedReason). A name missing from an API's table is sent as a string there.
+FINISH_NUMBERS: dict[str, dict[str, int]] = {
+    "gemini": {
+        "FINISH_REASON_UNSPECIFIED": 0,
+        "STOP": 1,
+        "MAX_TOKENS": 2,
+        "SAFETY": 3,
+        "RECITATION": 4,
+        "OTHER": 5,
+        "LANGUAGE": 6,
+        "BLOCKLIST": 7,
+        "PROHIBITED_CONTENT": 8,
+        "SPII": 9,
+        "MALFORMED_FUNCTION_CALL": 10,
+        "IMAGE_SAFETY": 11,
+        "UNEXPECTED_TOOL_CALL": 12,
+        "TOO_MANY_TOOL_CALLS": 13,
+        "FINISH_REASON_99": 99,  # no such value: the README names it FINISH_REASON_99
+    },
+    "vertex": {
+        "FINISH_REASON_UNSPECIFIED": 0,
+        "STOP": 1,
+        "MAX_TOKENS": 2,
+        "SAFETY": 3,
+        "RECITATION": 4,
+        "OTHER": 5,
+        "BLOCKLIST": 6,
+        "PROHIBITED_CONTENT": 7,
+        "SPII": 8,
+        "MALFORMED_FUNCTION_CALL": 9,
+        "MODEL_ARMOR": 10,
+        "FINISH_REASON_99": 99,
+    },
+}
+BLOCK_NUMBERS: dict[str, dict[str, int]] = {
+    "gemini": {
+        "BLOCK_REASON_UNSPECIFIED": 0,
+        "SAFETY": 1,
+        "OTHER": 2,
+        "BLOCKLIST": 3,
+        "PROHIBITED_CONTENT": 4,
+        "IMAGE_SAFETY": 5,
+        "BLOCK_REASON_9": 9,  # unknown: <the enum's zero value less _UNSPECIFIED>_<n>
+    },
+    "vertex": {
+        "BLOCKED_REASON_UNSPECIFIED": 0,
+        "SAFETY": 1,
+        "OTHER": 2,
+        "BLOCKLIST": 3,
+        "PROHIBITED_CONTENT": 4,
+        "MODEL_ARMOR": 5,
+        "JAILBREAK": 6,
+        "BLOCKED_REASON_9": 9,
+    },
+}
 
 
 def openai_finish(native: str, *, has_calls: bool) -> str:
@@ -236,6 +318,7 @@ _SPECIAL_TEXT = (
     "[",
     "</script>",
     "\\u0000",
+    "```",
 )
 _CHARS = st.characters(codec="utf-8")  # every code point but the surrogates
 
@@ -293,6 +376,90 @@ _B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 _SIGNATURES = st.text(_B64, min_size=1)
 
 
+_B64_BYTES = st.binary(max_size=16).map(lambda raw: base64.b64encode(raw).decode("ascii"))
+_CODE = st.lists(
+    st.one_of(texts, st.sampled_from(["`", "``", "```", "````", "\n", "print(1)\n", "x = 1"])),
+    max_size=4,
+).map("".join)
+_TOOL_TYPES = st.sampled_from(["GOOGLE_SEARCH_WEB", "URL_CONTEXT", "GOOGLE_MAPS"])
+_OTHER_KINDS = (
+    "code",
+    "code",
+    "result",
+    "result",
+    "image",
+    "image",
+    "audio",
+    "audio",
+    "file",
+    "document",
+    "tool_call",
+    "tool_response",
+    "function_response",
+    "empty",
+    "signature",
+)
+
+
+@st.composite
+def _data_parts(draw: Draw, kind: str, ids: _Ids) -> dict[str, Any]:
+    """A code, media or built-in tool part (without its thought flag and signature)."""
+    part: dict[str, Any]
+    if kind == "code":
+        code: dict[str, Any] = {"code": draw(_CODE)}
+        if draw(st.integers(0, 3)):
+            code["language"] = "PYTHON"
+        part = {"executableCode": code}
+    elif kind == "result":
+        outcome = draw(
+            st.sampled_from(["OUTCOME_OK", "OUTCOME_FAILED", "OUTCOME_DEADLINE_EXCEEDED"])
+        )
+        result: dict[str, Any] = {"outcome": outcome}
+        if draw(st.integers(0, 3)):
+            result["output"] = draw(_CODE)
+        part = {"codeExecutionResult": result}
+    elif kind == "image":
+        mime = draw(st.sampled_from(["image/png", "image/jpeg", "image/webp"]))
+        part = {"inlineData": {"mimeType": mime, "data": draw(_B64_BYTES)}}
+    elif kind == "audio":
+        mime = draw(st.sampled_from(["audio/wav", "audio/L16;codec=pcm;rate=24000", "audio/mpeg"]))
+        clip = draw(st.binary(max_size=24))
+        part = {"inlineData": {"mimeType": mime, "data": base64.b64encode(clip).decode("ascii")}}
+    elif kind == "file":  # an image by URI (a missing mimeType counts as an image)
+        file: dict[str, Any] = {"fileUri": f"https://files.example/{ids.next()}.png"}
+        if draw(st.booleans()):
+            file["mimeType"] = draw(st.sampled_from(["image/png", "image/jpeg"]))
+        part = {"fileData": file}
+    elif kind == "document":
+        part = draw(
+            st.sampled_from(
+                [
+                    {"inlineData": {"mimeType": "application/pdf", "data": "JVBERi0xLjcK"}},
+                    {"fileData": {"mimeType": "application/pdf", "fileUri": "gs://b/doc.pdf"}},
+                    {
+                        "fileData": {"mimeType": "video/mp4", "fileUri": "https://v.example/v"},
+                        "videoMetadata": {"startOffset": "1s", "endOffset": "2.5s"},
+                    },
+                ]
+            )
+        )
+        part = json.loads(json.dumps(part))  # a fresh copy
+    elif kind == "tool_call":
+        args = {"queries": draw(st.lists(texts, min_size=1, max_size=2))}
+        body = {"id": ids.gemini_id(), "toolType": draw(_TOOL_TYPES), "args": args}
+        part = {"toolCall": body}
+    elif kind == "tool_response":
+        response = {"results": draw(st.lists(texts, max_size=2))}
+        body = {"id": ids.gemini_id(), "toolType": draw(_TOOL_TYPES), "response": response}
+        part = {"toolResponse": body}
+    else:
+        name = draw(st.sampled_from(_NAMES))
+        part = {"functionResponse": {"name": name, "response": {"result": draw(texts)}}}
+    if draw(st.integers(0, 7)) == 0:
+        part["partMetadata"] = {"source": draw(texts)}
+    return part
+
+
 # -- expected outcome -----------------------------------------------------------------------
 
 
@@ -308,14 +475,202 @@ class ExpectedCall:
     last_step: int = -1  # the candidate step (event) that last touched it
 
 
+_DATA_KEYS = (
+    "executableCode",
+    "codeExecutionResult",
+    "inlineData",
+    "fileData",
+    "toolCall",
+    "toolResponse",
+    "functionResponse",
+)
+
+
+def fenced(body: str, info: str) -> str:
+    """README: a Markdown fenced block whose fence is longer than any backtick run in ``body``."""
+    longest = max((len(run) for run in re.findall("`+", body)), default=0)
+    fence = "`" * max(3, longest + 1)
+    if body and not body.endswith("\n"):
+        body += "\n"
+    return f"{fence}{info}\n{body}{fence}\n"
+
+
+def code_markdown(part: dict[str, Any]) -> str | None:
+    """README: the code under its language lower-cased; the result under ``output``, with the
+    outcome added when it is not ``OUTCOME_OK``. ``None`` for other parts."""
+    if "executableCode" in part:
+        code = part["executableCode"]
+        language = code.get("language")
+        return fenced(code.get("code", ""), language.lower() if language else "")
+    if "codeExecutionResult" in part:
+        result = part["codeExecutionResult"]
+        body = result.get("output", "")
+        outcome = result.get("outcome", "OUTCOME_OK")
+        if outcome != "OUTCOME_OK":
+            body += ("\n" if body and not body.endswith("\n") else "") + f"[{outcome}]"
+        return fenced(body, "output")
+    return None
+
+
+@dataclass
+class ExpectedPart:
+    """A part other than text and functionCall: one ``extra_content.google.parts`` entry."""
+
+    part: dict[str, Any]  # as sent, its own thoughtSignature included
+
+    @property
+    def kind(self) -> str:
+        return next(key for key in _DATA_KEYS if key in self.part)
+
+    @property
+    def thought(self) -> bool:
+        return self.part.get("thought") is True
+
+    @property
+    def signature(self) -> str | None:
+        signature: str | None = self.part.get("thoughtSignature")
+        return signature
+
+    @property
+    def markdown(self) -> str | None:
+        """The fenced block of a code part (without the line break that may precede it)."""
+        return code_markdown(self.part)
+
+    @property
+    def image(self) -> str | None:
+        """The URL of the image a non-thought part shows in ``delta.images``."""
+        if self.thought:
+            return None
+        inline, file = self.part.get("inlineData"), self.part.get("fileData")
+        if inline is not None and inline["mimeType"].startswith("image/"):
+            return f"data:{inline['mimeType']};base64,{inline['data']}"
+        if file is not None and file.get("mimeType", "image/").startswith("image/"):
+            url: str = file["fileUri"]
+            return url
+        return None
+
+    @property
+    def audio(self) -> bytes | None:
+        """The bytes of a non-thought audio clip (``delta.audio``)."""
+        inline = self.part.get("inlineData")
+        if self.thought or inline is None or not inline["mimeType"].startswith("audio/"):
+            return None
+        return base64.b64decode(inline["data"])
+
+    def entry_part(self) -> dict[str, Any]:
+        """The part as its entry shows it: without the base64 that an OpenAI field carries."""
+        inline = self.part.get("inlineData")
+        if inline is None or (self.image is None and self.audio is None):
+            return self.part
+        bare = {key: value for key, value in inline.items() if key != "data"}
+        return {**self.part, "inlineData": bare}
+
+
+@dataclass
+class ExpectedToken:
+    """One ``choices[].logprobs.content`` entry."""
+
+    token: str
+    logprob: float
+    top: list[tuple[str, float]]
+
+
+@dataclass
+class ExpectedSupport:
+    """A grounding support's range: characters ``start``..``end`` of the text part group that
+    begins at ``pieces[piece]``, cited by the accumulated grounding chunks ``chunks``."""
+
+    piece: int
+    start: int
+    end: int
+    chunks: list[int]
+
+
+@dataclass
+class Rendered:
+    """What a choice shows, for one setting of ``render_code``."""
+
+    content: str
+    reasoning: str
+    entries: list[dict[str, Any]]  # extra_content.google.parts, in order
+    images: list[str]  # delta.images URLs, in order
+    audio: bytes | None  # all the clips' bytes (None: no audio part)
+    annotations: list[tuple[str, str, int, int]]  # (url, title, start_index, end_index)
+
+
+Piece = tuple[str, Any, int]
+"""A part of a candidate, in order: ``(kind, value, step)``: ``("text", str)``,
+``("thought", str)``, ``("data", ExpectedPart)``, ``("call", None)`` (any functionCall part)."""
+
+
 @dataclass
 class ExpectedChoice:
-    content: str = ""
-    reasoning: str = ""
+    pieces: list[Piece] = field(default_factory=list)
     calls: list[ExpectedCall] = field(default_factory=list)
-    text_signature: str | None = None
+    text_signature: str | None = None  # the last text (or signature-only) part's
     native_finish: str | None = None  # the last finishReason (None: none came)
     finish: str | None = None  # OpenAI's finish_reason (None: truncated, no finish)
+    refusal: str | None = None  # the finishMessage of the last finish, if content_filter
+    details: dict[str, Any] = field(default_factory=dict)  # the finish's extra_content.google
+    logprobs: list[ExpectedToken] = field(default_factory=list)
+    grounding: dict[str, Any] | None = None  # the merged groundingMetadata (None: none came)
+    grounding_chunks: list[dict[str, Any]] = field(default_factory=list)
+    supports: list[ExpectedSupport] = field(default_factory=list)
+
+    @property
+    def content(self) -> str:
+        return self.render().content
+
+    @property
+    def reasoning(self) -> str:
+        return self.render().reasoning
+
+    @property
+    def parts(self) -> list[ExpectedPart]:
+        return [value for kind, value, _ in self.pieces if kind == "data"]
+
+    def render(self, *, render_code: bool = True) -> Rendered:
+        """The README's rules for text, thoughts and the other parts, applied in order."""
+        content = reasoning = ""
+        entries: list[dict[str, Any]] = []
+        images: list[str] = []
+        audio: bytes | None = None
+        starts: list[int] = []  # where each piece's content starts
+        for kind, value, _ in self.pieces:
+            starts.append(len(content))
+            if kind == "text":
+                content += value
+            elif kind == "thought":
+                reasoning += value
+            elif kind == "data":
+                part: ExpectedPart = value
+                entry: dict[str, Any] = {"index": len(entries)}
+                if not part.thought:
+                    entry["content_index"] = len(content)
+                markdown = part.markdown if render_code else None
+                if markdown is not None and part.thought:
+                    reasoning += "\n" + markdown  # a fence opens on a line of its own
+                elif markdown is not None:
+                    content += ("" if content == "" or content.endswith("\n") else "\n") + markdown
+                if part.image is not None:
+                    entry["image_index"] = len(images)
+                    images.append(part.image)
+                if part.audio is not None:
+                    entry["audio"] = True
+                    audio = (audio or b"") + part.audio
+                entry["part"] = part.entry_part()
+                entries.append(entry)
+        annotations: list[tuple[str, str, int, int]] = []
+        for support in self.supports:
+            base = starts[support.piece]
+            for index in support.chunks:
+                source = next(iter(self.grounding_chunks[index].values()))
+                if "uri" not in source:
+                    continue
+                cite = (source["uri"], source["title"], base + support.start, base + support.end)
+                if not any(a[0] == cite[0] and a[2:] == cite[2:] for a in annotations):
+                    annotations.append(cite)
+        return Rendered(content, reasoning, entries, images, audio, annotations)
 
 
 @dataclass
@@ -327,6 +682,7 @@ class Expected:
     model: str
     response_id: str | None
     last_usage: dict[str, Any] | None = None  # the usage a non-truncated ending reports
+    api: str = "gemini"  # whose numbers integer enums use (the `api` option to pass)
 
     @property
     def tool_names(self) -> list[str]:
@@ -433,6 +789,7 @@ class _Script:
         self.streaming: ExpectedCall | None = None
         self.queue: list[dict[str, Any]] = []  # pieces of the streaming call still to send
         self.output = False  # whether rxgem sees output for this candidate
+        self.calls_from = 0  # the first step that may hold functionCall parts
 
     # -- helpers
 
@@ -476,32 +833,31 @@ class _Script:
         part: dict[str, Any] = {"text": value}
         if thought:
             part["thought"] = True
-            self.choice.reasoning += value
-        else:
-            if self.draw(st.integers(0, 9)) == 0:
-                part["thought"] = False
-            self.choice.content += value
+        elif self.draw(st.integers(0, 9)) == 0:
+            part["thought"] = False
         signature = self._sig(0.15)
         if signature:
             part["thoughtSignature"] = signature
-            self.choice.text_signature = signature
         if value or signature:
             self.output = True
         return [part]
 
     def other_part(self, step: int) -> list[dict[str, Any]]:
-        return [
-            self.draw(
-                st.sampled_from(
-                    [
-                        {"executableCode": {"language": "PYTHON", "code": "print(1)"}},
-                        {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "1\n"}},
-                        {"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}},
-                        {"text": ""},
-                    ]
-                )
-            )
-        ]
+        """A part other than text and functionCall (or an empty or signature-only part)."""
+        kind = self.draw(st.sampled_from(_OTHER_KINDS))
+        if kind == "empty":
+            return [{"text": ""}]
+        if kind == "signature":
+            self.output = True  # a signature-only part is a text signature
+            return [{"thoughtSignature": self.draw(_SIGNATURES)}]
+        part = self.draw(_data_parts(kind, self.ids))
+        if self.draw(st.integers(0, 3)) == 0:
+            part["thought"] = True
+        signature = self._sig(0.4)
+        if signature:
+            part["thoughtSignature"] = signature
+        self.output = True
+        return [part]
 
     def new_call(self, step: int) -> list[dict[str, Any]]:
         name = self.draw(st.sampled_from(_NAMES))
@@ -579,9 +935,11 @@ class _Script:
     def step(self, step: int) -> None:
         parts: list[dict[str, Any]] = []
         for _ in range(self.draw(st.integers(1, 3))):
-            actions = ["text", "text", "thought", "other"]
+            actions = ["text", "text", "thought", "other", "other"]
             if self.streaming is not None and self.queue:
                 actions += ["pieces", "pieces", "pieces"]
+            elif step < self.calls_from:
+                actions += ["text", "text"]  # prose first (a grounded answer)
             else:
                 actions += ["call", "call", "id_call", "stream"]
                 if self._resend_target(step):
@@ -626,11 +984,185 @@ class _Script:
             self.steps[-1].append({"functionCall": {}})
             self._end_streaming()
 
+    # -- the outcome, and the candidate fields of each step
+
+    def finish(self, reasons: Sequence[str | None], grounded: bool) -> None:
+        """The expected pieces, details and logprobs of the final steps; each step's candidate
+        fields besides ``content`` (``extras``); grounding if ``grounded``."""
+        draw, choice = self.draw, self.choice
+        self.extras: list[dict[str, Any]] = [{} for _ in self.steps]
+        for step, parts in enumerate(self.steps):
+            for part in parts:
+                if "functionCall" in part:
+                    choice.pieces.append(("call", None, step))
+                elif any(key in part for key in _DATA_KEYS):
+                    choice.pieces.append(("data", ExpectedPart(part), step))
+                else:  # text, or only a signature
+                    kind = "thought" if part.get("thought") is True else "text"
+                    choice.pieces.append((kind, part.get("text", ""), step))
+                    if "thoughtSignature" in part:
+                        choice.text_signature = part["thoughtSignature"]
+        for step, parts in enumerate(self.steps):
+            extra = self.extras[step]
+            if reasons[step] is not None and draw(st.integers(0, 3)) == 0:
+                extra["finishMessage"] = choice.details["finish_message"] = draw(texts)
+            if draw(st.integers(0, 5)) == 0:
+                extra["safetyRatings"] = choice.details["safety_ratings"] = draw(_SAFETY_RATINGS)
+            if reasons[step] is not None and draw(st.integers(0, 4)) == 0:
+                extra["avgLogprobs"] = choice.details["avg_logprobs"] = draw(_LOGPROBS)
+            said = "".join(part.get("text", "") for part in parts if "functionCall" not in part)
+            if said and draw(st.integers(0, 2)) == 0:
+                result, tokens = draw(_logprobs_results(said))
+                extra["logprobsResult"] = result
+                choice.logprobs += tokens
+                if "logProbabilitySum" in result:
+                    choice.details["log_probability_sum"] = result["logProbabilitySum"]
+        if grounded:
+            self._ground()
+
+    def _ground(self) -> None:
+        """``groundingMetadata`` in pieces, from an event on (the candidate's first, mostly),
+        its supports pointing at text sent by then."""
+        draw, choice = self.draw, self.choice
+        first = 0 if draw(st.integers(0, 3)) else draw(st.integers(0, len(self.steps) - 1))
+        # Text part groups as Gemini counts parts (consecutive text parts of one kind are one
+        # part), up to the first part whose count is not clear-cut (a functionCall part, an
+        # empty or signature-only part that no text part of its kind precedes). The groups
+        # that start at or after `first` can be pointed at: [partIndex, piece, [(step, text)]].
+        targets: list[list[Any]] = []
+        current: list[Any] | None = None
+        previous: str | None = None
+        count = 0
+        for number, (kind, value, step) in enumerate(choice.pieces):
+            if kind == "call":
+                break
+            if kind == "data":
+                count += 1
+                previous, current = kind, None
+                continue
+            if value == "":
+                if previous != kind:
+                    break
+                continue
+            if previous != kind:
+                count += 1
+                previous = kind
+                current = [count - 1, number, []] if kind == "text" and step >= first else None
+                if current is not None:
+                    targets.append(current)
+            if current is not None:
+                current[2].append((step, value))
+        merged: dict[str, Any] = {}
+        last = len(self.steps) - 1
+        for step in range(first, last + 1):
+            if first < step < last and draw(st.integers(0, 2)) == 0:
+                continue  # no metadata on this event
+            piece: dict[str, Any] = {}
+            if draw(st.integers(0, 3)) == 0:
+                piece["webSearchQueries"] = draw(st.lists(_QUERIES, min_size=1, max_size=2))
+            if draw(st.integers(0, 2)):
+                chunks = [draw(_grounding_chunks(self.ids)) for _ in range(draw(st.integers(1, 2)))]
+                piece["groundingChunks"] = chunks
+                choice.grounding_chunks += chunks
+            placed = [t for t in targets if t[2][0][0] <= step]
+            if placed and choice.grounding_chunks and draw(st.integers(0, 2)):
+                supports = []
+                for _ in range(draw(st.integers(1, 3))):
+                    part_index, number, said = draw(st.sampled_from(placed))
+                    text = "".join(value for sent, value in said if sent <= step)
+                    a = draw(st.integers(0, len(text) - 1))
+                    b = draw(st.integers(a + 1, len(text)))
+                    segment: dict[str, Any] = {}
+                    if part_index or draw(st.booleans()):
+                        segment["partIndex"] = part_index  # absent = 0
+                    start = len(text[:a].encode())  # UTF-8 bytes within the part
+                    if start or draw(st.booleans()):
+                        segment["startIndex"] = start
+                    segment["endIndex"] = len(text[:b].encode())
+                    if draw(st.booleans()):
+                        segment["text"] = text[a:b]
+                    indices = draw(
+                        st.lists(
+                            st.integers(0, len(choice.grounding_chunks) - 1),
+                            min_size=1,
+                            max_size=2,
+                            unique=True,
+                        )
+                    )
+                    supports.append({"segment": segment, "groundingChunkIndices": indices})
+                    choice.supports.append(ExpectedSupport(number, a, b, indices))
+                piece["groundingSupports"] = supports
+            if draw(st.integers(0, 4)) == 0:
+                piece["searchEntryPoint"] = {"renderedContent": f"<div>{draw(texts)}</div>"}
+            self.extras[step]["groundingMetadata"] = piece
+            for key, value in piece.items():  # README: lists concatenated (strings: no repeats)
+                if key == "webSearchQueries":
+                    seen = merged.setdefault(key, [])
+                    seen += [q for q in dict.fromkeys(value) if q not in seen]
+                elif isinstance(value, list):
+                    merged[key] = [*merged.get(key, []), *value]
+                else:
+                    merged[key] = value
+        choice.grounding = merged
+
+
+@st.composite
+def _grounding_chunks(draw: Draw, ids: _Ids) -> dict[str, Any]:
+    kind = draw(st.sampled_from(["web", "web", "retrievedContext", "maps"]))
+    source: dict[str, Any] = {"uri": f"https://s{ids.next()}.example/", "title": draw(texts)}
+    if kind == "maps" and draw(st.booleans()):
+        del source["uri"]  # a chunk without a URL cites nothing
+    return {kind: source}
+
+
+_QUERIES = st.sampled_from(["café tokyo", "rx gem", "東京 weather", "q"])
+_LOGPROBS = st.floats(-30, 0, allow_nan=False)
+_SAFETY_RATINGS = st.lists(
+    st.fixed_dictionaries(
+        {
+            "category": st.sampled_from(
+                ["HARM_CATEGORY_HARASSMENT", "HARM_CATEGORY_HATE_SPEECH", "HARM_CATEGORY_CIVIC"]
+            ),
+            "probability": st.sampled_from(["NEGLIGIBLE", "LOW", "MEDIUM", "HIGH"]),
+        },
+        optional={"blocked": st.just(True), "probabilityScore": _LOGPROBS.map(abs)},
+    ),
+    min_size=1,
+    max_size=3,
+)
+
+
+@st.composite
+def _logprobs_results(draw: Draw, said: str) -> tuple[dict[str, Any], list[ExpectedToken]]:
+    """A ``logprobsResult`` for the text ``said`` (cut into tokens) and its expected entries."""
+    cuts = sorted(c for c in draw(st.sets(st.integers(1, len(said)), max_size=3)) if c < len(said))
+    tokens = [said[a:b] for a, b in itertools.pairwise([0, *cuts, len(said)])]
+    top = draw(st.booleans())
+    chosen, candidates, expected = [], [], []
+    for token in tokens:
+        logprob = draw(_LOGPROBS)
+        chosen.append(
+            {"token": token, "tokenId": draw(st.integers(0, 10**6)), "logProbability": logprob}
+        )
+        others = [(token, logprob), *draw(st.lists(st.tuples(texts, _LOGPROBS), max_size=2))]
+        candidates.append(
+            {"candidates": [{"token": t, "tokenId": 7, "logProbability": p} for t, p in others]}
+        )
+        expected.append(ExpectedToken(token, logprob, others if top else []))
+    result: dict[str, Any] = {"chosenCandidates": chosen}
+    if top:
+        result["topCandidates"] = candidates
+    if draw(st.booleans()):
+        result["logProbabilitySum"] = draw(_LOGPROBS)
+    return result, expected
+
 
 _FINISH_MODES = ("last", "last", "every", "mid", "terminator", "missing")
 
 
-def _script(draw: Draw, ids: _Ids, finish_mode: str) -> tuple[_Script, list[str | None]]:
+def _script(
+    draw: Draw, ids: _Ids, finish_mode: str, grounded: bool
+) -> tuple[_Script, list[str | None]]:
     script = _Script(draw, ids)
     if finish_mode != "missing" and draw(st.integers(0, 11)) == 0:
         # a silent candidate: only a finishReason (SAFETY: "the content field is empty if
@@ -639,14 +1171,17 @@ def _script(draw: Draw, ids: _Ids, finish_mode: str) -> tuple[_Script, list[str 
         script.steps.append([])
         script.choice.native_finish = final
         script.choice.finish = openai_finish(final, has_calls=False)
+        script.finish([final], grounded=False)
+        _refusal(script, [final])
         return script, [final]
     n_steps = draw(st.integers(1, 7))
+    if grounded and draw(st.integers(0, 2)):
+        script.calls_from = n_steps - 1  # calls would leave later text with no clear partIndex
     for step in range(n_steps):
         script.step(step)
     script.finish_streaming()
     if not script.output:  # a candidate without finish must have output (else no choice)
         script.steps[0].insert(0, {"text": draw(texts.filter(bool))})
-        script.choice.content = script.steps[0][0]["text"] + script.choice.content
         script.output = True
     final = draw(st.sampled_from(FINISH_REASONS))
     reasons: list[str | None] = [None] * len(script.steps)
@@ -671,7 +1206,18 @@ def _script(draw: Draw, ids: _Ids, finish_mode: str) -> tuple[_Script, list[str 
     if finish_mode != "missing":
         choice.native_finish = final
         choice.finish = openai_finish(final, has_calls=bool(choice.calls))
+    script.finish(reasons, grounded)
+    if finish_mode != "missing":
+        _refusal(script, reasons)
     return script, reasons
+
+
+def _refusal(script: _Script, reasons: Sequence[str | None]) -> None:
+    """README: the ``finishMessage`` of a finish that maps to ``content_filter`` is the refusal."""
+    last = max(step for step, reason in enumerate(reasons) if reason is not None)
+    message = script.extras[last].get("finishMessage")
+    if script.choice.finish == "content_filter" and message:
+        script.choice.refusal = message
 
 
 @st.composite
@@ -701,14 +1247,27 @@ def _meta(draw: Draw) -> tuple[dict[str, Any], str, str | None]:
     return meta, model, response_id
 
 
+def _wire_enum(draw: Draw, numbers: dict[str, int] | None, name: str) -> str | int:
+    """``name`` as sent: mostly its number in ``numbers`` (integer enums), if it has one."""
+    if numbers is not None and name in numbers and draw(st.integers(0, 4)):
+        return numbers[name]
+    return name
+
+
 @st.composite
 def gemini_streams(
-    draw: Draw, *, max_candidates: int = 3, truncated: bool | None = False
+    draw: Draw,
+    *,
+    max_candidates: int = 3,
+    truncated: bool | None = False,
+    grounded: bool | None = None,
 ) -> GeminiStream:
     """A valid Gemini stream with its expected outcome.
 
     ``truncated``: ``False`` (every candidate gets a finishReason), ``True`` (at least one
     candidate never does: the stream ends with TruncatedStreamError) or ``None`` (either).
+    ``grounded``: every candidate gets ``groundingMetadata`` (``True``), none (``False``), or
+    one in three (``None``).
     """
     ids = _Ids(draw)
     n = draw(st.integers(1, max_candidates))
@@ -716,8 +1275,13 @@ def gemini_streams(
     modes = [draw(st.sampled_from(allowed)) for _ in range(n)]
     if truncated and "missing" not in modes:
         modes[draw(st.integers(0, n - 1))] = "missing"
-    scripts = [_script(draw, ids, mode) for mode in modes]
+    scripts = [
+        _script(draw, ids, mode, grounded if grounded is not None else draw(st.integers(0, 2)) == 0)
+        for mode in modes
+    ]
     meta, model, response_id = _meta(draw)
+    api = draw(st.sampled_from(["gemini", "vertex"]))
+    numbers = FINISH_NUMBERS[api] if draw(st.integers(0, 3)) == 0 else None  # enum-encoding=int
 
     events: list[dict[str, Any]] = []
     usage: dict[str, Any] | None = None
@@ -739,6 +1303,7 @@ def gemini_streams(
             script, reasons = scripts[index]
             parts = script.steps[position[index]]
             reason = reasons[position[index]]
+            fields = script.extras[position[index]]
             position[index] += 1
             candidate: dict[str, Any] = {}
             if parts:
@@ -750,15 +1315,10 @@ def gemini_streams(
                 elif shape == 2:
                     candidate["content"] = {"parts": []}
             if reason is not None:
-                candidate["finishReason"] = reason
-                if draw(st.integers(0, 3)) == 0:
-                    candidate["finishMessage"] = "Finished"
+                candidate["finishReason"] = _wire_enum(draw, numbers, reason)
             if index != 0 or draw(st.booleans()):
                 candidate["index"] = index
-            if draw(st.integers(0, 5)) == 0:
-                candidate["safetyRatings"] = [
-                    {"category": "HARM_CATEGORY_HARASSMENT", "probability": "NEGLIGIBLE"}
-                ]
+            candidate.update(fields)
             candidates.append(candidate)
         event = {"candidates": candidates}
         if draw(st.booleans()):
@@ -779,16 +1339,22 @@ def gemini_streams(
         truncated=truncated_ix,
         model=model,
         response_id=response_id,
+        api=api,
     )
     return GeminiStream(events, expected)
 
 
 @st.composite
 def blocked_streams(draw: Draw) -> GeminiStream:
-    """A prompt block: ``promptFeedback.blockReason`` and no candidates."""
-    reason = draw(st.sampled_from((*BLOCK_REASONS, "BLOCK_REASON_UNSPECIFIED")))
+    """A prompt block: ``promptFeedback.blockReason`` (maybe a number) and no candidates."""
+    api = draw(st.sampled_from(["gemini", "vertex"]))
+    numbers = BLOCK_NUMBERS[api] if draw(st.integers(0, 3)) == 0 else None  # enum-encoding=int
+    if numbers is not None:
+        reason = draw(st.sampled_from(sorted(numbers)))
+    else:
+        reason = draw(st.sampled_from((*BLOCK_REASONS, "BLOCK_REASON_UNSPECIFIED")))
     meta, model, response_id = _meta(draw)
-    feedback: dict[str, Any] = {"blockReason": reason}
+    feedback: dict[str, Any] = {"blockReason": _wire_enum(draw, numbers, reason)}
     if draw(st.booleans()):
         feedback["blockReasonMessage"] = draw(texts)
     if draw(st.booleans()):
@@ -811,6 +1377,7 @@ def blocked_streams(draw: Draw) -> GeminiStream:
         truncated=(),
         model=model,
         response_id=response_id,
+        api=api,
     )
     return GeminiStream([event], expected)
 
@@ -820,13 +1387,15 @@ def blocked_streams(draw: Draw) -> GeminiStream:
 
 @dataclass(frozen=True)
 class Framing:
-    """How a list of responses is written as an SSE body."""
+    """How a list of responses is written as a body (SSE, JSON lines, or a JSON array)."""
 
     eol: str = "\r\n"
     ensure_ascii: bool = False
-    google_spacing: bool = True  # `": "` after keys, no space after commas
+    google_spacing: bool = True  # `": "` after keys, no space after commas (array: indented)
     data_prefix: str = "data: "
-    style: str = "sse"  # "sse": one data line per event; "multiline": several; "jsonl": raw lines
+    # "sse": one data line per event; "multiline": several; "jsonl": raw lines; "array": the
+    # body without alt=sse, `[{...}<eol>,<eol>{...}<eol>]` (without its `]` if not last_blank)
+    style: str = "sse"
     comments: bool = False
     bom: bool = False
     done: bool = False  # a final `data: [DONE]`
@@ -843,7 +1412,7 @@ framings = st.builds(
     ensure_ascii=st.booleans(),
     google_spacing=st.booleans(),
     data_prefix=st.sampled_from(["data: ", "data:"]),
-    style=st.sampled_from(["sse", "sse", "sse", "multiline", "jsonl"]),
+    style=st.sampled_from(["sse", "sse", "sse", "multiline", "jsonl", "array"]),
     comments=st.booleans(),
     bom=st.booleans(),
     done=st.booleans(),
@@ -859,6 +1428,8 @@ def encode(events: Sequence[dict[str, Any]], framing: Framing = Framing()) -> by
     out: list[str] = []
     if framing.comments:
         out.append(f": keep-alive{eol}")
+    if framing.style == "array":
+        return _encode_array(events, framing, out)
     for number, event in enumerate(events):
         last = number == len(events) - 1
         if framing.style == "multiline":
@@ -877,6 +1448,28 @@ def encode(events: Sequence[dict[str, Any]], framing: Framing = Framing()) -> by
         out.append(f"data: [DONE]{eol}{eol}")
     if not framing.last_eol and not framing.last_blank and not framing.done:
         out[-1] = out[-1].removesuffix(eol)  # the body ends inside its last line
+    body = "".join(out).encode("utf-8")
+    return b"\xef\xbb\xbf" + body if framing.bom else body
+
+
+def _encode_array(events: Sequence[dict[str, Any]], framing: Framing, out: list[str]) -> bytes:
+    """The body of ``streamGenerateContent`` without ``alt=sse``, as Google writes it."""
+    eol = framing.eol
+    elements = [
+        # pretty-printed as Google does (line ends inside JSON strings are escaped: only the
+        # layout's line ends are replaced), or one compact line
+        json.dumps(event, ensure_ascii=framing.ensure_ascii, indent=2).replace("\n", eol)
+        if framing.google_spacing
+        else json.dumps(event, ensure_ascii=framing.ensure_ascii, separators=(",", ":"))
+        for event in events
+    ]
+    out.append("[" + f"{eol},{eol}".join(elements))
+    if framing.last_blank:
+        out.append(f"{eol}]")  # else the body is cut after its last complete element
+        if framing.done:  # SSE lines may follow the array
+            out.append(f"{eol}data: [DONE]{eol}")
+    if framing.last_eol:
+        out.append(eol)
     body = "".join(out).encode("utf-8")
     return b"\xef\xbb\xbf" + body if framing.bom else body
 

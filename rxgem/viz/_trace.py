@@ -195,9 +195,13 @@ def trace_sample(
 ) -> Recorder:
     """Replay a shipped sample (``rxgem.samples``) cut into ``piece_size`` pieces.
 
-    See :func:`trace_bytes`; the default title names the sample and its pieces.
+    See :func:`trace_bytes`; the default title names the sample and its pieces. A
+    sample whose expectation names an ``api`` (a Vertex stream with integer enums)
+    is read with it unless ``api`` is given.
     """
     data = samples.read(name)
+    file = name if name.endswith(".sse") else f"{name}.sse"
+    options.setdefault("api", samples.expected().get(file, {}).get("api", "gemini"))
     pieces = [data[i : i + piece_size] for i in range(0, len(data), piece_size)]
     if title is None:
         title = f"{name.removesuffix('.sse')}: {len(data)} bytes in {len(pieces)} pieces"

@@ -148,7 +148,8 @@ def test_convert_file_writes_the_expected_openai_stream(
     cli: Run, tmp_path: Path, name: str
 ) -> None:
     expected = samples.expected()[name]
-    result = cli("convert", str(sample_file(tmp_path, name)))
+    api = expected.get("api", "gemini")
+    result = cli("convert", str(sample_file(tmp_path, name)), "--api", api)
     assert result.returncode == 0, result.stderr
     assert result.stderr == b""
     assert result.stdout.endswith(DONE)
@@ -285,6 +286,41 @@ def test_reasoning_field_option(cli: Run, field: str, absent: str) -> None:
     assert not any(absent in d for d in deltas)
     reasoning = samples.expected()["thinking_tools.sse"]["choices"][0]["reasoning"]
     assert text_of(chunks, 0, "reasoning") == (reasoning if field == "reasoning" else None)
+
+
+def test_api_option_reads_integer_enums_with_that_api_s_numbers(cli: Run) -> None:
+    data = samples.read("int_enums_vertex.sse")  # finishReason 10, safety categories 1..4
+
+    def finish(*options: str) -> tuple[str, str, dict[str, Any]]:
+        result = cli("convert", "-", *options, stdin=data)
+        assert result.returncode == 0, result.stderr
+        [last] = [
+            choice
+            for chunk in chunks_of(result.stdout)
+            for choice in chunk["choices"]
+            if choice["finish_reason"] is not None
+        ]
+        return last["finish_reason"], last["native_finish_reason"], last["delta"]
+
+    reason, native, delta = finish("--api", "vertex")
+    assert (reason, native) == ("content_filter", "MODEL_ARMOR")
+    assert delta["refusal"] == samples.expected()["int_enums_vertex.sse"]["choices"][0]["refusal"]
+    ratings = delta["extra_content"]["google"]["safety_ratings"]
+    assert ratings[0]["category"] == "HARM_CATEGORY_HATE_SPEECH"
+    # the Gemini API numbers the same values differently
+    reason, native, delta = finish()
+    assert (reason, native) == ("stop", "MALFORMED_FUNCTION_CALL")
+    assert "refusal" not in delta
+    assert delta["extra_content"]["google"]["safety_ratings"][0]["category"] == (
+        "HARM_CATEGORY_DEROGATORY"
+    )
+
+
+def test_api_option_rejects_other_apis(cli: Run) -> None:
+    result = cli("convert", "-", "--api", "openai", stdin=samples.read("text.sse"))
+    assert result.returncode == 2
+    assert result.stdout == b""
+    assert "--api" in result.stderr.decode()
 
 
 # -- convert: stream errors -------------------------------------------------------------
@@ -524,6 +560,63 @@ def test_demo_named_sample(cli: Run, name: str) -> None:
     assert "== text.sse " in out
     assert "thinking_tools" not in out
     assert "finish_reason=stop" in out
+
+
+def test_demo_grounded_answer_lists_its_sources(cli: Run) -> None:
+    result = cli("demo", "grounded_search")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout.decode()
+    want = samples.expected()["grounded_search.sse"]["choices"][0]
+    spans = {(a["start_index"], a["end_index"]) for a in want["annotations"]}
+    assert f"sources ({len(spans)} cited spans):" in out
+    lines = out.splitlines()
+    for start, end in sorted(spans):
+        cited = want["content"][start:end]
+        [at] = [i for i, line in enumerate(lines) if line.strip().startswith(f"[{start}:{end}]")]
+        assert cited[:60] in lines[at], lines[at]  # the cited text, cut for the terminal
+        cites = [
+            a for a in want["annotations"] if (a["start_index"], a["end_index"]) == (start, end)
+        ]
+        shown = lines[at + 1 : at + 1 + len(cites)]
+        assert [line.split() for line in shown] == [[a["title"], a["url"]] for a in cites]
+    assert "search queries:" in out
+
+
+@pytest.mark.parametrize("name", ["code_execution", "mid_stream_finish"])
+def test_demo_code_execution_shows_the_fenced_code_and_output(cli: Run, name: str) -> None:
+    result = cli("demo", name)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout.decode()
+    content = samples.expected()[f"{name}.sse"]["choices"][0]["content"]
+    assert "```output" in content
+    shown = [line.split("| ", 1)[1] for line in out.splitlines() if line.startswith("        |")]
+    assert shown == content.splitlines()  # all of it, line by line
+    assert re.search(r"parts\[0\]: executableCode \(python, \d+ lines", out)
+    assert re.search(r"parts\[1\]: codeExecutionResult \(OUTCOME_OK, 1 line of output\)", out)
+
+
+def test_demo_notes_images_and_audio_by_size(cli: Run) -> None:
+    import base64
+
+    out = cli("demo", "image_generation").stdout.decode()
+    urls = samples.expected()["image_generation.sse"]["choices"][0]["images"]
+    for number, url in enumerate(urls):
+        size = len(base64.b64decode(url.split(",", 1)[1]))
+        assert f"images[{number}]: image/png, {size} bytes" in out
+        assert url not in out  # noted by size, not dumped
+    out = cli("demo", "audio_output").stdout.decode()
+    audio = samples.expected()["audio_output.sse"]["choices"][0]["audio"]
+    size = len(base64.b64decode(audio))
+    assert re.search(rf"audio: audio_\w+, {size} bytes of audio/L16;codec=pcm;rate=24000", out)
+    assert audio[:200] not in out
+
+
+@pytest.mark.parametrize("name", ["int_enums_vertex", "model_armor_block"])
+def test_demo_shows_why_an_answer_was_blocked(cli: Run, name: str) -> None:
+    out = cli("demo", name).stdout.decode()
+    want = samples.expected()[f"{name}.sse"]["choices"][0]
+    assert "finish_reason=content_filter" in out
+    assert f"refusal:   {want['refusal'][:80]}" in out
 
 
 def test_demo_unknown_sample_exits_2(cli: Run) -> None:

@@ -22,6 +22,22 @@ from rxgem import samples
 
 NAMES = sample_names()
 
+# Samples whose expectation rxgem does not meet yet: known bugs, kept visible (strict, so that
+# a fix shows up as XPASS and the entry is removed).
+KNOWN_BUGS = {
+    "builtin_tools_gemini3.sse": "no annotation for a citation whose byte range is counted from"
+    " non-ASCII text sent before the first metadata of the stream",
+}
+
+
+def _judged(names: list[str]) -> list[Any]:
+    return [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_BUGS[n]))
+        if n in KNOWN_BUGS
+        else n
+        for n in names
+    ]
+
 
 def _tools(expected: dict[str, Any]) -> list[str]:
     """Strict tools for the SDK, unless it would raise for a length/content_filter finish."""
@@ -37,10 +53,10 @@ def test_every_sample_has_an_expectation() -> None:
 
 
 @pytest.mark.parametrize("announce", ["first", "none"])
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", _judged(NAMES))
 def test_sample_matches_expectation_through_openai_sdk(name: str, announce: str) -> None:
     expected = expected_for(name)
-    chunks, error = run(samples.read(name), announce=announce)
+    chunks, error = run(samples.read(name), announce=announce, api=expected.get("api", "gemini"))
     sdk_validate(chunks)
     check_protocol(chunks)
 
@@ -85,6 +101,17 @@ def test_sample_matches_expectation_through_openai_sdk(name: str, announce: str)
         assert parts == want.get("parts", [])
         for key in want.get("google", []):
             assert key in google, f"extra_content.google lacks {key}"
+        logprobs = [
+            {
+                "token": entry.token,
+                "logprob": entry.logprob,
+                "top_logprobs": [
+                    {"token": t.token, "logprob": t.logprob} for t in entry.top_logprobs
+                ],
+            }
+            for entry in (choice.logprobs.content or [] if choice.logprobs else [])
+        ]
+        assert logprobs == want.get("logprobs", [])
         calls = message.tool_calls or []
         assert len(calls) == len(want["tool_calls"])
         for call, want_call in zip(calls, want["tool_calls"], strict=True):
@@ -120,7 +147,7 @@ def test_sample_matches_expectation_through_openai_sdk(name: str, announce: str)
 @pytest.mark.parametrize("name", NAMES)
 def test_native_finish_reason_rides_along(name: str) -> None:
     expected = expected_for(name)
-    chunks, _ = run(samples.read(name))
+    chunks, _ = run(samples.read(name), api=expected.get("api", "gemini"))
     natives = {
         choice.index: choice.native_finish_reason
         for chunk in chunks
@@ -136,7 +163,7 @@ def test_native_finish_reason_rides_along(name: str) -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_own_accumulator_agrees_with_openai_sdk(name: str) -> None:
-    chunks, _ = run(samples.read(name))
+    chunks, _ = run(samples.read(name), api=expected_for(name).get("api", "gemini"))
     mine = rxgem.assemble(chunks)
     sdk = sdk_accumulate(chunks)
     for choice, theirs in zip(mine["choices"], sdk.choices, strict=True):

@@ -14,11 +14,12 @@ NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.i
 KERNEL = "rxgem-tests"
 
 
-def test_there_are_three_narrated_notebooks() -> None:
+def test_there_are_four_narrated_notebooks() -> None:
     assert [p.name for p in NOTEBOOKS] == [
         "01_tour.ipynb",
         "02_tool_call_slots.ipynb",
         "03_live_stream.ipynb",
+        "04_rich_content.ipynb",
     ]
     for path in NOTEBOOKS:
         notebook = nbformat.read(path, as_version=4)

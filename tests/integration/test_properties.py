@@ -4,10 +4,15 @@ Every stream comes from ``strategies.gemini_streams`` with the outcome a correct
 produce (derived from the README rules by construction, never by running rxgem). The output is
 checked through ``openai.types.chat.ChatCompletionChunk.model_validate`` and the SDK's
 ``ChatCompletionStreamState`` with strict tools (which parses every call's arguments).
+
+Besides text, thoughts and calls, the streams hold the other parts (code execution, images, audio,
+documents, built-in tool parts), grounding, logprobs and finish details, and may number their
+enums (``enum-encoding=int``, read with the stream's ``api``) or come as a JSON array body.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -21,6 +26,7 @@ from openai import ContentFilterFinishReasonError, LengthFinishReasonError
 from openai.lib.streaming.chat import ChatCompletionStreamState
 from strategies import (
     PROPERTIES,
+    ExpectedChoice,
     Framing,
     GeminiStream,
     blocked_streams,
@@ -40,6 +46,7 @@ streams = gemini_streams(truncated=None)  # one candidate in six ends without a 
 
 
 def convert(stream: GeminiStream, framing: Framing, **options: Any) -> Outcome:
+    options.setdefault("api", stream.expected.api)  # whose numbers integer enums are
     return run(encode(stream.events, framing), **options)
 
 
@@ -106,7 +113,56 @@ def check_error(stream: GeminiStream, error: Exception | None) -> None:
 
 def signature_of(model: Any) -> str | None:
     extra = (model.model_extra or {}).get("extra_content")
-    return extra["google"]["thought_signature"] if extra else None
+    return extra["google"].get("thought_signature") if extra else None
+
+
+def google_of(model: Any) -> dict[str, Any]:
+    """``extra_content.google`` of an SDK model (a message, a delta), ``{}`` when absent."""
+    extra = (model.model_extra or {}).get("extra_content")
+    google: dict[str, Any] = extra["google"] if extra else {}
+    return google
+
+
+def deltas_of(chunks: Sequence[rxgem.ChatCompletionChunk], index: int) -> list[dict[str, Any]]:
+    """The wire deltas of choice ``index``, in order."""
+    return [
+        choice["delta"]
+        for chunk in chunks
+        for choice in chunk.to_dict()["choices"]
+        if choice["index"] == index
+    ]
+
+
+def cited(annotations: Any) -> list[tuple[str, str, int, int]]:
+    return [
+        (
+            a.url_citation.url,
+            a.url_citation.title,
+            a.url_citation.start_index,
+            a.url_citation.end_index,
+        )
+        for a in annotations or ()
+    ]
+
+
+def check_parts(message: Any, want: ExpectedChoice, *, audio: bool = True) -> None:
+    """The other parts of a choice as the SDK accumulated them (``audio``: check the audio)."""
+    rendered = want.render()
+    entries = google_of(message).get("parts", [])
+    # each part with its own signature and thought flag, in order
+    assert [
+        (e["part"].get("thoughtSignature"), e["part"].get("thought") is True) for e in entries
+    ] == [(p.signature, p.thought) for p in want.parts]
+    assert entries == rendered.entries
+    images = (message.model_extra or {}).get("images") or []
+    assert [image["index"] for image in images] == list(range(len(images))), "dense indices"
+    assert all(image["type"] == "image_url" for image in images)
+    assert [image["image_url"]["url"] for image in images] == rendered.images
+    if rendered.audio is None:
+        assert message.audio is None
+    elif audio:
+        assert message.audio.id.startswith("audio_")
+        assert base64.b64decode(message.audio.data, validate=True) == rendered.audio
 
 
 # -- properties ----------------------------------------------------------------------------
@@ -201,6 +257,89 @@ def test_indices_dense_ids_stable_one_finish_per_choice_after_its_calls(
 
 @settings(PROPERTIES, max_examples=examples(100))
 @given(streams, framings)
+def test_other_parts_are_entries_in_order_with_their_own_signatures_images_and_audio(
+    stream: GeminiStream, framing: Framing
+) -> None:
+    """Code, media and built-in tool parts: one ``extra_content.google.parts`` entry each (the
+    part verbatim, its signature on it, ``content_index``, ``image_index``, ``audio``), images
+    with dense running indices, audio that decodes to exactly the clips' bytes."""
+    chunks, error = convert(stream, framing)
+    check_error(stream, error)
+    completion = sdk_completion(chunks, stream.expected.tool_names)
+    for index, want in enumerate(stream.expected.choices):
+        finished = index not in stream.expected.truncated
+        check_parts(completion.choices[index].message, want, audio=finished)
+        for delta in deltas_of(chunks, index):
+            for image in delta.get("images") or ():
+                assert image["image_url"]["url"].startswith(("data:image/", "https://"))
+
+
+@settings(PROPERTIES, max_examples=examples(100))
+@given(gemini_streams(truncated=None, grounded=True), framings)
+def test_grounding_becomes_url_citations_at_the_offsets_of_the_generated_text(
+    stream: GeminiStream, framing: Framing
+) -> None:
+    """Supports in UTF-8 bytes within a part → ``url_citation`` in characters of the content;
+    the merged metadata in ``extra_content.google``; once per choice, just before its finish."""
+    chunks, error = convert(stream, framing)
+    check_error(stream, error)
+    completion = sdk_completion(chunks, stream.expected.tool_names)
+    for index, want in enumerate(stream.expected.choices):
+        message = completion.choices[index].message
+        google = google_of(message)
+        if want.finish is None:  # truncated: no finish, so no sources either
+            assert message.annotations is None
+            assert "grounding_metadata" not in google
+            continue
+        rendered = want.render()
+        assert cited(message.annotations) == rendered.annotations
+        for _url, _title, start, end in rendered.annotations:
+            assert 0 <= start < end <= len(message.content)
+        assert google.get("grounding_metadata") == want.grounding
+    sources = [
+        (position, choice.index)
+        for position, chunk in enumerate(chunks)
+        for choice in chunk.choices
+        if choice.delta.annotations or "grounding_metadata" in google_of(choice.delta)
+    ]
+    assert len({index for _, index in sources}) == len(sources), "sources once per choice"
+    for position, index in sources:
+        [after] = chunks[position + 1].choices
+        assert (after.index, after.finish_reason is not None) == (index, True)
+
+
+@settings(PROPERTIES, max_examples=examples(100))
+@given(streams, framings)
+def test_logprobs_in_order_and_the_finish_details(stream: GeminiStream, framing: Framing) -> None:
+    """``logprobsResult`` → ``choices[].logprobs.content`` in order; the finish chunk's
+    ``extra_content.google`` holds the last of each candidate field; a content_filter finish
+    shows its ``finishMessage`` as the refusal."""
+    chunks, error = convert(stream, framing)
+    check_error(stream, error)
+    completion = sdk_completion(chunks, stream.expected.tool_names)
+    sdk_chunks = sdk_validate(chunks)
+    for index, want in enumerate(stream.expected.choices):
+        logprobs = completion.choices[index].logprobs
+        assert [
+            (t.token, t.logprob, t.bytes, [(a.token, a.logprob) for a in t.top_logprobs])
+            for t in (logprobs.content or [] if logprobs else [])
+        ] == [(t.token, t.logprob, list(t.token.encode()), t.top) for t in want.logprobs]
+        finishes = [
+            choice
+            for chunk in sdk_chunks
+            for choice in chunk.choices
+            if choice.index == index and choice.finish_reason is not None
+        ]
+        if want.finish is None:
+            assert finishes == []
+            continue
+        [finish] = finishes
+        assert google_of(finish.delta) == want.details
+        assert completion.choices[index].message.refusal == want.refusal
+
+
+@settings(PROPERTIES, max_examples=examples(100))
+@given(streams, framings)
 def test_usage_is_the_last_snapshot_with_counts_in_the_last_chunk(
     stream: GeminiStream, framing: Framing
 ) -> None:
@@ -240,6 +379,7 @@ def test_a_candidate_without_finish_ends_the_stream_truncated_after_everything_w
         assert got[index]["content"] == want.content
         assert got[index]["reasoning"] == want.reasoning
         assert len(got[index]["finishes"]) == (0 if index in error.candidates else 1)
+        check_parts(completion.choices[index].message, want)  # audio included
         calls = completion.choices[index].message.tool_calls or []
         assert [c.function.name for c in calls] == [c.name for c in want.calls]
         for call, want_call in zip(calls, want.calls, strict=True):
@@ -365,14 +505,21 @@ def test_allow_truncated_ends_every_choice_with_a_finish_instead_of_an_error(
 
 
 @settings(PROPERTIES, max_examples=examples(60))
-@given(streams, framings, st.sampled_from(["reasoning", None]), st.booleans())
-def test_reasoning_field_and_include_usage_options(
-    stream: GeminiStream, framing: Framing, field: str | None, include_usage: bool
+@given(streams, framings, st.sampled_from(["reasoning", None]), st.booleans(), st.booleans())
+def test_reasoning_field_render_code_and_include_usage_options(
+    stream: GeminiStream,
+    framing: Framing,
+    field: str | None,
+    include_usage: bool,
+    render_code: bool,
 ) -> None:
-    chunks, error = convert(stream, framing, reasoning_field=field, include_usage=include_usage)
+    chunks, error = convert(
+        stream, framing, reasoning_field=field, include_usage=include_usage, render_code=render_code
+    )
     check_error(stream, error)
     check_protocol(chunks)
     for index, want in enumerate(stream.expected.choices):
+        rendered = want.render(render_code=render_code)
         content = reasoning = ""
         for chunk in chunks:
             for choice in chunk.choices:
@@ -380,8 +527,21 @@ def test_reasoning_field_and_include_usage_options(
                     content += choice.delta.content or ""
                     reasoning += choice.delta.reasoning or ""
                     assert choice.delta.reasoning_content is None
-        assert content == want.content
-        assert reasoning == (want.reasoning if field == "reasoning" else "")
+        assert content == rendered.content
+        assert reasoning == (rendered.reasoning if field == "reasoning" else "")
+        deltas = deltas_of(chunks, index)
+        entries = [
+            entry
+            for delta in deltas
+            for entry in delta.get("extra_content", {}).get("google", {}).get("parts", [])
+        ]
+        assert entries == rendered.entries  # content_index counts the content as sent
+        if want.finish is not None:
+            annotations = [a for delta in deltas for a in delta.get("annotations") or ()]
+            got = [a["url_citation"] for a in annotations]
+            assert [
+                (a["url"], a["title"], a["start_index"], a["end_index"]) for a in got
+            ] == rendered.annotations
     has_usage = any(chunk.usage is not None for chunk in chunks)
     assert has_usage == (include_usage and stream.expected.usage is not None)
 

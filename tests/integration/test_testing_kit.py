@@ -566,7 +566,7 @@ def test_rich_part_builders_make_what_gemini_sends() -> None:
     result = assert_openai_stream(chunks)
     message = result["choices"][0]["message"]
     entries = message["extra_content"]["google"]["parts"]
-    assert [list(e["part"])[0] for e in entries] == [
+    assert [next(iter(e["part"])) for e in entries] == [
         "executableCode",
         "codeExecutionResult",
         "inlineData",

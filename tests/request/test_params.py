@@ -256,7 +256,7 @@ def test_json_response_format_with_functions_before_gemini_3_is_an_error() -> No
     )
 
 
-# -- unknown and unsupported fields ------------------------------------------------------------------
+# -- unknown and unsupported fields --------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
