@@ -17,6 +17,10 @@ The layers, each importing only from the ones above it in this list:
   and ``sse_encode()``.
 - :mod:`rxgem.transport`: Gemini's endpoint over httpx (``from_gemini``,
   ``stream_chat``); ``iterate``/``aiterate`` bridge Observables to plain iterators.
+  Beside it, :mod:`rxgem.request`: OpenAI Chat Completions requests → Gemini
+  requests (``to_gemini_request``), sans-IO.
+- :mod:`rxgem.client`: ``chat_completions``, an OpenAI request answered by Gemini
+  (the request translation, the transport and the pipeline in one call).
 - :mod:`rxgem.viz`, :mod:`rxgem.testing` and the ``rxgem`` command, at the edges
   (``viz`` and ``testing`` load on first use).
 
@@ -31,6 +35,7 @@ from .converter import Converter, PipelineOptions
 from .core import (
     ArgsTable,
     Candidate,
+    ChatCompletion,
     ChatCompletionChunk,
     ChoiceDelta,
     ChoiceDeltaToolCall,
@@ -75,6 +80,8 @@ from .operators import gemini_to_openai, sse_encode
 
 if TYPE_CHECKING:
     from . import testing, viz
+    from .client import chat_completions
+    from .request import to_gemini_request
     from .transport import RetryPolicy, from_gemini, stream_chat
 
 __version__ = "0.1.0"
@@ -82,6 +89,7 @@ __version__ = "0.1.0"
 __all__ = [
     "ArgsTable",
     "Candidate",
+    "ChatCompletion",
     "ChatCompletionChunk",
     "ChoiceDelta",
     "ChoiceDeltaToolCall",
@@ -123,6 +131,7 @@ __all__ = [
     "__version__",
     "aiterate",
     "assemble",
+    "chat_completions",
     "from_gemini",
     "gemini_to_openai",
     "items",
@@ -135,11 +144,13 @@ __all__ = [
     "sse_encode",
     "stream_chat",
     "testing",
+    "to_gemini_request",
     "viz",
 ]
 
 _LAZY_MODULES = frozenset({"testing", "viz"})
 _LAZY_TRANSPORT = frozenset({"RetryPolicy", "from_gemini", "stream_chat"})
+_LAZY_ELSEWHERE = {"to_gemini_request": ".request", "chat_completions": ".client"}
 
 
 def __getattr__(name: str) -> Any:
@@ -152,6 +163,8 @@ def __getattr__(name: str) -> Any:
         value: Any = importlib.import_module(f".{name}", __name__)
     elif name in _LAZY_TRANSPORT:
         value = getattr(importlib.import_module(".transport", __name__), name)
+    elif name in _LAZY_ELSEWHERE:
+        value = getattr(importlib.import_module(_LAZY_ELSEWHERE[name], __name__), name)
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value

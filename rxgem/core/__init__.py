@@ -70,9 +70,12 @@ from ._items import (
 )
 from ._json_growth import grows, grows_from, same_args
 from ._json_path import MAX_ARRAY_GAP, MAX_PATH_DEPTH, parse_json_path
-from ._openai_assemble import ChunkAccumulator, assemble
+from ._openai_assemble import ChunkAccumulator, assemble, completion
 from ._openai_models import (
+    ChatCompletion,
     ChatCompletionChunk,
+    ChatCompletionMessage,
+    Choice,
     ChoiceDelta,
     ChoiceDeltaToolCall,
     ChoiceDeltaToolCallFunction,
@@ -106,7 +109,10 @@ __all__ = [
     "Blocked",
     "CallPart",
     "Candidate",
+    "ChatCompletion",
     "ChatCompletionChunk",
+    "ChatCompletionMessage",
+    "Choice",
     "ChoiceDelta",
     "ChoiceDeltaToolCall",
     "ChoiceDeltaToolCallFunction",
@@ -165,6 +171,7 @@ __all__ = [
     "UsageMetadata",
     "api_error",
     "assemble",
+    "completion",
     "encode_chunk",
     "encode_error",
     "enum_name",

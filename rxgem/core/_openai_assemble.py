@@ -11,9 +11,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._openai_models import ChatCompletionChunk
+import msgspec
 
-__all__ = ["ChunkAccumulator", "assemble"]
+from ._errors import TruncatedStreamError
+from ._openai_models import (
+    ChatCompletion,
+    ChatCompletionChunk,
+    ChatCompletionMessage,
+    Choice,
+    CompletionUsage,
+)
+
+__all__ = ["ChunkAccumulator", "assemble", "completion"]
 
 
 def _merge(acc: dict[str, Any], delta: dict[str, Any]) -> None:
@@ -58,17 +67,19 @@ class ChunkAccumulator:
     their concatenated ``function.arguments`` strings.
     """
 
-    __slots__ = ("_choices", "_id", "_model", "_usage")
+    __slots__ = ("_choices", "_created", "_id", "_model", "_usage")
 
     def __init__(self) -> None:
         self._choices: dict[int, dict[str, Any]] = {}
         self._id: str | None = None
         self._model: str | None = None
+        self._created = 0
         self._usage: dict[str, Any] | None = None
 
     def feed(self, chunk: ChatCompletionChunk) -> None:
         self._id = chunk.id
         self._model = chunk.model
+        self._created = chunk.created
         if chunk.usage is not None:
             self._usage = chunk.usage.to_dict()
         for choice in chunk.choices:
@@ -84,6 +95,9 @@ class ChunkAccumulator:
                 state["finish_reason"] = choice.finish_reason
             if choice.native_finish_reason is not None:
                 state["native_finish_reason"] = choice.native_finish_reason
+            if choice.logprobs is not None:
+                tokens = state.setdefault("logprobs", {"content": [], "refusal": None})
+                tokens["content"].extend(choice.logprobs.get("content") or ())
 
     def result(self) -> dict[str, Any]:
         return {
@@ -92,6 +106,50 @@ class ChunkAccumulator:
             "choices": [self._choices[i] for i in sorted(self._choices)],
             "usage": self._usage,
         }
+
+
+    def completion(self) -> ChatCompletion:
+        """The whole ``chat.completion`` (what OpenAI answers a request without ``stream``).
+
+        Raises:
+            TruncatedStreamError: a choice has no finish (the stream did not end).
+        """
+        choices = []
+        for state in self.result()["choices"]:
+            if state["finish_reason"] is None:
+                raise TruncatedStreamError(
+                    f"choice {state['index']} has no finish: the stream did not end",
+                    candidates=(state["index"],),
+                )
+            message = dict(state["message"])
+            message.pop("role", None)
+            for call in message.get("tool_calls") or ():
+                call.pop("index", None)  # a whole message lists its calls; no index
+            choices.append(
+                Choice(
+                    index=state["index"],
+                    message=msgspec.convert(message, ChatCompletionMessage),
+                    finish_reason=state["finish_reason"],
+                    logprobs=state.get("logprobs"),
+                    native_finish_reason=state.get("native_finish_reason"),
+                )
+            )
+        usage = msgspec.convert(self._usage, CompletionUsage) if self._usage else None
+        return ChatCompletion(
+            id=self._id or "",
+            created=self._created,
+            model=self._model or "",
+            choices=choices,
+            usage=usage,
+        )
+
+
+def completion(chunks: list[ChatCompletionChunk]) -> ChatCompletion:
+    """The whole ``chat.completion`` of a finished stream's chunks."""
+    accumulator = ChunkAccumulator()
+    for chunk in chunks:
+        accumulator.feed(chunk)
+    return accumulator.completion()
 
 
 def assemble(chunks: list[ChatCompletionChunk]) -> dict[str, Any]:

@@ -18,7 +18,10 @@ from typing import Any, Literal, TypeAlias
 import msgspec
 
 __all__ = [
+    "ChatCompletion",
     "ChatCompletionChunk",
+    "ChatCompletionMessage",
+    "Choice",
     "ChoiceDelta",
     "ChoiceDeltaToolCall",
     "ChoiceDeltaToolCallFunction",
@@ -107,4 +110,44 @@ class ChatCompletionChunk(_Model, kw_only=True):
     created: int
     model: str
     choices: list[ChunkChoice]
+    usage: CompletionUsage | None = None
+
+
+def _completion_object() -> Literal["chat.completion"]:
+    return "chat.completion"
+
+
+class ChatCompletionMessage(_Model):
+    """The assistant's message of a whole (non-streamed) completion: the choice's deltas merged."""
+
+    role: Literal["assistant"] = msgspec.field(default_factory=lambda: "assistant")
+    content: str | None = None
+    refusal: str | None = None
+    reasoning_content: str | None = None
+    reasoning: str | None = None
+    tool_calls: list[dict[str, Any]] | None = None
+    images: list[dict[str, Any]] | None = None
+    audio: dict[str, Any] | None = None
+    annotations: list[dict[str, Any]] | None = None
+    extra_content: dict[str, Any] | None = None
+
+
+class Choice(_Model):
+    """A choice of a whole completion."""
+
+    index: int
+    message: ChatCompletionMessage
+    finish_reason: FinishReason
+    logprobs: dict[str, Any] | None = None
+    native_finish_reason: str | None = None
+
+
+class ChatCompletion(_Model, kw_only=True):
+    """A whole ``chat.completion``, as OpenAI answers a request without ``stream``."""
+
+    id: str
+    object: Literal["chat.completion"] = msgspec.field(default_factory=_completion_object)
+    created: int
+    model: str
+    choices: list[Choice]
     usage: CompletionUsage | None = None

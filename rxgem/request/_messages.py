@@ -154,17 +154,18 @@ def _audio_clips(message: JSONObject, entries: list[Any]) -> list[str | None]:
     ``None`` for every clip when the client kept no audio data (OpenAI's own history
     keeps only the audio's id): such parts are not sent back.
     """
-    sizes = [e.get("audio_bytes") for e in entries if type(e) is dict and "audio_bytes" in e]
+    found = [e.get("audio_bytes") for e in entries if type(e) is dict and "audio_bytes" in e]
+    sizes = [size for size in found if type(size) is int]
     audio = message.get("audio")
     data = audio.get("data") if type(audio) is dict else None
-    if not sizes or type(data) is not str:
-        return [None] * len(sizes)
+    if not sizes or len(sizes) != len(found) or type(data) is not str:
+        return [None] * len(found)
     try:
         raw = base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):
-        return [None] * len(sizes)
-    if not all(type(size) is int for size in sizes) or sum(sizes) != len(raw):
-        return [None] * len(sizes)
+        return [None] * len(found)
+    if sum(sizes) != len(raw):
+        return [None] * len(found)
     clips: list[str | None] = []
     start = 0
     for size in sizes:

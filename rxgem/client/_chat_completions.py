@@ -1,0 +1,70 @@
+"""One call for application code: an OpenAI Chat Completions request, answered by Gemini."""
+
+from __future__ import annotations
+
+from typing import Any, Unpack
+
+from reactivex import Observable
+from reactivex import operators as ops
+
+from ..converter import StreamOptions
+from ..core import ChatCompletion, ChatCompletionChunk, InvalidRequestError, completion
+from ..request import to_gemini_request
+from ..request._params import Unsupported
+from ..transport import TransportOptions, stream_chat
+from ..transport._stream_chat import api_of
+
+__all__ = ["ChatCompletionsOptions", "chat_completions"]
+
+
+class ChatCompletionsOptions(TransportOptions, StreamOptions, total=False):
+    """:func:`chat_completions`'s options: the transport's, and the pipeline's but
+    ``include_usage`` (which the request's ``stream_options`` says)."""
+
+
+def chat_completions(
+    body: dict[str, Any],
+    *,
+    include_thoughts: bool | None = None,
+    unsupported: Unsupported = "error",
+    **options: Unpack[ChatCompletionsOptions],
+) -> Observable[ChatCompletionChunk] | Observable[ChatCompletion]:
+    """Answer an OpenAI Chat Completions request body with Gemini.
+
+    The body is translated by :func:`~rxgem.to_gemini_request` (``body["model"]`` is
+    the Gemini model), sent with :func:`~rxgem.stream_chat`, and answered as OpenAI
+    would: with ``"stream": true``, an Observable of ``chat.completion.chunk``
+    (the usage chunk only with ``stream_options.include_usage``); without, an
+    Observable of one :class:`~rxgem.ChatCompletion`, the same stream assembled.
+    Iterate it (``rxgem.iterate``/``aiterate``), ``.run()`` it, or ``await`` it.
+
+    Args:
+        include_thoughts: ask Gemini for thought summaries (they arrive in the
+            ``reasoning_field``); ``None`` leaves Gemini's default.
+        unsupported: ``"error"`` (default) refuses a field that has no Gemini
+            counterpart; ``"warn"`` leaves it out with a warning.
+        options: the transport's (``api_key``, ``base_url``, ``client``, ``retry``,
+            ...) and the pipeline's (``reasoning_field``, ``slot_policy``, ...).
+            ``api`` defaults to the one the base URL names.
+
+    Raises:
+        InvalidRequestError: at call time, for a request that cannot be translated.
+    """
+    if "include_usage" in options:
+        raise TypeError("include_usage comes from the request's stream_options")
+    api = options.get("api") or api_of(options.get("base_url"))
+    request = to_gemini_request(
+        body, api=api, include_thoughts=include_thoughts, unsupported=unsupported
+    )
+    stream = body.get("stream")
+    if stream not in (None, True, False):
+        raise InvalidRequestError("must be true or false", where="stream")
+    stream_options = body.get("stream_options") or {}
+    if type(stream_options) is not dict:
+        raise InvalidRequestError("must be an object", where="stream_options")
+    include_usage = bool(stream_options.get("include_usage")) if stream else True
+    settings: dict[str, Any] = {**options, "api": api, "include_usage": include_usage}
+    chunks = stream_chat(request, model=body["model"], **settings)
+    if stream:
+        return chunks
+    return chunks.pipe(ops.to_list(), ops.map(completion))
