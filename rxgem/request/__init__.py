@@ -6,13 +6,14 @@ its parts (messages, parameters, tool schemas, thought signatures, model familie
 
 from ._messages import SignatureWarning
 from ._models import ModelFamily, model_family
-from ._params import UnsupportedWarning
+from ._params import SchemaWarning, UnsupportedWarning
 from ._request import to_gemini_request
 from ._signatures import PLACEHOLDER
 
 __all__ = [
     "PLACEHOLDER",
     "ModelFamily",
+    "SchemaWarning",
     "SignatureWarning",
     "UnsupportedWarning",
     "model_family",

@@ -14,11 +14,14 @@ from typing import Any, Literal, TypeAlias
 
 from ..core._errors import InvalidRequestError
 from ._models import ModelFamily
+from ._schema import SchemaTarget, to_gemini_schema
 
 __all__ = [
     "BUDGETS",
+    "SchemaWarning",
     "Unsupported",
     "UnsupportedWarning",
+    "converted_schema",
     "generation_config",
     "thinking_config",
     "tool_config",
@@ -32,6 +35,19 @@ JSONObject = dict[str, Any]
 
 class UnsupportedWarning(UserWarning):
     """A request field had no Gemini counterpart and was left out (``unsupported="warn"``)."""
+
+
+class SchemaWarning(UserWarning):
+    """A JSON Schema keyword Gemini lacks was approximated or left out (the message says how)."""
+
+
+def converted_schema(schema: JSONObject, where: str, target: SchemaTarget) -> JSONObject:
+    """``schema`` for Gemini, each approximation made a :class:`SchemaWarning`."""
+    notes: list[str] = []
+    converted = to_gemini_schema(schema, where=where, target=target, notes=notes)
+    for note in notes:
+        warnings.warn(note, SchemaWarning, stacklevel=5)
+    return converted
 
 
 def unsupported(policy: Unsupported, reason: str, where: str) -> None:
@@ -165,7 +181,7 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]{0,63}")
 
 
 def tools(
-    body: JSONObject, *, schema_target: Literal["json_schema", "openapi"], policy: Unsupported
+    body: JSONObject, *, schema_target: SchemaTarget, policy: Unsupported
 ) -> tuple[list[JSONObject], list[str]]:
     """Gemini ``tools`` and the names of the declared functions, in order."""
     declared = body.get("tools")
@@ -203,9 +219,7 @@ def tools(
             where_params = f"{where}.function.parameters"
             if type(parameters) is not dict:
                 raise InvalidRequestError("must be a JSON Schema object", where=where_params)
-            from ._schema import to_gemini_schema
-
-            converted = to_gemini_schema(parameters, where=where_params, target=schema_target)
+            converted = converted_schema(parameters, where_params, schema_target)
             if converted.get("properties") or converted.get("type") not in ("object", "OBJECT"):
                 key = "parametersJsonSchema" if schema_target == "json_schema" else "parameters"
                 declaration[key] = converted

@@ -10,6 +10,7 @@ from ._messages import messages_to_contents
 from ._models import model_family
 from ._params import (
     Unsupported,
+    converted_schema,
     generation_config,
     thinking_config,
     tool_config,
@@ -161,16 +162,12 @@ def _response_format(
         )
     config["responseMimeType"] = "application/json"
     if kind == "json_schema":
-        from ._schema import to_gemini_schema
-
         wrapper = spec.get("json_schema")
         schema = wrapper.get("schema") if type(wrapper) is dict else None
         where = "response_format.json_schema.schema"
         if type(schema) is not dict:
             raise InvalidRequestError("must be a JSON Schema object", where=where)
         if api == "gemini":
-            config["responseJsonSchema"] = to_gemini_schema(
-                schema, where=where, target="json_schema"
-            )
+            config["responseJsonSchema"] = converted_schema(schema, where, "json_schema")
         else:
-            config["responseSchema"] = to_gemini_schema(schema, where=where, target="openapi")
+            config["responseSchema"] = converted_schema(schema, where, "openapi")
