@@ -50,6 +50,8 @@ class StreamOptions(TypedDict, total=False):
             ``None`` to drop thought text.
         render_code: show code execution as fenced Markdown blocks in the content
             (default true); the parts are in ``extra_content.google.parts`` either way.
+        signature_in_id: also put each call's thought signature in its id
+            (``<id>__thought__<signature>``), for clients that drop unknown fields.
         slot_policy: ``"latest"`` (default), ``"positional"``, ``"every_part"``, or
             a :class:`~rxgem.SlotPolicy` object.
         announce: ``"first"`` (default) announces each choice's first tool call
@@ -68,6 +70,7 @@ class StreamOptions(TypedDict, total=False):
     include_usage: bool
     reasoning_field: ReasoningField
     render_code: bool
+    signature_in_id: bool
     slot_policy: SlotPolicy | SlotPolicyName
     announce: Announce
     allow_truncated: bool
@@ -94,6 +97,7 @@ class PipelineSettings:
     include_usage: bool = True
     reasoning_field: ReasoningField = "reasoning_content"
     render_code: bool = True
+    signature_in_id: bool = False
     slot_policy: SlotPolicy | SlotPolicyName = "latest"
     announce: Announce = "first"
     allow_truncated: bool = False
@@ -116,6 +120,7 @@ class PipelineSettings:
             include_usage=self.include_usage,
             reasoning_field=self.reasoning_field,
             render_code=self.render_code,
+            signature_in_id=self.signature_in_id,
             id_factory=self.id_factory,
             clock=self.clock,
         )

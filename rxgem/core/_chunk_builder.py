@@ -41,7 +41,7 @@ from ._openai_models import (
     CompletionUsage,
     FinishReason,
 )
-from ._openai_parts import AudioStream, part_entry, render_code, without_data
+from ._openai_parts import ID_MARK, AudioStream, part_entry, render_code, without_data
 
 __all__ = [
     "ChunkBuilder",
@@ -254,6 +254,10 @@ class ChunkBuilder:
             ``codeExecutionResult``) as Markdown fenced blocks in the content (or in
             the reasoning field, for thought parts); the parts themselves are always
             in ``extra_content.google.parts``.
+        signature_in_id: also carry a call's thought signature in its id, as
+            ``<id>__thought__<signature>`` (LiteLLM's convention), for clients that
+            drop unknown fields; such ids are as long as the signature (hundreds to
+            thousands of characters), which some other providers refuse.
         id_factory: makes the random part of ``chatcmpl-…`` (when Gemini sent no
             ``responseId``), ``call_…`` and ``audio_…`` ids.
         clock: returns the time in seconds for ``created``, read at the first chunk
@@ -275,6 +279,7 @@ class ChunkBuilder:
         "_next_choice",
         "_reasoning",
         "_render_code",
+        "_signature_in_id",
         "_tool_ids",
     )
 
@@ -285,6 +290,7 @@ class ChunkBuilder:
         include_usage: bool = True,
         reasoning_field: ReasoningField = "reasoning_content",
         render_code: bool = True,
+        signature_in_id: bool = False,
         id_factory: Callable[[], str] = random_id,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -297,6 +303,7 @@ class ChunkBuilder:
         self._include_usage = include_usage
         self._reasoning = reasoning_field
         self._render_code = render_code
+        self._signature_in_id = signature_in_id
         self._id_factory = id_factory
         self._clock = clock
         self._meta = Meta()
@@ -366,11 +373,16 @@ class ChunkBuilder:
         )
         out.append(self._chunk([choice]))
 
-    def _tool_id(self, candidate: int, slot: int, gemini_id: str | None) -> str:
+    def _tool_id(
+        self, candidate: int, slot: int, gemini_id: str | None, signature: str | None
+    ) -> str:
         key = (candidate, slot)
         tool_id = self._tool_ids.get(key)
         if tool_id is None:
-            tool_id = self._tool_ids[key] = gemini_id or f"call_{self._id_factory()}"
+            tool_id = gemini_id or f"call_{self._id_factory()}"
+            if self._signature_in_id and signature:
+                tool_id = f"{tool_id}{ID_MARK}{signature}"  # for clients that drop extra fields
+            self._tool_ids[key] = tool_id
         return tool_id
 
     # -- items ----------------------------------------------------------------------
@@ -591,7 +603,7 @@ class ChunkBuilder:
         self._calls.add(item.candidate)
         call = ChoiceDeltaToolCall(
             index=item.slot,
-            id=self._tool_id(item.candidate, item.slot, item.id),
+            id=self._tool_id(item.candidate, item.slot, item.id, item.signature),
             type="function",
             function=ChoiceDeltaToolCallFunction(name=item.name, arguments=""),
         )
@@ -610,7 +622,7 @@ class ChunkBuilder:
         else:
             call = ChoiceDeltaToolCall(
                 index=item.slot,
-                id=self._tool_id(item.candidate, item.slot, item.id),
+                id=self._tool_id(item.candidate, item.slot, item.id, item.signature),
                 type="function",
                 function=ChoiceDeltaToolCallFunction(name=item.name, arguments=arguments),
                 extra_content=extra,

@@ -137,7 +137,11 @@ class FinishBuffer:
                 # the first slot, once it has a name (an id'd call may come nameless first)
                 if self._announce and state.announced is None and item.slot == 0 and item.name:
                     state.announced = item.slot
-                    out.append(ToolCallHeader(item.candidate, item.slot, item.name, item.id))
+                    out.append(
+                        ToolCallHeader(
+                            item.candidate, item.slot, item.name, item.id, item.signature
+                        )
+                    )
             elif type(item) is Finish:
                 state = self._candidate(item.candidate)
                 state.finished = True

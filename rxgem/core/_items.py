@@ -164,6 +164,7 @@ class ToolCallHeader(msgspec.Struct, frozen=True, gc=False):
     slot: int
     name: str
     id: str | None
+    signature: str | None = None
 
 
 class ToolCall(msgspec.Struct, frozen=True, gc=False):

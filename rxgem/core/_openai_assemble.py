@@ -107,7 +107,6 @@ class ChunkAccumulator:
             "usage": self._usage,
         }
 
-
     def completion(self) -> ChatCompletion:
         """The whole ``chat.completion`` (what OpenAI answers a request without ``stream``).
 

@@ -24,7 +24,10 @@ import msgspec
 from ._errors import MalformedStreamError
 from ._gemini_models import Part
 
-__all__ = ["AudioStream", "part_entry", "render_code", "without_data"]
+__all__ = ["ID_MARK", "AudioStream", "part_entry", "render_code", "without_data"]
+
+ID_MARK = "__thought__"
+"""What separates a tool-call id from a thought signature carried in it."""
 
 _BACKTICKS = re.compile("`{3,}")
 _UNSPECIFIED = frozenset({"LANGUAGE_UNSPECIFIED", "OUTCOME_UNSPECIFIED", "OUTCOME_OK"})

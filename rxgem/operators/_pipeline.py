@@ -43,6 +43,7 @@ def pipeline_stages(**options: Unpack[PipelineOptions]) -> list[NamedOperator]:
             include_usage=s.include_usage,
             reasoning_field=s.reasoning_field,
             render_code=s.render_code,
+            signature_in_id=s.signature_in_id,
             id_factory=s.id_factory,
             clock=s.clock,
         ),
@@ -63,7 +64,8 @@ def gemini_to_openai(
 
     What ``decode_sse() → parse(api) → group_by_slot(slot_policy) → latest_args() →
     flush_on_finish(announce, allow_truncated) → to_openai(model, include_usage,
-    reasoning_field, render_code, id_factory, clock)`` do (:func:`pipeline_stages`), in one hop:
+    reasoning_field, render_code, signature_in_id, id_factory, clock)`` do
+    (:func:`pipeline_stages`), in one hop:
     each subscription runs a :class:`~rxgem.Converter`. See each operator for its
     options (:class:`~rxgem.PipelineOptions`).
 

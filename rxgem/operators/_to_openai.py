@@ -16,6 +16,7 @@ def to_openai(
     include_usage: bool = True,
     reasoning_field: ReasoningField = "reasoning_content",
     render_code: bool = True,
+    signature_in_id: bool = False,
     id_factory: Callable[[], str] = random_id,
     clock: Callable[[], float] = time.time,
 ) -> Callable[[Observable[Batch]], Observable[ChatCompletionChunk]]:
@@ -38,6 +39,7 @@ def to_openai(
             ``None`` to drop thought text.
         render_code: also show code execution as fenced Markdown blocks in the
             content (its parts are in ``extra_content.google.parts`` either way).
+        signature_in_id: also put each call's thought signature in its id.
         id_factory: returns the random part of minted ids.
         clock: returns the time in seconds used for ``created``.
 
@@ -51,6 +53,7 @@ def to_openai(
             include_usage=include_usage,
             reasoning_field=reasoning_field,
             render_code=render_code,
+            signature_in_id=signature_in_id,
             id_factory=id_factory,
             clock=clock,
         )

@@ -19,13 +19,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core._openai_parts import ID_MARK
+
 __all__ = ["ID_MARK", "PLACEHOLDER", "call_signature", "message_signature", "split_id"]
 
 PLACEHOLDER = "skip_thought_signature_validator"
 """The literal string Google accepts in place of a lost signature (base64 of it is refused)."""
-
-ID_MARK = "__thought__"
-"""What separates a tool-call id from a signature embedded in it."""
 
 
 def _google(holder: Any, vendor: str = "google") -> str | None:

@@ -145,3 +145,33 @@ def test_gemini_3_gets_ids_and_a_placeholder_only_where_a_step_lost_its_signatur
         assert not [w for w in caught if issubclass(w.category, SignatureWarning)]
     # the other calls keep exactly what they came with: no placeholder stamped on them
     assert [p.get("thoughtSignature") for p in sent[1:]] == signatures[1:]
+
+
+def test_signatures_carried_in_ids_come_back_for_clients_that_drop_extra_fields() -> None:
+    chunks = list(
+        rxgem.Converter(id_factory=counter_ids(), signature_in_id=True).iterate(
+            [samples.read("gemini3_ids.sse")]
+        )
+    )
+    message = _dump(sdk_accumulate(chunks).choices[0].message)
+    for call in message["tool_calls"]:
+        call.pop("extra_content", None)  # what LangChain's ChatOpenAI keeps: no extra fields
+    message.pop("extra_content", None)
+    want = expected_for("gemini3_ids.sse")["choices"][0]["tool_calls"]
+    assert [c["id"].partition("__thought__")[0] for c in message["tool_calls"]] == [
+        w["id"] for w in want
+    ]
+    history = [
+        {"role": "user", "content": "Go."},
+        message,
+        *(
+            {"role": "tool", "tool_call_id": c["id"], "content": "ok"}
+            for c in message["tool_calls"]
+        ),
+    ]
+    request = to_gemini_request({"model": "gemini-3-pro-preview", "messages": history})
+    sent = [p for p in request["contents"][1]["parts"] if "functionCall" in p]
+    assert [p["functionCall"]["id"] for p in sent] == [w["id"] for w in want]
+    assert [p.get("thoughtSignature") for p in sent] == [w["thought_signature"] for w in want]
+    results = request["contents"][2]["parts"]
+    assert [p["functionResponse"]["id"] for p in results] == [w["id"] for w in want]
