@@ -412,8 +412,10 @@ class ChunkBuilder:
                     else:  # ContentMap.add inlined for the most common case
                         content.length += len(text)
                         content.last = text
-                        if content.ascii and not text.isascii():
-                            content.ascii = False
+                        pending = content.pending
+                        pending.append(text)
+                        if len(pending) >= 64:
+                            content.nbytes()
                     delta = ChoiceDelta(content=text)
                 choice = ChunkChoice(index=item.candidate, delta=delta, finish_reason=None)
                 # an open choice means a chunk was made: id, created and model are set

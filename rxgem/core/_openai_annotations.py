@@ -12,12 +12,13 @@ candidate's content (``partIndex``, absent = 0, counting consecutive text parts 
 one, as Gemini aggregates a stream); a citation source's ``startIndex``/``endIndex``
 are byte offsets in the candidate's text. OpenAI's ``start_index``/``end_index``
 are characters (code points) of the choice's ``content``. :class:`ContentMap`
-follows a choice's content to convert them: it keeps the content's text from the
-first sign of grounding or citations on that choice (Gemini sends
-``groundingMetadata: {}`` from the first event of a grounded answer); before that
-it keeps only the length and whether the text is ASCII, so a stream without
-grounding costs no memory per event. A segment's ``text`` checks the result and,
-when it does not match, is looked up in the content instead. A range that cannot
+follows a choice's content to convert them: it counts the content's characters
+and UTF-8 bytes, and keeps its text from the first sign of grounding or citations
+on that choice (Gemini sends ``groundingMetadata: {}`` from the first event of a
+grounded answer), so a stream without grounding costs no memory per event. A range
+in text that came before that sign can be placed only if that text is ASCII. A
+segment's ``text`` checks the result and, when it does not match, is looked up in
+the content instead. A range that cannot
 be placed gives no annotation (the metadata still carries it).
 """
 
@@ -63,15 +64,18 @@ class MetadataMerger:
 
 
 class ContentMap:
-    """Where a choice's content came from: its length, its parts, and (once asked) its text."""
+    """Where a choice's content came from: its length in characters and in UTF-8 bytes,
+    its parts, and (once asked) its text."""
 
     __slots__ = (
-        "ascii",
+        "_bytes",
+        "_encoded",
         "count",
         "kind",
         "last",
         "length",
         "parts",
+        "pending",
         "recorded",
         "recorded_from",
         "start",
@@ -79,31 +83,41 @@ class ContentMap:
 
     def __init__(self) -> None:
         self.length = 0  # characters of content so far
-        self.ascii = True  # all of it ASCII (byte offsets are character offsets)
+        self._bytes = 0  # UTF-8 bytes of the content but `pending`
+        self.pending: list[str] = []  # pieces whose bytes are not counted yet (a few at most)
         self.last = "\n"  # the last piece of content ("\n" while there is none)
         self.count = 0  # parts so far (aggregated as Gemini does)
         self.kind = 0  # the current part's kind
-        self.start = 0  # where the current part's content starts
+        self.start = (0, 0)  # where the current part starts: (characters, bytes)
         self.recorded: list[str] | None = None
-        self.recorded_from = 0
-        self.parts: list[tuple[int, int]] = []  # (kind, start) of parts from recording on
+        self.recorded_from = (0, 0)  # where the recorded text starts: (characters, bytes)
+        self.parts: list[tuple[int, int, int]] = []  # (kind, characters, bytes) from recording on
+        self._encoded: tuple[int, str, bytes] | None = None
 
     def add(self, text: str, kind: int) -> None:
         """Content (or a thought, or a non-text part) was sent."""
         if kind != self.kind or kind == OTHER:
             self.kind = kind
-            self.start = self.length
+            self.start = (self.length, self.nbytes())
             self.count += 1
             if self.recorded is not None:
-                self.parts.append((kind, self.length))
+                self.parts.append((kind, *self.start))
         if kind == THOUGHT or not text:
             return
         self.length += len(text)
         self.last = text
-        if self.ascii and not text.isascii():
-            self.ascii = False
+        self.pending.append(text)
+        if len(self.pending) >= 64:
+            self.nbytes()
         if self.recorded is not None:
             self.recorded.append(text)
+
+    def nbytes(self) -> int:
+        """The UTF-8 bytes of the content so far (counted a batch of pieces at a time)."""
+        if self.pending:
+            self._bytes += len("".join(self.pending).encode())
+            self.pending.clear()
+        return self._bytes
 
     @property
     def newline(self) -> bool:
@@ -114,17 +128,27 @@ class ContentMap:
         """Keep the text from now on (grounding or citations showed up)."""
         if self.recorded is None:
             self.recorded = []
-            self.recorded_from = self.length
+            self.recorded_from = (self.length, self.nbytes())
             if self.count:  # the current part, so that partIndex can reach it
-                self.parts.append((self.kind, self.start))
+                self.parts.append((self.kind, *self.start))
 
-    def _part_start(self, part_index: int) -> int:
-        """Where part ``part_index`` starts in the content (0 when it cannot be placed)."""
+    def _part_start(self, part_index: int) -> tuple[int, int]:
+        """Where part ``part_index`` starts: (characters, bytes); (0, 0) if unknown."""
         first = self.count - len(self.parts)  # the index of parts[0]
         if 0 <= part_index - first < len(self.parts):
-            kind, start = self.parts[part_index - first]
-            return start if kind != THOUGHT else 0
-        return 0
+            kind, chars, nbytes = self.parts[part_index - first]
+            return (chars, nbytes) if kind != THOUGHT else (0, 0)
+        return (0, 0)
+
+    def _recorded(self) -> tuple[str, bytes] | None:
+        """The recorded text and its UTF-8 (encoded once for all lookups)."""
+        if self.recorded is None:
+            return None
+        if self._encoded is None or self._encoded[0] != len(self.recorded):
+            text = "".join(self.recorded)
+            self.recorded[:] = [text] if text else []
+            self._encoded = (len(self.recorded), text, text.encode())
+        return self._encoded[1], self._encoded[2]
 
     def char_range(
         self, part_index: int | None, start: Any, end: Any, text: Any = None
@@ -133,26 +157,27 @@ class ContentMap:
         whole text when ``None``) as character offsets of the content, or ``None``."""
         if not (type(start) is int and type(end) is int and 0 <= start <= end):
             return None
-        base = self._part_start(part_index) if part_index is not None else 0
+        base = self._part_start(part_index)[1] if part_index is not None else 0
+        first, last = base + start, base + end  # bytes of the whole content
         span: tuple[int, int] | None = None
-        recorded = None
-        if self.recorded is not None:
-            if len(self.recorded) > 1:
-                self.recorded[:] = ["".join(self.recorded)]  # joined once for all lookups
-            recorded = self.recorded[0] if self.recorded else ""
-        if recorded is not None and base >= self.recorded_from:
-            encoded = recorded[base - self.recorded_from :].encode()
-            if end <= len(encoded):
-                first = len(encoded[:start].decode("utf-8", "ignore"))
-                span = (base + first, base + len(encoded[:end].decode("utf-8", "ignore")))
-        elif self.ascii and base + end <= self.length:
-            span = (base + start, base + end)
+        recorded = self._recorded()
+        from_chars, from_bytes = self.recorded_from
+        if recorded is not None and first >= from_bytes:
+            encoded = recorded[1]
+            if last - from_bytes <= len(encoded):
+                head = len(encoded[: first - from_bytes].decode("utf-8", "ignore"))
+                tail = len(encoded[: last - from_bytes].decode("utf-8", "ignore"))
+                span = (from_chars + head, from_chars + tail)
+        elif recorded is None and self.nbytes() == self.length and last <= self.length:
+            span = (first, last)  # all ASCII: bytes are characters
+        elif recorded is not None and from_bytes == from_chars and last <= from_bytes:
+            span = (first, last)  # within an ASCII stretch before the recording
         if recorded is not None and type(text) is str and text:
-            offset = self.recorded_from
-            if span is None or recorded[span[0] - offset : span[1] - offset] != text:
-                found = recorded.find(text)
+            kept = recorded[0]
+            if span is None or kept[span[0] - from_chars : span[1] - from_chars] != text:
+                found = kept.find(text)
                 if found >= 0:
-                    span = (offset + found, offset + found + len(text))
+                    span = (from_chars + found, from_chars + found + len(text))
         return span
 
 

@@ -563,3 +563,41 @@ def test_a_candidate_with_only_an_image_and_no_finish_is_truncated_after_the_ima
     assert chunks[-1].choices[0].delta.images
     with pytest.raises(rxgem.TruncatedStreamError):
         converter.close()
+
+
+def test_a_citation_after_non_ascii_text_that_came_before_any_metadata_is_placed() -> None:
+    source = {"startIndex": 3, "endIndex": 9, "uri": "https://example.com/"}  # "quoted"
+    chunks = convert(
+        sse(
+            candidate({"text": "é "}),
+            candidate({"text": "quoted"}, citationMetadata={"citationSources": [source]}),
+            candidate({"text": ""}, finishReason="STOP"),
+        )
+    )
+    spans = [
+        (a.url_citation.start_index, a.url_citation.end_index) for a in message(chunks).annotations
+    ]
+    assert spans == [(2, 8)]
+
+
+def test_grounding_only_at_the_end_after_unkept_non_ascii_text_is_carried_but_not_placed() -> None:
+    metadata = {
+        "groundingChunks": [{"web": {"uri": "https://x.example", "title": "x"}}],
+        "groundingSupports": [
+            {
+                "segment": {"startIndex": 8, "endIndex": 12, "text": "Ünïc"},
+                "groundingChunkIndices": [0],
+            }
+        ],
+    }
+    chunks = convert(
+        sse(
+            candidate({"text": "Ünïcödé "}),
+            candidate({"text": "and "}),
+            candidate({"text": ""}, groundingMetadata=metadata, finishReason="STOP"),
+        )
+    )
+    # the text before the metadata was not kept and is not ASCII: no annotation, but the
+    # metadata is all there
+    assert message(chunks).annotations is None
+    assert google(message(chunks))["grounding_metadata"] == metadata

@@ -24,10 +24,7 @@ NAMES = sample_names()
 
 # Samples whose expectation rxgem does not meet yet: known bugs, kept visible (strict, so that
 # a fix shows up as XPASS and the entry is removed).
-KNOWN_BUGS = {
-    "builtin_tools_gemini3.sse": "no annotation for a citation whose byte range is counted from"
-    " non-ASCII text sent before the first metadata of the stream",
-}
+KNOWN_BUGS: dict[str, str] = {}
 
 
 def _judged(names: list[str]) -> list[Any]:
