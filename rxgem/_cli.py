@@ -89,6 +89,8 @@ def _convert(args: argparse.Namespace) -> int:
                 slot_policy=args.slot_policy,
                 allow_truncated=args.allow_truncated,
                 api=args.api,
+                render_code=not args.no_render_code,
+                signature_in_id=args.signature_in_id,
             ),
             sse_encode(),
         ).subscribe(write, on_error)
@@ -135,8 +137,8 @@ def _part_line(entry: dict[str, Any]) -> str:
         what = str(value.get("mimeType") or value.get("fileUri") or "")
         if "image_index" in entry:
             what += f" -> images[{entry['image_index']}]"
-        if entry.get("audio"):
-            what += " -> audio"
+        if "audio_bytes" in entry:
+            what += f" -> audio, {_count(entry['audio_bytes'], 'byte')}"
     elif kind in ("toolCall", "toolResponse"):
         what = f"{value.get('toolType', '')} id={value.get('id')}"
     else:
@@ -167,7 +169,7 @@ def _rich(message: dict[str, Any], write: Callable[[str], None]) -> None:
     audio = message.get("audio")
     if audio:
         size = _decoded_size(str(audio.get("data", "")))
-        kinds = [e["part"]["inlineData"].get("mimeType") for e in entries if e.get("audio")]
+        kinds = [e["part"]["inlineData"].get("mimeType") for e in entries if "audio_bytes" in e]
         shown = _count(size, "byte") if size is not None else "not base64"
         write(f"      audio: {audio.get('id')}, {shown}" + (f" of {kinds[0]}" if kinds else ""))
     annotations = [a.get("url_citation") or {} for a in message.get("annotations") or ()]
@@ -391,6 +393,16 @@ def _parser() -> argparse.ArgumentParser:
         default="gemini",
         help="whose numbers enums sent as integers (enum-encoding=int) are read with"
         " (default: gemini)",
+    )
+    convert.add_argument(
+        "--no-render-code",
+        action="store_true",
+        help="keep code execution out of the content (it stays in extra_content.google.parts)",
+    )
+    convert.add_argument(
+        "--signature-in-id",
+        action="store_true",
+        help="also carry each call's thought signature in its id (<id>__thought__<signature>)",
     )
     convert.set_defaults(run=_convert)
 

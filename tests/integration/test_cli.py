@@ -609,6 +609,18 @@ def test_demo_notes_images_and_audio_by_size(cli: Run) -> None:
     size = len(base64.b64decode(audio))
     assert re.search(rf"audio: audio_\w+, {size} bytes of audio/L16;codec=pcm;rate=24000", out)
     assert audio[:200] not in out
+    events = [
+        json.loads(line[len(b"data: ") :])
+        for line in samples.read("audio_output").splitlines()
+        if line.startswith(b"data: ")
+    ]
+    pieces = [e["candidates"][0]["content"]["parts"][0]["inlineData"]["data"] for e in events]
+    for number, piece in enumerate(pieces):  # each part's own share of the clip
+        own = len(base64.b64decode(piece))
+        assert (
+            f"parts[{number}]: inlineData (audio/L16;codec=pcm;rate=24000 -> audio, {own} bytes)"
+            in out
+        )
 
 
 @pytest.mark.parametrize("name", ["int_enums_vertex", "model_armor_block"])
@@ -631,3 +643,29 @@ def test_version(cli: Run, script: bool) -> None:
     result = cli("--version", script=script)
     assert result.returncode == 0
     assert result.stdout.decode().strip() == f"rxgem {rxgem.__version__}"
+
+
+def test_no_render_code_and_signature_in_id(cli: Run) -> None:
+    data = samples.read("code_execution.sse")
+    shown = "".join(
+        c["choices"][0]["delta"].get("content") or ""
+        for c in chunks_of(cli("convert", "-", stdin=data).stdout)
+        if c["choices"]
+    )
+    plain = "".join(
+        c["choices"][0]["delta"].get("content") or ""
+        for c in chunks_of(cli("convert", "-", "--no-render-code", stdin=data).stdout)
+        if c["choices"]
+    )
+    assert "```" in shown
+    assert "```" not in plain
+    signed = samples.read("gemini3_ids.sse")
+    ids = [
+        call["id"]
+        for c in chunks_of(cli("convert", "-", "--signature-in-id", stdin=signed).stdout)
+        if c["choices"]
+        for call in c["choices"][0]["delta"].get("tool_calls") or []
+        if "id" in call
+    ]
+    assert ids
+    assert any("__thought__" in i for i in ids)
