@@ -300,9 +300,10 @@ def messages_to_contents(
             system.append({"text": text})
         elif role == "user":
             _flush(pending, contents)
-            contents.append(
-                {"role": "user", "parts": _user_parts(message.get("content"), f"{where}.content")}
-            )
+            parts = _user_parts(message.get("content"), f"{where}.content")
+            if not parts:
+                raise InvalidRequestError("a user message needs content", where=f"{where}.content")
+            contents.append({"role": "user", "parts": parts})
         elif role == "assistant":
             _flush(pending, contents)
             turn = i
@@ -321,6 +322,10 @@ def messages_to_contents(
                         "a tool call needs a function", where=f"{at}.function"
                     )
                 name = _string(function.get("name"), f"{at}.function.name")
+                if not name:
+                    raise InvalidRequestError(
+                        "a tool call needs a name", where=f"{at}.function.name"
+                    )
                 raw_id = call.get("id")
                 call_id = split_id(raw_id)[0] if type(raw_id) is str else None
                 body: JSONObject = {
@@ -360,6 +365,10 @@ def messages_to_contents(
         else:
             raise InvalidRequestError(f"unknown role {role!r}", where=f"{where}.role")
     _flush(pending, contents)
+    if not contents:
+        raise InvalidRequestError(
+            "Gemini needs a user or assistant message, not only system messages", where="messages"
+        )
     contents = _merge(contents)
     if current_turn_signatures:
         _placeholders(contents)

@@ -120,6 +120,7 @@ from ._gemini_builders import (
     thought,
     usage,
 )
+from ._gemini_validation import gemini_request_problems, invalid_argument
 from ._marbles import Marble, MarbleOutput, expect_marbles, run_marbles
 from ._openai_builders import CHUNK_ID, chunk, tool_delta, usage_chunk
 
@@ -159,6 +160,8 @@ __all__ = [
     "expect_marbles",
     "file",
     "finish",
+    "gemini_request_problems",
+    "invalid_argument",
     "media",
     "partial_args",
     "response",

@@ -6,7 +6,8 @@ client going away) is :mod:`._loopback_http`, and what to send is described by
 answer: the routing, one response per request, its framing, delays, pauses,
 keep-alive comments, drops and errors, and the counts tests wait on.
 ``Connection: close`` is sent only when the connection is about to be closed (the
-client asked for it, an HTTP/1.0 client, or a malformed request).
+client asked for it, an HTTP/1.0 client, or a malformed request). In strict mode, a
+request Gemini would refuse (:mod:`._gemini_validation`) gets Google's 400 instead.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from .. import samples
 from ._fake_response import FakeResponse
+from ._gemini_validation import gemini_request_problems, invalid_argument
 from ._http_wire import LAST_CHUNK, Request, chunk, chunk_head, response_head
 from ._loopback_http import ClientGone, Connection, LoopbackServer, ServerClosing
 
@@ -99,9 +101,27 @@ class FakeGemini:
             With none, it serves the ``text`` sample capture.
         backlog: the listen queue (default 128); raise it when a test opens
             hundreds of connections at once, or some of them are refused.
+        strict: check each request body as Gemini does, with the rules of the model the
+            URL names (:func:`~rxgem.testing.gemini_request_problems`: thought signatures
+            of the current turn on Gemini 3, one function response per call, no call ids
+            on Gemini 2.x, schema keywords Gemini refuses, ...). A request Gemini would
+            refuse is recorded and answered with Google's 400 ``INVALID_ARGUMENT`` error
+            (its ``message`` worded like Google's), and uses up no response: the next
+            valid request gets the response it would have got.
+
+    Example (strict)::
+
+        with FakeGemini(samples.read("text"), strict=True) as fake:
+            url = f"{fake.base_url}/models/gemini-2.5-flash:streamGenerateContent"
+            refused = httpx.post(url, json={"contents": []})
+            assert refused.status_code == 400  # "contents is not specified", as Google says
+            hello = {"contents": [{"role": "user", "parts": [{"text": "Hi"}]}]}
+            assert httpx.post(url, json=hello).content == samples.read("text")
     """
 
-    def __init__(self, *responses: FakeResponse | bytes, backlog: int = 128) -> None:
+    def __init__(
+        self, *responses: FakeResponse | bytes, backlog: int = 128, strict: bool = False
+    ) -> None:
         items: list[FakeResponse] = []
         for response in responses:
             if isinstance(response, FakeResponse):
@@ -111,6 +131,7 @@ class FakeGemini:
             else:
                 raise TypeError(f"expected FakeResponse or bytes, not {type(response).__name__}")
         self._responses = tuple(items) or (FakeResponse(body=samples.read("text")),)
+        self._strict = bool(strict)
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
         self._requests: list[ReceivedRequest] = []
@@ -143,6 +164,11 @@ class FakeGemini:
         """A copy of the requests received so far, in arrival order."""
         with self._lock:
             return list(self._requests)
+
+    @property
+    def strict(self) -> bool:
+        """Whether requests Gemini would refuse get Google's 400 (see the ``strict`` argument)."""
+        return self._strict
 
     @property
     def disconnects(self) -> int:
@@ -232,10 +258,16 @@ class FakeGemini:
             headers=dict(request.headers),
             body=request.body,
         )
-        response = self._record(
-            received, serve=request.method == "POST" and bool(_STREAM_PATH.fullmatch(path))
-        )
-        if response is None:
+        route = _STREAM_PATH.fullmatch(path) if request.method == "POST" else None
+        refusal = None
+        if route is not None and self._strict:
+            problems = gemini_request_problems(request.body, model=route.group(1))
+            if problems:
+                refusal = FakeResponse(status=400, error=invalid_argument(problems))
+        response = self._record(received, serve=route is not None and refusal is None)
+        if refusal is not None:
+            response = refusal
+        elif response is None:
             response = _google_error(
                 404,
                 f"FakeGemini serves only POST /v1beta/models/{{model}}:streamGenerateContent,"

@@ -11,7 +11,7 @@ import socket
 import textwrap
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,13 @@ from conftest import QUOTA_ERROR
 
 import rxgem.testing
 from rxgem import samples
-from rxgem.testing import FakeGemini, FakeResponse, ReceivedRequest
+from rxgem.testing import (
+    FakeGemini,
+    FakeResponse,
+    ReceivedRequest,
+    gemini_request_problems,
+    invalid_argument,
+)
 
 STREAM = "/models/gemini-2.5-flash:streamGenerateContent"
 REQUEST = {"contents": [{"role": "user", "parts": [{"text": "Hello"}]}]}
@@ -635,3 +641,452 @@ def test_a_listen_backlog_of_512_serves_after_300_connects_at_once() -> None:
         with httpx.Client(base_url=fake.base_url) as client:
             response = client.post("/models/m:streamGenerateContent", params={"alt": "sse"})
         assert response.status_code == 200
+
+
+# --------------------------------------------------------------------------- strict mode
+
+G3 = "gemini-3-pro-preview"
+G25 = "gemini-2.5-flash"
+SIGNATURE_MISSING = "Function call is missing a thought_signature in functionCall parts."
+RESPONSE_COUNT = (
+    "Please ensure that the number of function response parts is equal to the number of"
+    " function call parts of the function call turn."
+)
+PARAMS = "tools[0].function_declarations[0].parameters"
+RESPONSE_MATCH = (
+    "Please ensure that the function response parts answer the function call parts of the"
+    " function call turn"
+)
+
+
+def fn_call(name: str, call_id: str | None, sig: str | None = None) -> dict[str, Any]:
+    part: dict[str, Any] = {"functionCall": {"name": name, "args": {}}}
+    if call_id is not None:
+        part["functionCall"]["id"] = call_id
+    if sig is not None:
+        part["thoughtSignature"] = sig
+    return part
+
+
+def fn_response(name: str, call_id: str | None) -> dict[str, Any]:
+    part: dict[str, Any] = {"functionResponse": {"name": name, "response": {"ok": True}}}
+    if call_id is not None:
+        part["functionResponse"]["id"] = call_id
+    return part
+
+
+def conversation(model: str) -> dict[str, Any]:
+    """A valid request of one turn: a parallel step (two calls, signed on the first), a
+    sequential step (signed), their responses; call ids on Gemini 3 only."""
+
+    def i(call_id: str) -> str | None:
+        return call_id if model.startswith("gemini-3") else None
+
+    return {
+        "contents": [
+            {"role": "user", "parts": [{"text": "Weather in Paris and Tokyo, and the gap?"}]},
+            {
+                "role": "model",
+                "parts": [fn_call("weather", i("a"), "U0lHX0E="), fn_call("weather", i("b"))],
+            },
+            {
+                "role": "user",
+                "parts": [fn_response("weather", i("a")), fn_response("weather", i("b"))],
+            },
+            {
+                "role": "model",
+                "parts": [{"text": "Now the gap."}, fn_call("gap", i("c"), "U0lHX0M=")],
+            },
+            {"role": "user", "parts": [fn_response("gap", i("c"))]},
+        ],
+        "tools": [
+            {
+                "functionDeclarations": [
+                    {
+                        "name": "weather",
+                        "parameters": {
+                            "type": "OBJECT",
+                            "properties": {
+                                "city": {"type": "string", "description": "A city"},
+                                "days": {"type": "ARRAY", "items": {"type": "INTEGER"}},
+                                "unit": {"type": "STRING", "enum": ["C", "F"], "nullable": True},
+                            },
+                            "required": ["city"],
+                        },
+                    },
+                    {
+                        "name": "gap",
+                        "parametersJsonSchema": {
+                            "type": "object",
+                            "properties": {"a": {"type": ["number", "null"]}},
+                            "additionalProperties": False,
+                        },
+                    },
+                ]
+            }
+        ],
+    }
+
+
+def _parts(body: dict[str, Any], index: int) -> list[dict[str, Any]]:
+    parts: list[dict[str, Any]] = body["contents"][index]["parts"]
+    return parts
+
+
+def _weather(body: dict[str, Any]) -> dict[str, Any]:
+    declaration: dict[str, Any] = body["tools"][0]["functionDeclarations"][0]
+    return declaration
+
+
+def _lose_step_signature(body: dict[str, Any]) -> None:
+    del _parts(body, 3)[1]["thoughtSignature"]
+
+
+def _sign_second_call_only(body: dict[str, Any]) -> None:
+    first, second = _parts(body, 1)
+    second["thoughtSignature"] = first.pop("thoughtSignature")
+
+
+def _drop_a_response(body: dict[str, Any]) -> None:
+    del _parts(body, 2)[1]
+
+
+def _swap_responses(body: dict[str, Any]) -> None:
+    _parts(body, 2).reverse()
+
+
+def _rename_response(body: dict[str, Any]) -> None:
+    _parts(body, 4)[0]["functionResponse"]["name"] = "weather"
+
+
+def _empty_response_name(body: dict[str, Any]) -> None:
+    _parts(body, 4)[0]["functionResponse"]["name"] = ""
+
+
+def _stray_responses(body: dict[str, Any]) -> None:
+    body["contents"].insert(1, {"role": "user", "parts": [fn_response("weather", None)]})
+
+
+def _leave_calls_unanswered(body: dict[str, Any]) -> None:
+    del body["contents"][4]
+
+
+def _no_contents(body: dict[str, Any]) -> None:
+    body["contents"] = []
+
+
+def _empty_parts(body: dict[str, Any]) -> None:
+    body["contents"].append({"role": "user", "parts": []})
+
+
+def _assistant_role(body: dict[str, Any]) -> None:
+    body["contents"][1]["role"] = "assistant"
+
+
+def _model_first(body: dict[str, Any]) -> None:
+    del body["contents"][0]
+
+
+def _ids_on_gemini_2(body: dict[str, Any]) -> None:
+    _parts(body, 1)[0]["functionCall"]["id"] = "a"
+    _parts(body, 2)[0]["functionResponse"]["id"] = "a"
+
+
+def _additional_properties(body: dict[str, Any]) -> None:
+    _weather(body)["parameters"]["additionalProperties"] = False
+
+
+def _ref_and_defs(body: dict[str, Any]) -> None:
+    parameters = _weather(body)["parameters"]
+    parameters["$defs"] = {"City": {"type": "STRING"}}
+    parameters["properties"]["city"] = {"$ref": "#/$defs/City"}
+
+
+def _const(body: dict[str, Any]) -> None:
+    _weather(body)["parameters"]["properties"]["unit"]["const"] = "C"
+
+
+def _type_array(body: dict[str, Any]) -> None:
+    _weather(body)["parameters"]["properties"]["days"]["items"]["type"] = ["INTEGER", "NULL"]
+
+
+def _required_absent(body: dict[str, Any]) -> None:
+    _weather(body)["parameters"]["required"].append("country")
+
+
+def _array_without_items(body: dict[str, Any]) -> None:
+    del _weather(body)["parameters"]["properties"]["days"]["items"]
+
+
+def _both_schemas(body: dict[str, Any]) -> None:
+    _weather(body)["parametersJsonSchema"] = {"type": "object"}
+
+
+STRICT_CASES = [
+    # (a) Gemini 3: every step of the current turn signed on its first call
+    (G3, _lose_step_signature, f"{SIGNATURE_MISSING} This is required"),
+    (G3, _lose_step_signature, "Additional data, function call `default_api:gap` , position 4."),
+    (G3, _sign_second_call_only, "function call `default_api:weather` , position 2."),
+    # (b) one response per call, names (and ids) in order
+    (G3, _drop_a_response, RESPONSE_COUNT),
+    (G25, _leave_calls_unanswered, RESPONSE_COUNT),
+    (G3, _swap_responses, "answers function call `weather (id a)`"),
+    (G25, _rename_response, f"{RESPONSE_MATCH}, in order. Additional data, function response"),
+    (
+        G25,
+        _empty_response_name,
+        "contents[4].parts[0].function_response.name: Name cannot be empty",
+    ),
+    (G25, _stray_responses, "function response turn comes immediately after a function call turn"),
+    # (c) the contents' shape
+    (G25, _no_contents, "* GenerateContentRequest.contents: contents is not specified\n"),
+    (G3, _empty_parts, "* GenerateContentRequest.contents[5].parts: contents.parts must not be"),
+    (G25, _assistant_role, "Please use a valid role: user, model."),
+    (G25, _model_first, "function call turn comes immediately after a user turn"),
+    # (d) no call ids on Gemini 2.x
+    (
+        G25,
+        _ids_on_gemini_2,
+        "Invalid JSON payload received. Unknown name \"id\" at 'contents[1].parts[0].function_call'"
+        ': Cannot find field.\nInvalid JSON payload received. Unknown name "id" at'
+        " 'contents[2].parts[0].function_response': Cannot find field.",
+    ),
+    # (e) tool schemas in Gemini's OpenAPI subset
+    (
+        G25,
+        _additional_properties,
+        f"Unknown name \"additionalProperties\" at '{PARAMS}': Cannot find field.",
+    ),
+    (
+        G3,
+        _ref_and_defs,
+        f"Unknown name \"$ref\" at '{PARAMS}.properties[0].value'",
+    ),
+    (G3, _ref_and_defs, f"Unknown name \"$defs\" at '{PARAMS}'"),
+    (
+        G25,
+        _const,
+        f"Unknown name \"const\" at '{PARAMS}.properties[2].value'",
+    ),
+    (
+        G25,
+        _type_array,
+        f"Unknown name \"type\" at '{PARAMS}.properties[1].value.items'"
+        ": Proto field is not repeating, cannot start list.",
+    ),
+    (
+        G3,
+        _required_absent,
+        f"* GenerateContentRequest.{PARAMS}.required[1]: property is not defined\n",
+    ),
+    (
+        G25,
+        _array_without_items,
+        f"* GenerateContentRequest.{PARAMS}.properties[days].items: missing field.\n",
+    ),
+    (
+        G3,
+        _both_schemas,
+        "tools[0].function_declarations[0].parameters_json_schema: parameters_json",
+    ),
+]
+STRICT_IDS = [f"{model}-{mutate.__name__.strip('_')}" for model, mutate, _ in STRICT_CASES]
+
+
+def refused(model: str, mutate: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    body = conversation(model)
+    mutate(body)
+    return body
+
+
+@pytest.mark.parametrize("model", [G3, G25, "gemini-flash-latest"])
+def test_the_valid_conversation_has_no_problems(model: str) -> None:
+    assert gemini_request_problems(conversation(model), model=model) == []
+    assert gemini_request_problems(json.dumps(conversation(model)).encode(), model=model) == []
+
+
+@pytest.mark.parametrize(("model", "mutate", "message"), STRICT_CASES, ids=STRICT_IDS)
+def test_each_rule_names_its_problem(
+    model: str, mutate: Callable[[dict[str, Any]], None], message: str
+) -> None:
+    problems = gemini_request_problems(refused(model, mutate), model=model)
+    assert problems
+    assert message in invalid_argument(problems)["message"]
+
+
+def test_the_current_turn_alone_needs_signatures_and_the_placeholder_passes() -> None:
+    body = conversation(G3)
+    body["contents"] += [
+        {"role": "model", "parts": [{"text": "Paris is 6 degrees colder."}]},
+        {"role": "user", "parts": [{"text": "Thanks"}]},
+    ]
+    for part in (*_parts(body, 1), *_parts(body, 3)):
+        part.pop("thoughtSignature", None)  # an earlier turn: Gemini 3 does not check it
+    assert gemini_request_problems(body, model=G3) == []
+    body["contents"] += [{"role": "model", "parts": [fn_call("weather", "d")]}]
+    body["contents"] += [{"role": "user", "parts": [fn_response("weather", "d")]}]
+    (problem,) = gemini_request_problems(body, model=G3)
+    assert "`default_api:weather` , position 8." in problem
+    _parts(body, 7)[0]["thoughtSignature"] = "skip_thought_signature_validator"
+    assert gemini_request_problems(body, model=G3) == []
+
+
+def test_signatures_and_ids_are_rules_of_their_versions() -> None:
+    lost = refused(G3, _lose_step_signature)
+    assert gemini_request_problems(lost, model="gemini-3.1-flash-lite-preview")
+    assert gemini_request_problems(lost, model="models/gemini-3-flash-preview")
+    assert gemini_request_problems(lost, model="gemini-flash-latest") == []  # no version said
+    with_ids = conversation(G3)
+    assert gemini_request_problems(with_ids, model=G3) == []
+    assert gemini_request_problems(with_ids, model="gemini-2.0-flash")
+    assert gemini_request_problems(with_ids, model="gemini-flash-latest") == []
+
+
+def test_a_response_id_must_match_its_call() -> None:
+    body = conversation(G3)
+    _parts(body, 4)[0]["functionResponse"]["id"] = "other"
+    (problem,) = gemini_request_problems(body, model=G3)
+    assert "function response `gap (id other)` , position 5, part 0" in problem
+
+
+def test_the_first_stage_that_fails_is_the_one_reported() -> None:
+    body = refused(G3, _lose_step_signature)  # a conversation problem,
+    _empty_parts(body)  # a field problem,
+    _additional_properties(body)  # a parse problem: Google stops at the first stage
+    (parse,) = gemini_request_problems(body, model=G3)
+    assert parse.startswith('Invalid JSON payload received. Unknown name "additionalProperties"')
+    del _weather(body)["parameters"]["additionalProperties"]
+    (field,) = gemini_request_problems(body, model=G3)
+    assert field.startswith("* GenerateContentRequest.contents[5].parts:")
+    body["contents"].pop()
+    (conversation_problem,) = gemini_request_problems(body, model=G3)
+    assert conversation_problem.startswith(SIGNATURE_MISSING)
+
+
+def test_google_error_bodies() -> None:
+    fields = invalid_argument(["* GenerateContentRequest.a: x", "* GenerateContentRequest.b: y"])
+    assert fields == {
+        "code": 400,
+        "message": "* GenerateContentRequest.a: x\n* GenerateContentRequest.b: y\n",
+        "status": "INVALID_ARGUMENT",
+    }
+    assert invalid_argument(["Invalid value a", "Invalid value b"])["message"] == (
+        "Invalid value a\nInvalid value b"
+    )
+    assert (
+        invalid_argument([RESPONSE_COUNT, "Please use a valid role: user, model."])["message"]
+        == RESPONSE_COUNT
+    )
+    with pytest.raises(ValueError, match="no problems"):
+        invalid_argument([])
+
+
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        (b"{not json", "Invalid JSON payload received. Unexpected token."),
+        ([], "Invalid JSON payload received. Expected an object, got []."),
+        (
+            {
+                "contents": [{"role": "user", "parts": [{"text": "Hi"}]}],
+                "generationConfig": {"responseSchema": {"type": "object", "oneOf": []}},
+            },
+            "Unknown name \"oneOf\" at 'generation_config.response_schema'",
+        ),
+        (
+            {
+                "contents": [{"role": "user", "parts": [{"text": "Hi"}]}],
+                "tools": [{"functionDeclarations": [{"name": "9lives"}]}],
+            },
+            "function_declarations[0].name: [FIELD_INVALID] Invalid function name.",
+        ),
+        (
+            {
+                "contents": [{"role": "user", "parts": [{"text": "Hi"}]}],
+                "tools": [
+                    {
+                        "functionDeclarations": [
+                            {
+                                "name": "f",
+                                "parameters": {
+                                    "type": "OBJECT",
+                                    "properties": {
+                                        "n": {"type": "null"},
+                                        "x": {"type": "tuple", "enum": [1]},
+                                    },
+                                },
+                            }
+                        ]
+                    }
+                ],
+            },
+            f"Invalid value at '{PARAMS}.properties[1].value.type'",
+        ),
+    ],
+    ids=["not-json", "not-an-object", "response-schema", "function-name", "type-enum"],
+)
+def test_other_refusals(body: Any, problem: str) -> None:
+    problems = gemini_request_problems(body, model=G25)
+    assert any(problem in p for p in problems), problems
+
+
+def _post(client: httpx.Client, fake: FakeGemini, model: str, body: Any) -> httpx.Response:
+    url = f"{fake.base_url}/models/{model}:streamGenerateContent"
+    return client.post(url, params={"alt": "sse"}, json=body)
+
+
+@pytest.mark.parametrize(("model", "mutate", "message"), STRICT_CASES, ids=STRICT_IDS)
+def test_strict_fake_refuses_each_bad_request_like_google_and_serves_the_good_one(
+    client: httpx.Client, model: str, mutate: Callable[[dict[str, Any]], None], message: str
+) -> None:
+    bad = refused(model, mutate)
+    with FakeGemini(TEXT, strict=True) as fake:
+        refusal = _post(client, fake, model, bad)
+        answer = _post(client, fake, model, conversation(model))
+        assert fake.completed == 2
+        log = fake.requests
+    assert refusal.status_code == 400
+    assert refusal.headers["content-type"] == "application/json; charset=UTF-8"
+    error = refusal.json()["error"]
+    assert (error["code"], error["status"]) == (400, "INVALID_ARGUMENT")
+    assert message in error["message"]
+    assert answer.status_code == 200
+    assert answer.content == TEXT
+    assert [r.json for r in log] == [bad, conversation(model)]  # both recorded
+
+
+def test_a_refusal_uses_up_no_response(client: httpx.Client) -> None:
+    first, second = samples.read("text"), samples.read("thinking_tools")
+    bad = refused(G3, _lose_step_signature)
+    with FakeGemini(first, second, strict=True) as fake:
+        assert fake.strict
+        replies = [_post(client, fake, G3, body) for body in (bad, conversation(G3), bad)]
+        replies.append(_post(client, fake, G3, conversation(G3)))
+        assert len(fake.requests) == 4
+    assert [r.status_code for r in replies] == [400, 200, 400, 200]
+    assert [replies[1].content, replies[3].content] == [first, second]
+
+
+def test_without_strict_anything_is_served(client: httpx.Client) -> None:
+    with FakeGemini(TEXT) as fake:
+        assert not fake.strict
+        assert _post(client, fake, G3, refused(G3, _lose_step_signature)).content == TEXT
+        reply = client.post(f"{fake.base_url}{STREAM}", content=b"{not json")
+        assert reply.content == TEXT
+
+
+def test_strict_fake_refuses_a_body_that_is_not_json(client: httpx.Client) -> None:
+    with FakeGemini(TEXT, strict=True) as fake:
+        reply = client.post(f"{fake.base_url}{STREAM}", content=b"{not json")
+        other = client.get(f"{fake.base_url}/models")  # other routes: the usual 404
+    assert reply.status_code == 400
+    assert reply.json()["error"]["message"] == "Invalid JSON payload received. Unexpected token."
+    assert other.status_code == 404
+
+
+def test_strict_docstring_example_runs() -> None:
+    doc = FakeGemini.__doc__
+    assert doc is not None
+    example = textwrap.dedent(doc.split("Example (strict)::\n", 1)[1])
+    namespace: dict[str, Any] = {"FakeGemini": FakeGemini, "samples": samples, "httpx": httpx}
+    exec(compile(example, "FakeGemini strict example", "exec"), namespace)

@@ -498,6 +498,7 @@ def test_the_testing_api_is_exactly_this() -> None:
         *("event", "event_json", "expect_marbles", "finish", "partial_args", "response"),
         *("run_marbles", "text", "thought", "tool_delta", "usage", "usage_chunk"),
         *("code", "code_result", "media", "file", "candidate_fields"),
+        *("gemini_request_problems", "invalid_argument"),
     }
     for name in rxgem.testing.__all__:
         value = getattr(rxgem.testing, name)

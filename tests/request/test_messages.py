@@ -299,6 +299,17 @@ def test_arguments_as_an_empty_string_are_no_arguments() -> None:
             "base64",
         ),
         ([], "messages", "non-empty"),
+        ([{"role": "user", "content": []}], "messages[0].content", "needs content"),
+        ([{"role": "system", "content": "Be brief."}], "messages", "not only system"),
+        (
+            [
+                {"role": "user", "content": "x"},
+                {"role": "assistant", "tool_calls": [call("c", "")]},
+                {"role": "tool", "tool_call_id": "c", "content": "r"},
+            ],
+            "messages[1].tool_calls[0].function.name",
+            "needs a name",
+        ),
     ],
 )
 def test_a_bad_message_is_one_error_naming_where(
