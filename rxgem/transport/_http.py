@@ -74,6 +74,15 @@ def stream_url(base_url: str | None, model: str) -> str:
     return f"{base}/models/{name}:streamGenerateContent?alt=sse"
 
 
+def _check_secret(secret: str, what: str) -> None:
+    """Refuse a credential a header cannot carry, without quoting it (httpx's error would)."""
+    if not secret.isascii() or not secret.isprintable() or any(c.isspace() for c in secret):
+        raise MissingCredentialsError(
+            f"{what} has whitespace, control or non-ASCII characters (not shown); check for"
+            " a stray newline or quote"
+        )
+
+
 def resolve_headers(
     api_key: str | None,
     access_token: str | None,
@@ -89,6 +98,7 @@ def resolve_headers(
     env = os.environ if environ is None else environ
     out = {"content-type": "application/json", "accept": "text/event-stream"}
     if access_token:
+        _check_secret(access_token, "the access token")
         out["authorization"] = f"Bearer {access_token}"
     else:
         key = api_key or next((env[name] for name in _ENV_KEYS if env.get(name)), None)
@@ -97,6 +107,7 @@ def resolve_headers(
                 "no Gemini API key: pass api_key=..., or set GEMINI_API_KEY or GOOGLE_API_KEY"
                 " (for Vertex AI, pass access_token=...)"
             )
+        _check_secret(key, "the API key")
         out["x-goog-api-key"] = key
     out.update({k.lower(): v for k, v in (headers or {}).items()})
     return out

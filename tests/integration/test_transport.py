@@ -616,3 +616,14 @@ def test_async_faults(response: FakeResponse, error_type: type[Exception], deliv
     assert len(chunks) >= delivered
     if delivered:
         assert rxgem.assemble(chunks)["choices"][0]["message"]["content"]
+
+
+@pytest.mark.parametrize("key", ["AIzaSECRET-key\n", "AIza SECRET", "AIzaSÉCRET"])
+def test_a_key_a_header_cannot_carry_is_refused_without_quoting_it(key: str) -> None:
+    request = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    with pytest.raises(rxgem.MissingCredentialsError) as caught:
+        rxgem.stream_chat(
+            request, model="gemini-2.5-flash", api_key=key, base_url="http://127.0.0.1:9"
+        )
+    assert "SECRET" not in str(caught.value)
+    assert "SÉCRET" not in str(caught.value)
