@@ -688,6 +688,10 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("-v", "--verbose", action="store_true", help="with --all: every stage")
     demo.set_defaults(run=_demo)
 
+    from .server import add_serve_parser  # Starlette and uvicorn load only when it runs
+
+    add_serve_parser(commands)
+
     chat = commands.add_parser(
         "chat",
         help="talk to Gemini from the terminal, in OpenAI Chat Completions (needs a key)",

@@ -1,0 +1,90 @@
+"""``rxgem serve``: an OpenAI-compatible HTTP endpoint in front of Gemini.
+
+Install the extra (``pip install 'rxgem[server]'``: Starlette and uvicorn), then::
+
+    rxgem serve --client-token "$TOKEN"            # GEMINI_API_KEY from the environment
+
+    from openai import OpenAI
+    client = OpenAI(base_url="http://127.0.0.1:8000/v1", api_key=TOKEN)
+
+Or build the ASGI app yourself and run it with any ASGI server::
+
+    from rxgem.server import ServerSettings, create_app
+    app = create_app(ServerSettings(api_key=KEY, client_tokens=(TOKEN,)))
+
+Routes: ``POST /v1/chat/completions`` (streaming and not, through
+:func:`rxgem.chat_completions`), ``GET /v1/models`` and ``GET /v1/models/{id}``
+(Gemini's model list in OpenAI's shape), ``GET /healthz``.
+
+Several worker processes (``rxgem serve --workers N``, or ``uvicorn
+rxgem.server:app_from_env --factory --workers N``) each build their app with
+:func:`app_from_env`, from the environment variables of :func:`settings_from_env`
+(``RXGEM_UPSTREAM``, ``RXGEM_API_KEY``/``GEMINI_API_KEY``, ``RXGEM_CLIENT_TOKENS``,
+...); ``rxgem serve`` sets them from its arguments before it starts the workers.
+The server keeps no state between requests: run as many copies as you like behind a
+load balancer.
+
+The modules. Sans-IO (no sockets, no Starlette, no event loop):
+
+- ``_settings``: :class:`ServerSettings`, :func:`settings_from_env`.
+- ``_auth``: client tokens, pass-through keys.
+- ``_errors``: exceptions → OpenAI error bodies, statuses and retry headers.
+- ``_models``: Gemini's model list → OpenAI's.
+
+On top of them:
+
+- ``_flow``: backpressure from a slow client to the upstream read.
+- ``_stream``: one chat completion over ASGI (disconnects, keep-alives, framing).
+- ``_access``: the access log and the error boundary; ``_upstream``: the shared
+  ``httpx.AsyncClient``; ``_app``: the Starlette app; ``_main``: the command.
+
+Importing this package does not import Starlette or uvicorn; the names that need
+them load on first use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ._settings import ENV, AuthMode, ServerSettings, SettingsError, settings_from_env
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+    from ._app import create_app
+    from ._main import add_serve_parser, run_serve
+
+__all__ = [
+    "ENV",
+    "AuthMode",
+    "ServerSettings",
+    "SettingsError",
+    "add_serve_parser",
+    "app_from_env",
+    "create_app",
+    "run_serve",
+    "settings_from_env",
+]
+
+_LAZY = {"create_app": "._app", "add_serve_parser": "._main", "run_serve": "._main"}
+
+
+def app_from_env() -> Starlette:
+    """The app with :func:`settings_from_env` settings: the factory worker processes use.
+
+    ``uvicorn rxgem.server:app_from_env --factory`` (what ``rxgem serve --workers N``
+    runs in each worker, after exporting its settings).
+    """
+    from ._app import create_app
+
+    return create_app(settings_from_env())
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    globals()[name] = value
+    return value

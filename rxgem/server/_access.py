@@ -1,0 +1,158 @@
+"""The access log and the last-resort error boundary, as one ASGI middleware.
+
+One line per request on the ``rxgem.server`` logger, at INFO::
+
+    POST /v1/chat/completions 200 model=gemini-2.5-flash duration_ms=412 tokens=87 request_id=req_…
+
+(``error=<type>:<code>`` is added for an error reply, ``client_gone`` when the client
+left before the end, status 499 when it left before the response started.) No query
+string, no header, no prompt text: only the path, the model the client named and
+numbers; every value is scrubbed of the secrets the server knows and of control
+characters. The structured fields are also on the record, as ``record.access``.
+
+An exception that escapes a handler (a bug) is logged once, its traceback scrubbed of
+secrets, and answered with a bare OpenAI-style 500 if nothing was sent yet: the
+client never sees a traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets as _secrets
+import time
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ._errors import ErrorReply, internal_error, redact
+
+__all__ = ["RECORD_KEY", "AccessLog", "AccessRecord", "access_record", "clean"]
+
+RECORD_KEY: Final = "rxgem.server.access"
+"""The scope key of a request's :class:`AccessRecord`."""
+
+_LIMIT: Final = 200
+
+
+def clean(text: str, secrets: Sequence[str] = (), limit: int = _LIMIT) -> str:
+    """``text`` fit for a log line: secrets scrubbed, control characters replaced, cut short."""
+    text = redact(text, secrets)
+    text = "".join(c if c.isprintable() and c not in "\r\n" else "?" for c in text[: limit + 1])
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass
+class AccessRecord:
+    """What a handler tells the access log about its request."""
+
+    request_id: str
+    model: str | None = None
+    tokens: int | None = None
+    error: str | None = None
+    client_gone: bool = False
+    secrets: list[str] = field(default_factory=list, repr=False)
+    """Per-request secrets (a pass-through key) to scrub, besides the server's."""
+
+    def failed(self, reply: ErrorReply) -> None:
+        """Note the error reply sent."""
+        self.error = f"{reply.type}:{reply.code}" if reply.code else reply.type
+
+
+def access_record(scope: Scope) -> AccessRecord:
+    """The request's record (a throwaway one outside :class:`AccessLog`)."""
+    record = scope.get(RECORD_KEY)
+    if isinstance(record, AccessRecord):
+        return record
+    return AccessRecord(request_id=_request_id())
+
+
+def _request_id() -> str:
+    return "req_" + _secrets.token_hex(12)
+
+
+class AccessLog:
+    """ASGI middleware: a request id, the access line, and the error boundary."""
+
+    def __init__(self, app: ASGIApp, *, logger: logging.Logger, secrets: tuple[str, ...]) -> None:
+        self.app = app
+        self.logger = logger
+        self.secrets = secrets
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        record = AccessRecord(request_id=_request_id())
+        scope[RECORD_KEY] = record
+        began = time.perf_counter()
+        status: int | None = None
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+                headers = [
+                    *message.get("headers", ()),
+                    (b"x-request-id", record.request_id.encode()),
+                ]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        except Exception as exc:  # a bug: log it, answer a bare 500, never re-raise it
+            self._log_bug(exc, record)
+            if status is None:
+                reply = internal_error()
+                record.failed(reply)
+                await send_with_id(
+                    {
+                        "type": "http.response.start",
+                        "status": reply.status,
+                        "headers": [(b"content-type", b"application/json")],
+                    }
+                )
+                await send_with_id({"type": "http.response.body", "body": reply.json()})
+        finally:
+            self._log_access(scope, record, status, time.perf_counter() - began)
+
+    def _log_bug(self, exc: BaseException, record: AccessRecord) -> None:
+        text = "".join(traceback.format_exception(exc))
+        secrets = [*self.secrets, *record.secrets]
+        self.logger.error(
+            "unhandled error in request %s: %s", record.request_id, redact(text, secrets).rstrip()
+        )
+
+    def _log_access(
+        self, scope: Scope, record: AccessRecord, status: int | None, seconds: float
+    ) -> None:
+        if not self.logger.isEnabledFor(logging.INFO):
+            return
+        secrets = [*self.secrets, *record.secrets]
+        if status is None:
+            status = 499 if record.client_gone else 500
+        fields: dict[str, Any] = {
+            "method": clean(str(scope.get("method", "")), secrets, 16),
+            "path": clean(str(scope.get("path", "")), secrets),
+            "status": status,
+            "model": clean(record.model, secrets) if record.model else None,
+            "duration_ms": round(seconds * 1000),
+            "tokens": record.tokens,
+            "request_id": record.request_id,
+            "error": record.error,
+            "client_gone": record.client_gone,
+        }
+        line = (
+            f"{fields['method']} {fields['path']} {status}"
+            f" model={fields['model'] or '-'} duration_ms={fields['duration_ms']}"
+            f" tokens={'-' if record.tokens is None else record.tokens}"
+            f" request_id={record.request_id}"
+        )
+        if record.error:
+            line += f" error={record.error}"
+        if record.client_gone:
+            line += " client_gone"
+        self.logger.info("%s", line, extra={"access": fields})

@@ -1,0 +1,64 @@
+"""Gemini's model list in OpenAI's shape, sans-IO.
+
+Gemini: ``{"models": [{"name": "models/gemini-2.5-flash", "supportedGenerationMethods":
+[...], ...}], "nextPageToken": "..."}``; OpenAI: ``{"object": "list", "data": [{"id":
+"gemini-2.5-flash", "object": "model", "created": 0, "owned_by": "google"}]}``.
+Gemini gives no creation time: ``created`` is 0.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+__all__ = ["MODEL_ID", "model_id", "openai_model", "openai_model_list", "valid_model_name"]
+
+MODEL_ID: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,199}$")
+"""A model id the server forwards: letters, digits, ``.``, ``_``, ``@``, ``-``
+(no ``/``, so a name can only ever address a model under ``{upstream}/models/``)."""
+
+
+def model_id(name: str) -> str:
+    """``models/gemini-2.5-flash`` → ``gemini-2.5-flash``."""
+    return name.removeprefix("models/")
+
+
+def valid_model_name(name: object) -> bool:
+    """Whether ``name`` (with or without ``models/``) is a model id the server forwards."""
+    return isinstance(name, str) and MODEL_ID.match(model_id(name)) is not None
+
+
+def _serves_chat(model: Mapping[str, Any]) -> bool:
+    methods = model.get("supportedGenerationMethods")
+    if not isinstance(methods, list):
+        return True  # not said (e.g. a single model, or Vertex): keep it
+    return "generateContent" in methods or "streamGenerateContent" in methods
+
+
+def openai_model(model: Mapping[str, Any]) -> dict[str, Any] | None:
+    """One Gemini model as an OpenAI model object, or ``None`` without a usable name."""
+    name = model.get("name")
+    if not isinstance(name, str) or not name:
+        return None
+    return {"id": model_id(name), "object": "model", "created": 0, "owned_by": "google"}
+
+
+def openai_model_list(pages: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The pages of Gemini's ``models.list`` as one OpenAI model list.
+
+    Only models that can answer ``generateContent`` are kept (embedding models and the
+    like cannot serve a chat completion); duplicates are dropped.
+    """
+    seen: set[str] = set()
+    data: list[dict[str, Any]] = []
+    for page in pages:
+        models = page.get("models")
+        for model in models if isinstance(models, list) else ():
+            if not isinstance(model, Mapping) or not _serves_chat(model):
+                continue
+            item = openai_model(model)
+            if item is not None and item["id"] not in seen:
+                seen.add(item["id"])
+                data.append(item)
+    return {"object": "list", "data": data}

@@ -1,0 +1,259 @@
+"""Answering one chat completion over ASGI: streaming or not, watching the client.
+
+:class:`CompletionResponse` is an ASGI app (a Starlette ``Response`` stand-in) for one
+request. It subscribes to the ``chat_completions`` Observable through
+:func:`~rxgem.aiterate` in a task, and watches ``receive()`` for ``http.disconnect``
+in another (Starlette's ``StreamingResponse`` does not on ASGI ≥ 2.4). When the
+client goes away first, the work is cancelled: the iterator is closed, which
+disposes of the subscription, which cancels the upstream request and closes its
+connection, whether Gemini had sent its first byte or not.
+
+Streaming:
+
+- The status is decided by the first thing the pipeline gives: an error before any
+  chunk is an ordinary HTTP error reply (429 with ``Retry-After``, ...). When Gemini
+  stays silent for ``keep_alive`` seconds, the 200 headers are sent anyway, with a
+  ``: keep-alive`` comment, and then one every ``keep_alive`` seconds of silence.
+- Chunks are framed as OpenAI does (``data: {json}``, then ``data: [DONE]``). An error
+  after the 200 is one ``data: {"error": {...}}`` frame, and the body ends there
+  (no ``[DONE]``).
+- Each send is awaited: a slow client holds back the upstream read
+  (:mod:`rxgem.server._flow`).
+
+Not streaming: the assembled ``chat.completion`` as JSON, or an error reply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Coroutine
+from typing import Any, Final, TypeVar
+
+from reactivex import Observable
+from starlette.types import Message, Receive, Scope, Send
+
+from .._bridge import aiterate
+from ..core import ChatCompletion, ChatCompletionChunk
+from ..core._openai_sse import DONE_FRAME, encode_chunk
+from ._access import AccessRecord
+from ._errors import ErrorReply, error_reply
+from ._flow import FlowGate, current_gate
+
+__all__ = [
+    "KEEP_ALIVE_FRAME",
+    "STREAM_HEADERS",
+    "CompletionResponse",
+    "reply_messages",
+    "until_disconnect",
+]
+
+T = TypeVar("T")
+
+KEEP_ALIVE_FRAME: Final = b": keep-alive\n\n"
+STREAM_HEADERS: Final = (
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+)
+_JSON: Final = ((b"content-type", b"application/json"),)
+
+
+class _Silence:
+    """The sentinel of :func:`_next` for ``keep_alive`` seconds without an item."""
+
+
+class _End:
+    """The sentinel of :func:`_next` for the end of the items."""
+
+
+_SILENCE: Final = _Silence()
+_END: Final = _End()
+
+
+async def _next(items: AsyncIterator[T], wait: float) -> T | _Silence | _End:
+    """The next item, ``_SILENCE`` after ``wait`` seconds without one, or ``_END``.
+
+    Cancelling the wait (the timeout does) loses nothing: ``aiterate`` leaves an item
+    that arrived meanwhile queued for the next call.
+    """
+    scope = asyncio.timeout(wait)
+    try:
+        async with scope:
+            return await anext(items)
+    except StopAsyncIteration:
+        return _END
+    except TimeoutError:
+        if scope.expired():
+            return _SILENCE
+        raise
+
+
+async def _until_disconnect_message(receive: Receive) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+
+
+async def until_disconnect(receive: Receive, work: Coroutine[Any, Any, None]) -> bool:
+    """Run ``work`` while watching ``receive``; True if the client left first.
+
+    The client leaving cancels ``work`` (and waits for it to clean up). An exception
+    of ``work`` propagates; so does a cancellation of the caller, after both tasks
+    were cancelled and awaited.
+    """
+    worker = asyncio.ensure_future(work)
+    watcher = asyncio.ensure_future(_until_disconnect_message(receive))
+    try:
+        await asyncio.wait((worker, watcher), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watcher.cancel()
+        if not worker.done():
+            worker.cancel()
+        await asyncio.wait((worker, watcher))
+    if not watcher.cancelled():
+        watcher.exception()  # a failing receive() counts as the client gone
+    if worker.cancelled():
+        return True
+    worker.result()  # its exception, if any
+    return False
+
+
+def reply_messages(reply: ErrorReply) -> tuple[Message, Message]:
+    """The ASGI messages of an error reply."""
+    headers = [*_JSON, *((k.encode(), v.encode()) for k, v in reply.headers)]
+    start = {"type": "http.response.start", "status": reply.status, "headers": headers}
+    return start, {"type": "http.response.body", "body": reply.json()}
+
+
+class _Sender:
+    """``send`` with the response's state: started, finished, and its flow gate."""
+
+    __slots__ = ("finished", "gate", "send", "started")
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.started = False
+        self.finished = False
+        self.gate: FlowGate | None = None
+
+    async def start(self, status: int, headers: tuple[tuple[bytes, bytes], ...]) -> None:
+        self.started = True
+        await self.send({"type": "http.response.start", "status": status, "headers": headers})
+
+    async def body(self, data: bytes, *, more: bool = True) -> None:
+        gate = self.gate
+        if gate is not None:
+            gate.begin()
+        try:
+            await self.send({"type": "http.response.body", "body": data, "more_body": more})
+            self.finished = not more
+        finally:
+            if gate is not None:
+                gate.end()
+
+    async def reply(self, reply: ErrorReply) -> None:
+        start, body = reply_messages(reply)
+        self.started = True
+        await self.send(start)
+        await self.send(body)
+        self.finished = True
+
+
+class CompletionResponse:
+    """The ASGI app answering one chat completion from its Observable.
+
+    Args:
+        source: what ``rxgem.chat_completions`` returned (not subscribed yet).
+        stream: whether the request asked for ``stream``.
+        send_usage: whether the client asked for the usage chunk (the server always
+            asks the pipeline for it, to log the tokens).
+        keep_alive: seconds of silence before a keep-alive comment.
+        record: the request's access record (tokens, errors, client gone).
+        secrets: what to scrub from error messages.
+        logger: where upstream errors are logged (at DEBUG, scrubbed).
+    """
+
+    def __init__(
+        self,
+        source: Observable[ChatCompletionChunk] | Observable[ChatCompletion],
+        *,
+        stream: bool,
+        send_usage: bool,
+        keep_alive: float,
+        record: AccessRecord,
+        secrets: tuple[str, ...],
+        logger: logging.Logger,
+    ) -> None:
+        self.source = source
+        self.stream = stream
+        self.send_usage = send_usage
+        self.keep_alive = keep_alive
+        self.record = record
+        self.secrets = secrets
+        self.logger = logger
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        sender = _Sender(send)
+        work = self._stream(sender) if self.stream else self._complete(sender)
+        if await until_disconnect(receive, work) and not sender.finished:
+            self.record.client_gone = True
+
+    def _reply(self, error: Exception) -> ErrorReply:
+        reply = error_reply(error, self.secrets)
+        self.record.failed(reply)
+        if self.logger.isEnabledFor(logging.DEBUG):
+            self.logger.debug("request %s: %s", self.record.request_id, reply.message)
+        return reply
+
+    async def _complete(self, sender: _Sender) -> None:
+        results = aiterate(self.source)
+        try:
+            try:
+                completion = await anext(results)
+            except Exception as exc:  # StopAsyncIteration cannot happen: one item or an error
+                await sender.reply(self._reply(exc))
+                return
+            assert isinstance(completion, ChatCompletion)
+            if completion.usage is not None:
+                self.record.tokens = completion.usage.total_tokens
+            await sender.start(200, _JSON)
+            await sender.body(completion.to_json(), more=False)
+        finally:
+            results.close()
+
+    async def _stream(self, sender: _Sender) -> None:
+        gate = sender.gate = FlowGate()
+        current_gate.set(gate)  # this task's context; the upstream task inherits it
+        chunks = aiterate(self.source)
+        try:
+            try:
+                item = await _next(chunks, self.keep_alive)
+            except Exception as exc:
+                await sender.reply(self._reply(exc))
+                return
+            await sender.start(200, STREAM_HEADERS)
+            while True:
+                if item is _SILENCE:
+                    await sender.body(KEEP_ALIVE_FRAME)
+                elif item is _END:
+                    await sender.body(DONE_FRAME, more=False)
+                    return
+                else:
+                    assert isinstance(item, ChatCompletionChunk)
+                    await self._send_chunk(sender, item)
+                try:
+                    item = await _next(chunks, self.keep_alive)
+                except Exception as exc:
+                    await sender.body(self._reply(exc).frame(), more=False)
+                    return
+        finally:
+            chunks.close()
+
+    async def _send_chunk(self, sender: _Sender, chunk: ChatCompletionChunk) -> None:
+        if chunk.usage is not None:
+            self.record.tokens = chunk.usage.total_tokens
+            if not chunk.choices and not self.send_usage:
+                return
+        await sender.body(encode_chunk(chunk))
