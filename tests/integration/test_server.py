@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import base64
 import contextlib
+import io
 import json
 import logging
 import os
@@ -24,6 +25,7 @@ import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any, ClassVar
 
 import httpx
@@ -843,3 +845,39 @@ def test_serve_runs_uvicorn_with_one_or_several_workers(workers: int) -> None:
     assert err.count("POST /v1/chat/completions 200 model=gemini-2.5-flash") == 2
     assert KEY not in out + err
     assert TOKEN not in out + err
+
+
+# --------------------------------------------------------------------------- the README
+
+
+def _readme_block(marker: str, language: str) -> str:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    found = re.search(rf"<!-- {marker}[^>]*-->\n```{language}\n(.*?)```", readme, re.DOTALL)
+    assert found, f"README has no {marker} block"
+    return found.group(1)
+
+
+def test_the_readme_curl_and_sdk_examples_work_against_a_live_server() -> None:
+    curl = _readme_block("curl-example", "sh")
+    python = _readme_block("not-run: needs the server above running", "python")
+    with (
+        FakeGemini(samples.read("text.sse"), samples.read("text.sse")) as fake,
+        serving(settings_for(fake, client_tokens=("my-token",))) as url,
+    ):
+        command = curl.replace("http://127.0.0.1:8000", url)
+        result = subprocess.run(
+            ["bash", "-c", command], capture_output=True, text=True, timeout=30, check=False
+        )
+        assert result.returncode == 0, result.stderr
+        frames = [line for line in result.stdout.splitlines() if line.startswith("data: ")]
+        assert frames[-1] == "data: [DONE]"
+        content = "".join(
+            chunk["choices"][0]["delta"].get("content") or ""
+            for chunk in (json.loads(f[6:]) for f in frames[:-1])
+            if chunk["choices"]
+        )
+        assert content == EXPECTED["text.sse"]["choices"][0]["content"]
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            exec(python.replace("http://127.0.0.1:8000", url), {"__name__": "readme"})
+        assert printed.getvalue() == content
