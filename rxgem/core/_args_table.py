@@ -70,6 +70,11 @@ class ArgsTable:
         self._paths: dict[str, tuple[PathKey, ...]] = {}
 
     def feed(self, batch: Batch) -> Batch:
+        for item in batch:
+            if type(item) is CallPart:
+                break
+        else:
+            return batch  # nothing to change: the batch passes as it is
         out: Batch = []
         for item in batch:
             if type(item) is CallPart:

@@ -267,6 +267,7 @@ class ChunkBuilder:
     __slots__ = (
         "_calls",
         "_choices",
+        "_contents",
         "_clock",
         "_created",
         "_headers",
@@ -312,6 +313,7 @@ class ChunkBuilder:
         self._created = 0
         self._next_choice = 0  # choices 0 .. _next_choice-1 have had their first delta
         self._choices: list[_Choice] = []  # the state of each choice, by index
+        self._contents: list[ContentMap] = []  # each choice's content map (the fast path's)
         self._headers: set[tuple[int, int]] = set()
         self._tool_ids: dict[tuple[int, int], str] = {}
         self._calls: set[int] = set()
@@ -342,7 +344,9 @@ class ChunkBuilder:
     def _state(self, candidate: int) -> _Choice:
         choices = self._choices
         while len(choices) <= candidate:
-            choices.append(_Choice())
+            state = _Choice()
+            choices.append(state)
+            self._contents.append(state.content)
         return choices[candidate]
 
     def _emit(
@@ -400,22 +404,20 @@ class ChunkBuilder:
             # the common batch, one text part of an open choice (no role to add): no runs
             if type(item) is Text and item.candidate < self._next_choice:
                 text = item.text
-                content = self._choices[item.candidate].content
+                content = self._contents[item.candidate]
                 if item.thought:
                     content.add(text, THOUGHT)
                     delta = self._text_delta(text, True)
                     if delta is None:
                         return []
                 else:
-                    if content.kind != TEXT or content.recorded is not None:
-                        content.add(text, TEXT)
-                    else:  # ContentMap.add inlined for the most common case
-                        content.length += len(text)
-                        content.last = text
+                    if content.plain:  # ContentMap.add inlined for the most common case
                         pending = content.pending
                         pending.append(text)
                         if len(pending) >= 64:
-                            content.nbytes()
+                            content.size()
+                    else:
+                        content.add(text, TEXT)
                     delta = ChoiceDelta(content=text)
                 choice = ChunkChoice(index=item.candidate, delta=delta, finish_reason=None)
                 # an open choice means a chunk was made: id, created and model are set

@@ -69,23 +69,26 @@ class ContentMap:
 
     __slots__ = (
         "_bytes",
+        "_chars",
         "_encoded",
         "count",
         "kind",
         "last",
-        "length",
         "parts",
         "pending",
+        "plain",
         "recorded",
         "recorded_from",
         "start",
     )
 
     def __init__(self) -> None:
-        self.length = 0  # characters of content so far
+        # pieces not counted yet: counting a batch of them at a time keeps the cost per
+        # event to one append (the builder's fast path does only that)
+        self.pending: list[str] = []
+        self._chars = 0  # characters of the content but `pending`
         self._bytes = 0  # UTF-8 bytes of the content but `pending`
-        self.pending: list[str] = []  # pieces whose bytes are not counted yet (a few at most)
-        self.last = "\n"  # the last piece of content ("\n" while there is none)
+        self.last = "\n"  # the last piece counted ("\n" while there is none)
         self.count = 0  # parts so far (aggregated as Gemini does)
         self.kind = 0  # the current part's kind
         self.start = (0, 0)  # where the current part starts: (characters, bytes)
@@ -93,42 +96,53 @@ class ContentMap:
         self.recorded_from = (0, 0)  # where the recorded text starts: (characters, bytes)
         self.parts: list[tuple[int, int, int]] = []  # (kind, characters, bytes) from recording on
         self._encoded: tuple[int, str, bytes] | None = None
+        self.plain = False  # more text of the current text part only needs `pending`
 
     def add(self, text: str, kind: int) -> None:
         """Content (or a thought, or a non-text part) was sent."""
         if kind != self.kind or kind == OTHER:
             self.kind = kind
-            self.start = (self.length, self.nbytes())
+            self.start = self.size()
             self.count += 1
             if self.recorded is not None:
                 self.parts.append((kind, *self.start))
+            self.plain = kind == TEXT and self.recorded is None
         if kind == THOUGHT or not text:
             return
-        self.length += len(text)
-        self.last = text
         self.pending.append(text)
         if len(self.pending) >= 64:
-            self.nbytes()
+            self.size()
         if self.recorded is not None:
             self.recorded.append(text)
 
-    def nbytes(self) -> int:
-        """The UTF-8 bytes of the content so far (counted a batch of pieces at a time)."""
-        if self.pending:
-            self._bytes += len("".join(self.pending).encode())
-            self.pending.clear()
-        return self._bytes
+    def size(self) -> tuple[int, int]:
+        """The content so far in characters and in UTF-8 bytes."""
+        pending = self.pending
+        if pending:
+            text = pending[0] if len(pending) == 1 else "".join(pending)
+            size = len(text)
+            self._chars += size
+            self._bytes += size if text.isascii() else len(text.encode())
+            self.last = pending[-1]
+            pending.clear()
+        return self._chars, self._bytes
+
+    @property
+    def length(self) -> int:
+        """The content's length in characters."""
+        return self.size()[0]
 
     @property
     def newline(self) -> bool:
         """Whether the content is empty or ends with a line break."""
-        return self.last.endswith("\n")
+        return (self.pending[-1] if self.pending else self.last).endswith("\n")
 
     def record(self) -> None:
         """Keep the text from now on (grounding or citations showed up)."""
         if self.recorded is None:
             self.recorded = []
-            self.recorded_from = (self.length, self.nbytes())
+            self.plain = False
+            self.recorded_from = self.size()
             if self.count:  # the current part, so that partIndex can reach it
                 self.parts.append((self.kind, *self.start))
 
@@ -168,7 +182,7 @@ class ContentMap:
                 head = len(encoded[: first - from_bytes].decode("utf-8", "ignore"))
                 tail = len(encoded[: last - from_bytes].decode("utf-8", "ignore"))
                 span = (from_chars + head, from_chars + tail)
-        elif recorded is None and self.nbytes() == self.length and last <= self.length:
+        elif recorded is None and self.size()[0] == self.size()[1] and last <= self.length:
             span = (first, last)  # all ASCII: bytes are characters
         elif recorded is not None and from_bytes == from_chars and last <= from_bytes:
             span = (first, last)  # within an ASCII stretch before the recording
