@@ -600,7 +600,8 @@ class Rendered:
 
 Piece = tuple[str, Any, int]
 """A part of a candidate, in order: ``(kind, value, step)``: ``("text", str)``,
-``("thought", str)``, ``("data", ExpectedPart)``, ``("call", None)`` (any functionCall part)."""
+``("thought", str)``, ``("data", ExpectedPart)``, ``("call", bool)`` (a functionCall part: whether
+it is the first sighting of a complete call, one part of the answer as Gemini counts its parts)."""
 
 
 @dataclass
@@ -656,7 +657,7 @@ class ExpectedChoice:
                     entry["image_index"] = len(images)
                     images.append(part.image)
                 if part.audio is not None:
-                    entry["audio"] = True
+                    entry["audio_bytes"] = len(part.audio)  # README: how many bytes are its own
                     audio = (audio or b"") + part.audio
                 entry["part"] = part.entry_part()
                 entries.append(entry)
@@ -790,6 +791,7 @@ class _Script:
         self.queue: list[dict[str, Any]] = []  # pieces of the streaming call still to send
         self.output = False  # whether rxgem sees output for this candidate
         self.calls_from = 0  # the first step that may hold functionCall parts
+        self.fresh: set[int] = set()  # the ids of the parts that are a complete call's first
 
     # -- helpers
 
@@ -810,12 +812,25 @@ class _Script:
         self.streaming = None
 
     def _conflicts(self, name: str, args: dict[str, Any], step: int) -> bool:
-        """Whether a new id-less call could be taken for a re-send of an earlier call."""
+        """Whether a new id-less call could be taken for a re-send of an earlier call (an
+        id'd call re-sent without its id included)."""
+        return any(
+            call.name == name
+            and (
+                (call.kind == "plain" and call.last_step != step)
+                or call.kind == "id"  # README: an id-less part with identical args joins it
+            )
+            and (not call.args or call.args == args or is_growth(call.args, args))
+            for call in self.choice.calls
+        )
+
+    def _adopts(self, name: str, args: dict[str, Any]) -> bool:
+        """Whether a new id'd call could take over an id-less slot (README: an id seen for the
+        first time takes over an id-less slot that the call would join without its id)."""
         return any(
             call.kind == "plain"
             and call.name == name
-            and call.last_step != step
-            and (not call.args or is_growth(call.args, args))
+            and (not call.args or call.args == args or is_growth(call.args, args))
             for call in self.choice.calls
         )
 
@@ -872,12 +887,18 @@ class _Script:
         body: dict[str, Any] = {"name": name}
         if args or not self.draw(st.booleans()):  # absent args = {}
             body["args"] = args
-        return [self._call_part(body, call)]
+        part = self._call_part(body, call)
+        self.fresh.add(id(part))
+        return [part]
 
     def resend(self, step: int) -> list[dict[str, Any]]:
         call = self.draw(st.sampled_from(self._resend_target(step)))
         if not call.args:
             args = self.draw(args_objects)  # the real args after a placeholder
+            if any(
+                c.kind == "id" and c.name == call.name and c.args == args for c in self.choice.calls
+            ):
+                args = {**args, "#": self.ids.next()}  # else it joins that id'd call
         elif self.draw(st.booleans()):
             args = json.loads(json.dumps(call.args))  # identical
         else:
@@ -890,9 +911,15 @@ class _Script:
     def id_call(self, step: int) -> list[dict[str, Any]]:
         name = self.draw(st.sampled_from(_NAMES))
         args = self.draw(args_objects)
+        if self._adopts(name, args):
+            args = {**args, "#": self.ids.next()}  # a distinguishing key...
+        if self._adopts(name, args):
+            name = f"{name}_{self.ids.next()}"  # ...or a fresh name
         call = ExpectedCall(name, args, self.ids.gemini_id(), kind="id", last_step=step)
         self.choice.calls.append(call)
-        return [self._call_part({"name": name, "args": args, "id": call.id}, call)]
+        part = self._call_part({"name": name, "args": args, "id": call.id}, call)
+        self.fresh.add(id(part))
+        return [part]
 
     def id_resend(self, step: int) -> list[dict[str, Any]]:
         call = self.draw(st.sampled_from([c for c in self.choice.calls if c.kind == "id"]))
@@ -994,7 +1021,7 @@ class _Script:
         for step, parts in enumerate(self.steps):
             for part in parts:
                 if "functionCall" in part:
-                    choice.pieces.append(("call", None, step))
+                    choice.pieces.append(("call", id(part) in self.fresh, step))
                 elif any(key in part for key in _DATA_KEYS):
                     choice.pieces.append(("data", ExpectedPart(part), step))
                 else:  # text, or only a signature
@@ -1026,17 +1053,18 @@ class _Script:
         draw, choice = self.draw, self.choice
         first = 0 if draw(st.integers(0, 3)) else draw(st.integers(0, len(self.steps) - 1))
         # Text part groups as Gemini counts parts (consecutive text parts of one kind are one
-        # part), up to the first part whose count is not clear-cut (a functionCall part, an
-        # empty or signature-only part that no text part of its kind precedes). The groups
-        # that start at or after `first` can be pointed at: [partIndex, piece, [(step, text)]].
+        # part; a complete functionCall, a data part: one part each), up to the first part whose
+        # count is not clear-cut (a re-sent or streamed functionCall part, an empty or
+        # signature-only part that no text part of its kind precedes). The groups that start at
+        # or after `first` can be pointed at: [partIndex, piece, [(step, text)]].
         targets: list[list[Any]] = []
         current: list[Any] | None = None
         previous: str | None = None
         count = 0
         for number, (kind, value, step) in enumerate(choice.pieces):
-            if kind == "call":
-                break
-            if kind == "data":
+            if kind == "call" and not value:
+                break  # a re-send or a streamed piece: one part of its call, or one of its own?
+            if kind in ("call", "data"):
                 count += 1
                 previous, current = kind, None
                 continue
@@ -1079,7 +1107,7 @@ class _Script:
                     if start or draw(st.booleans()):
                         segment["startIndex"] = start
                     segment["endIndex"] = len(text[:b].encode())
-                    if draw(st.booleans()):
+                    if draw(st.integers(0, 2)) == 0:  # the offsets must do without it
                         segment["text"] = text[a:b]
                     indices = draw(
                         st.lists(
@@ -1121,7 +1149,11 @@ _SAFETY_RATINGS = st.lists(
     st.fixed_dictionaries(
         {
             "category": st.sampled_from(
-                ["HARM_CATEGORY_HARASSMENT", "HARM_CATEGORY_HATE_SPEECH", "HARM_CATEGORY_CIVIC"]
+                [
+                    "HARM_CATEGORY_HARASSMENT",
+                    "HARM_CATEGORY_HATE_SPEECH",
+                    "HARM_CATEGORY_CIVIC_INTEGRITY",
+                ]
             ),
             "probability": st.sampled_from(["NEGLIGIBLE", "LOW", "MEDIUM", "HIGH"]),
         },
@@ -1175,8 +1207,9 @@ def _script(
         _refusal(script, [final])
         return script, [final]
     n_steps = draw(st.integers(1, 7))
-    if grounded and draw(st.integers(0, 2)):
-        script.calls_from = n_steps - 1  # calls would leave later text with no clear partIndex
+    if grounded and draw(st.integers(0, 2)) == 0:
+        script.calls_from = n_steps - 1  # prose first: re-sent or streamed calls would leave
+        # the text after them with no clear-cut partIndex
     for step in range(n_steps):
         script.step(step)
     script.finish_streaming()

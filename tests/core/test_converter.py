@@ -45,7 +45,8 @@ def test_feed_returns_the_chunks_each_piece_completes() -> None:
 
 @pytest.mark.parametrize("name", samples.names())
 def test_a_sample_converts_as_its_expected_message(name: str) -> None:
-    conv = converter()
+    expected = samples.expected()[name]
+    conv = converter(api=expected.get("api", "gemini"))
     chunks: list[rxgem.ChatCompletionChunk] = []
     error: Exception | None = None
     try:
@@ -53,7 +54,6 @@ def test_a_sample_converts_as_its_expected_message(name: str) -> None:
             chunks.append(chunk)
     except rxgem.RxGemError as exc:
         error = exc
-    expected = samples.expected()[name]
     if expected["error"] is not None:
         assert type(error).__name__ == expected["error"]["type"]
     else:

@@ -152,6 +152,7 @@ def six_cores(
     slot_policy: Any = "latest",
     announce: Any = "first",
     allow_truncated: bool = False,
+    api: Any = "gemini",
     **builder: Any,
 ) -> list[Any]:
     """The six cores of one stream, made here from their own constructors."""
@@ -159,7 +160,7 @@ def six_cores(
     builder.setdefault("clock", lambda: CLOCK)
     return [
         rxgem.SSEDecoder(),
-        rxgem.ResponseParser(),
+        rxgem.ResponseParser(api=api),
         rxgem.SlotTable(slot_policy),
         rxgem.ArgsTable(),
         rxgem.FinishBuffer(announce=announce, allow_truncated=allow_truncated),
@@ -312,6 +313,8 @@ pipeline_options = st.fixed_dictionaries(
         "allow_truncated": st.booleans(),
         "include_usage": st.booleans(),
         "reasoning_field": st.sampled_from(["reasoning_content", "reasoning", None]),
+        "render_code": st.booleans(),
+        "api": st.sampled_from(["gemini", "vertex"]),
         "slot_policy": st.sampled_from(["latest", "positional", "every_part"]),
         "model": st.just("my-model"),
     },

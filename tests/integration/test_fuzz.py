@@ -1,7 +1,9 @@
 """A seeded, example-bounded, Hypothesis-driven byte fuzzer for the whole pipeline.
 
-Inputs: random bytes, mutations of the shipped samples and the bad-input corpus, and
-Gemini-shaped JSON with wrong types, wrong keys and odd framing. Each input goes through the SSE
+Inputs: random bytes, mutations of the shipped samples and the bad-input corpus,
+Gemini-shaped JSON with wrong types, wrong keys and odd framing, and the valid streams of
+``strategies.gemini_streams`` (code, media, grounding, logprobs, integer enums, JSON-array
+bodies...), whole or damaged. Each input goes through the SSE
 decoder, whole and split at random points, and through the pipeline run three ways
 (``rxgem.Converter``, ``gemini_to_openai()`` and the six ``pipeline_stages()`` operators), whole
 and split. The oracle:
@@ -34,7 +36,7 @@ import pytest
 from conftest import Outcome, run, run_converter, run_stages, sdk_validate
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
-from strategies import json_values
+from strategies import encode, framings, gemini_streams, json_values
 
 import rxgem
 from rxgem import samples
@@ -218,6 +220,15 @@ TOKENS = [
     b'"usageMetadata":{"totalTokenCount":1}',
     b'"thought":true',
     b'"thoughtSignature":"S"',
+    b'"finishReason":1',
+    b'"executableCode":{"code":"```"}',
+    b'"inlineData":{"mimeType":"audio/wav","data":"AAEC"}',
+    b'"inlineData":{"mimeType":"image/png","data":"iVBO"}',
+    b'"fileData":{"fileUri":"gs://b/x"}',
+    b'"groundingMetadata":{}',
+    b'"groundingSupports":[{"segment":{"partIndex":1,"endIndex":3},"groundingChunkIndices":[0]}]',
+    b'"logprobsResult":{"chosenCandidates":[{"token":"a","logProbability":-1}]}',
+    b'[{"candidates":[]}\r\n,\r\n',
 ]
 
 
@@ -281,6 +292,40 @@ _FIELDS = [
     "message",
     "status",
     "role",
+    # the other parts and candidate fields
+    "executableCode",
+    "language",
+    "codeExecutionResult",
+    "outcome",
+    "output",
+    "inlineData",
+    "fileData",
+    "mimeType",
+    "data",
+    "fileUri",
+    "toolCall",
+    "toolResponse",
+    "functionResponse",
+    "groundingMetadata",
+    "groundingChunks",
+    "groundingSupports",
+    "groundingChunkIndices",
+    "segment",
+    "partIndex",
+    "startIndex",
+    "endIndex",
+    "web",
+    "uri",
+    "title",
+    "citationMetadata",
+    "citationSources",
+    "logprobsResult",
+    "chosenCandidates",
+    "topCandidates",
+    "token",
+    "logProbability",
+    "safetyRatings",
+    "avgLogprobs",
 ]
 _PATHS = ["$.a", "$.a.b", "$.l[0]", "$.l[2]", "$['x.y']", "$", "$.a[*]", "a", "$.", "$[0]"]
 
@@ -294,6 +339,7 @@ def gemini_shaped(draw: Any, depth: int = 0) -> Any:
                 json_values,
                 st.sampled_from(_PATHS),
                 st.sampled_from(["STOP", "MAX_TOKENS", "SAFETY", "X", "model"]),
+                st.sampled_from(["audio/wav", "image/png", "AAEC", "A", "PYTHON", "OUTCOME_OK"]),
                 st.integers(-2, 3),
             )
         )
@@ -315,12 +361,31 @@ def gemini_shaped_bodies(draw: Any) -> bytes:
     return "".join(out).encode("utf-8", "surrogatepass")
 
 
+@st.composite
+def damaged_streams(draw: Any) -> bytes:
+    """A generated valid stream in a generated framing, maybe with a few bytes damaged."""
+    body = bytearray(encode(draw(gemini_streams(truncated=None)).events, draw(framings)))
+    for _ in range(draw(st.integers(0, 3))):
+        at = draw(st.integers(0, len(body)))
+        kind = draw(st.integers(0, 3))
+        if kind == 0 and body:  # flip a byte
+            body[min(at, len(body) - 1)] = draw(st.integers(0, 255))
+        elif kind == 1:  # insert a token
+            body[at:at] = draw(st.sampled_from(TOKENS))
+        elif kind == 2:  # delete a range
+            del body[at : at + draw(st.integers(1, 32))]
+        else:  # cut off
+            del body[at:]
+    return bytes(body)
+
+
 # -- the fuzz tests ---------------------------------------------------------------------------
 # The default counts take about 3-4 s each on a 2-core machine.
 RANDOM_BYTES = 2000
 MUTATED = 1500
 GEMINI_SHAPED = 175
 SSE_LINES = 1500
+GENERATED = 100
 
 
 @FUZZ_TIMEOUT
@@ -336,6 +401,11 @@ def test_fuzz_mutated_samples_and_corpus() -> None:
 @FUZZ_TIMEOUT
 def test_fuzz_gemini_shaped_json() -> None:
     fuzz(gemini_shaped_bodies(), examples(GEMINI_SHAPED))
+
+
+@FUZZ_TIMEOUT
+def test_fuzz_generated_streams_whole_or_damaged() -> None:
+    fuzz(damaged_streams(), examples(GENERATED))
 
 
 @FUZZ_TIMEOUT

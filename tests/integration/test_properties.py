@@ -145,6 +145,11 @@ def cited(annotations: Any) -> list[tuple[str, str, int, int]]:
     ]
 
 
+def expected_tokens(want: ExpectedChoice) -> list[tuple[str, float, list[int], Any]]:
+    """``(token, logprob, bytes, [(top token, logprob)...])`` of each expected logprobs entry."""
+    return [(t.token, t.logprob, list(t.token.encode()), list(t.top)) for t in want.logprobs]
+
+
 def check_parts(message: Any, want: ExpectedChoice, *, audio: bool = True) -> None:
     """The other parts of a choice as the SDK accumulated them (``audio``: check the audio)."""
     rendered = want.render()
@@ -162,7 +167,9 @@ def check_parts(message: Any, want: ExpectedChoice, *, audio: bool = True) -> No
         assert message.audio is None
     elif audio:
         assert message.audio.id.startswith("audio_")
-        assert base64.b64decode(message.audio.data, validate=True) == rendered.audio
+        clips = base64.b64decode(message.audio.data, validate=True)
+        assert clips == rendered.audio
+        assert base64.b64encode(clips).decode() == message.audio.data, "valid base64 throughout"
 
 
 # -- properties ----------------------------------------------------------------------------
@@ -261,7 +268,7 @@ def test_other_parts_are_entries_in_order_with_their_own_signatures_images_and_a
     stream: GeminiStream, framing: Framing
 ) -> None:
     """Code, media and built-in tool parts: one ``extra_content.google.parts`` entry each (the
-    part verbatim, its signature on it, ``content_index``, ``image_index``, ``audio``), images
+    part verbatim, its signature on it, ``content_index``, ``image_index``, ``audio_bytes``), images
     with dense running indices, audio that decodes to exactly the clips' bytes."""
     chunks, error = convert(stream, framing)
     check_error(stream, error)
@@ -298,9 +305,10 @@ def test_grounding_becomes_url_citations_at_the_offsets_of_the_generated_text(
         assert google.get("grounding_metadata") == want.grounding
     sources = [
         (position, choice.index)
-        for position, chunk in enumerate(chunks)
+        for position, chunk in enumerate(sdk_validate(chunks))
         for choice in chunk.choices
-        if choice.delta.annotations or "grounding_metadata" in google_of(choice.delta)
+        if "annotations" in (choice.delta.model_extra or {})
+        or "grounding_metadata" in google_of(choice.delta)
     ]
     assert len({index for _, index in sources}) == len(sources), "sources once per choice"
     for position, index in sources:
@@ -319,11 +327,15 @@ def test_logprobs_in_order_and_the_finish_details(stream: GeminiStream, framing:
     completion = sdk_completion(chunks, stream.expected.tool_names)
     sdk_chunks = sdk_validate(chunks)
     for index, want in enumerate(stream.expected.choices):
-        logprobs = completion.choices[index].logprobs
-        assert [
+        tokens = expected_tokens(want)
+        sent = [
             (t.token, t.logprob, t.bytes, [(a.token, a.logprob) for a in t.top_logprobs])
-            for t in (logprobs.content or [] if logprobs else [])
-        ] == [(t.token, t.logprob, list(t.token.encode()), t.top) for t in want.logprobs]
+            for chunk in sdk_chunks
+            for choice in chunk.choices
+            if choice.index == index and choice.logprobs is not None
+            for t in choice.logprobs.content or ()
+        ]
+        assert sent == tokens
         finishes = [
             choice
             for chunk in sdk_chunks
@@ -336,6 +348,13 @@ def test_logprobs_in_order_and_the_finish_details(stream: GeminiStream, framing:
         [finish] = finishes
         assert google_of(finish.delta) == want.details
         assert completion.choices[index].message.refusal == want.refusal
+    for index, want in enumerate(stream.expected.choices):
+        logprobs = completion.choices[index].logprobs
+        accumulated = [
+            (t.token, t.logprob, t.bytes, [(a.token, a.logprob) for a in t.top_logprobs])
+            for t in (logprobs.content or [] if logprobs else [])
+        ]
+        assert accumulated == expected_tokens(want), "the SDK accumulates other logprobs"
 
 
 @settings(PROPERTIES, max_examples=examples(100))
@@ -471,12 +490,16 @@ def test_announce_none_gives_the_same_final_messages(
 
 
 def without_minted_ids(chunks: Sequence[rxgem.ChatCompletionChunk]) -> list[dict[str, Any]]:
-    """The assembled choices, minted ``call_…`` ids left out (they are minted in another order)."""
+    """The assembled choices, minted ``call_…``/``audio_…`` ids left out (they are minted in
+    another order)."""
     choices: list[dict[str, Any]] = rxgem.assemble(list(chunks))["choices"]
     for choice in choices:
         for call in choice["message"].get("tool_calls") or ():
             if call["id"].startswith("call_"):
                 del call["id"]
+        audio = choice["message"].get("audio")
+        if audio is not None:
+            assert audio.pop("id").startswith("audio_")
     return choices
 
 
@@ -575,6 +598,26 @@ def test_every_opened_choice_gets_exactly_one_finish() -> None:
     assert sorted(got) == [0, 1]
     for index, state in got.items():
         assert len(state["finishes"]) == 1, f"choice {index} never finished"
+
+
+def test_a_part_index_counts_function_call_parts() -> None:
+    """``partIndex`` counts the parts of the answer as Gemini aggregates them: consecutive text
+    parts are one part, a functionCall part is one of its own (so "Tokyo" is part 2 here)."""
+    chunk = {"web": {"uri": "https://a.example", "title": "A"}}
+    segment = {"partIndex": 2, "startIndex": 0, "endIndex": 5}
+    metadata = {
+        "groundingChunks": [chunk],
+        "groundingSupports": [{"segment": segment, "groundingChunkIndices": [0]}],
+    }
+    first = _event({"text": "Intro "})
+    first["candidates"][0]["groundingMetadata"] = {}
+    last = _event({"text": "Tokyo is big"}, finish="STOP")
+    last["candidates"][0]["groundingMetadata"] = metadata
+    chunks, error = run(_sse(first, _event({"functionCall": {"name": "f", "args": {}}}), last))
+    assert error is None
+    message = sdk_completion(chunks, ["f"]).choices[0].message
+    assert message.content == "Intro Tokyo is big"
+    assert cited(message.annotations) == [("https://a.example", "A", 6, 11)]
 
 
 def test_a_named_call_completes_the_streamed_call() -> None:
