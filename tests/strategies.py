@@ -1052,19 +1052,19 @@ class _Script:
         its supports pointing at text sent by then."""
         draw, choice = self.draw, self.choice
         first = 0 if draw(st.integers(0, 3)) else draw(st.integers(0, len(self.steps) - 1))
-        # Text part groups as Gemini counts parts (consecutive text parts of one kind are one
-        # part; a complete functionCall, a data part: one part each), up to the first part whose
-        # count is not clear-cut (a re-sent or streamed functionCall part, an empty or
-        # signature-only part that no text part of its kind precedes). The groups that start at
+        # Text part groups as the README counts parts (consecutive text parts of one kind are
+        # one part, a data part is one, functionCall parts are not counted), up to the first
+        # part whose count is not clear-cut (an empty or signature-only part that no text part
+        # of its kind precedes). The groups that start at
         # or after `first` can be pointed at: [partIndex, piece, [(step, text)]].
         targets: list[list[Any]] = []
         current: list[Any] | None = None
         previous: str | None = None
         count = 0
         for number, (kind, value, step) in enumerate(choice.pieces):
-            if kind == "call" and not value:
-                break  # a re-send or a streamed piece: one part of its call, or one of its own?
-            if kind in ("call", "data"):
+            if kind == "call":
+                continue  # README: partIndex does not count functionCall parts
+            if kind == "data":
                 count += 1
                 previous, current = kind, None
                 continue

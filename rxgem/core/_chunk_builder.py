@@ -267,8 +267,8 @@ class ChunkBuilder:
     __slots__ = (
         "_calls",
         "_choices",
-        "_contents",
         "_clock",
+        "_contents",
         "_created",
         "_headers",
         "_id",
@@ -359,14 +359,18 @@ class ChunkBuilder:
         logprobs: dict[str, Any] | None = None,
     ) -> None:
         if candidate >= self._next_choice:
-            while self._next_choice < candidate:  # open earlier choices first, in order
+            # open earlier choices first, in order; and a choice whose first delta has
+            # logprobs too: the SDK would count the logprobs of an opening chunk twice
+            last = candidate + 1 if logprobs is not None else candidate
+            while self._next_choice < last:
                 opener = ChunkChoice(
                     index=self._next_choice, delta=ChoiceDelta(role="assistant"), finish_reason=None
                 )
                 out.append(self._chunk([opener]))
                 self._next_choice += 1
-            delta.role = "assistant"
-            self._next_choice = candidate + 1
+            if self._next_choice == candidate:
+                delta.role = "assistant"
+                self._next_choice = candidate + 1
             self._state(candidate)  # an open choice has its state
         choice = ChunkChoice(
             index=candidate,
@@ -395,8 +399,14 @@ class ChunkBuilder:
     """Always ``None``: bad input raises at once (one unit of input gives one result)."""
 
     def close(self, error: Exception | None = None) -> list[ChatCompletionChunk]:
-        """The end of input: nothing is held back, so nothing to return."""
-        return []
+        """The end of input: the last bytes of audio of a choice that never ended."""
+        out: list[ChatCompletionChunk] = []
+        for candidate, state in enumerate(self._choices):
+            if state.audio is not None:
+                rest = state.audio.close()
+                if rest:
+                    self._emit(out, candidate, ChoiceDelta(audio={"data": rest}))
+        return out
 
     def feed(self, batch: Batch) -> list[ChatCompletionChunk]:
         if len(batch) == 1:

@@ -9,7 +9,8 @@ without repeats), other values are replaced by later ones.
 
 Offsets: a support's ``segment`` gives UTF-8 *byte* offsets within one part of the
 candidate's content (``partIndex``, absent = 0, counting consecutive text parts as
-one, as Gemini aggregates a stream); a citation source's ``startIndex``/``endIndex``
+one, as Gemini aggregates a stream, and each non-text part as one; function calls are
+not content and are not counted); a citation source's ``startIndex``/``endIndex``
 are byte offsets in the candidate's text. OpenAI's ``start_index``/``end_index``
 are characters (code points) of the choice's ``content``. :class:`ContentMap`
 follows a choice's content to convert them: it counts the content's characters

@@ -600,11 +600,11 @@ def test_every_opened_choice_gets_exactly_one_finish() -> None:
         assert len(state["finishes"]) == 1, f"choice {index} never finished"
 
 
-def test_a_part_index_counts_function_call_parts() -> None:
-    """``partIndex`` counts the parts of the answer as Gemini aggregates them: consecutive text
-    parts are one part, a functionCall part is one of its own (so "Tokyo" is part 2 here)."""
+def test_a_part_index_does_not_count_function_call_parts() -> None:
+    """README: ``partIndex`` counts the content's parts (consecutive text parts are one part,
+    a data part is one); a functionCall part is not content, so "Tokyo" is in part 0 here."""
     chunk = {"web": {"uri": "https://a.example", "title": "A"}}
-    segment = {"partIndex": 2, "startIndex": 0, "endIndex": 5}
+    segment = {"partIndex": 0, "startIndex": 6, "endIndex": 11}
     metadata = {
         "groundingChunks": [chunk],
         "groundingSupports": [{"segment": segment, "groundingChunkIndices": [0]}],
