@@ -645,9 +645,7 @@ class ExpectedChoice:
                 reasoning += value
             elif kind == "data":
                 part: ExpectedPart = value
-                entry: dict[str, Any] = {"index": len(entries)}
-                if not part.thought:
-                    entry["content_index"] = len(content)
+                entry: dict[str, Any] = {"index": len(entries), "content_index": len(content)}
                 markdown = part.markdown if render_code else None
                 if markdown is not None and part.thought:
                     reasoning += "\n" + markdown  # a fence opens on a line of its own

@@ -523,7 +523,8 @@ class ChunkBuilder:
         part = item.part
         state = self._state(item.candidate)
         thought = part.thought is True
-        where: dict[str, Any] = {} if thought else {"content_index": state.content.length}
+        # where it stood among the text (a thought part too: the order is what matters)
+        where: dict[str, Any] = {"content_index": state.content.length}
         delta = ChoiceDelta()
         # a fence opens on a line of its own
         first = not thought and state.content.newline

@@ -159,7 +159,7 @@ def test_thought_code_goes_to_the_reasoning_field_and_a_failed_outcome_is_shown(
         msg.reasoning_content
         == "\n```python\nprint(6 * 7)\n```\n\n```output\nboom\n[OUTCOME_FAILED]\n```\n"
     )
-    assert all("content_index" not in entry for entry in google(msg)["parts"])
+    assert [entry["content_index"] for entry in google(msg)["parts"]] == [0, 0]
 
 
 def test_a_fence_is_longer_than_any_backtick_run_in_the_code() -> None:

@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 from conftest import counter_ids, expected_for, sample_names, sdk_accumulate
+from hypothesis import given, settings
+from strategies import PROPERTIES, GeminiStream, encode, examples, gemini_streams
 
 import rxgem
 from rxgem import samples
@@ -175,3 +177,76 @@ def test_signatures_carried_in_ids_come_back_for_clients_that_drop_extra_fields(
     assert [p.get("thoughtSignature") for p in sent] == [w["thought_signature"] for w in want]
     results = request["contents"][2]["parts"]
     assert [p["functionResponse"]["id"] for p in results] == [w["id"] for w in want]
+
+
+# -- generated streams ------------------------------------------------------------------------
+
+_DATA_KEYS = {
+    "executableCode",
+    "codeExecutionResult",
+    "inlineData",
+    "fileData",
+    "toolCall",
+    "toolResponse",
+    "functionResponse",
+}
+
+
+def parts_of(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Candidate 0's text and data parts as Gemini means them (see :func:`gemini_parts`)."""
+    out: list[dict[str, Any]] = []
+    text = ""
+    signature = None
+    for event in events:
+        for candidate in event.get("candidates") or []:
+            if candidate.get("index", 0) != 0:
+                continue
+            for part in (candidate.get("content") or {}).get("parts") or []:
+                if "functionCall" in part:
+                    continue
+                if _DATA_KEYS.isdisjoint(part):
+                    signature = part.get("thoughtSignature") or signature
+                    if "text" in part and not part.get("thought"):
+                        text += part["text"]
+                    continue
+                if text:
+                    out.append({"text": text})
+                    text = ""
+                out.append(part)
+    if text:
+        out.append({"text": text})
+    if signature is not None:
+        texts = [p for p in out if "text" in p]
+        if texts:
+            texts[-1]["thoughtSignature"] = signature
+        else:
+            out.append({"text": "", "thoughtSignature": signature})
+    return out
+
+
+@settings(PROPERTIES, max_examples=examples(60))
+@given(gemini_streams(max_candidates=1))
+def test_generated_answers_come_back_as_the_same_parts_with_their_signatures(
+    stream: GeminiStream,
+) -> None:
+    converter = rxgem.Converter(id_factory=counter_ids(), api=stream.expected.api)  # type: ignore[arg-type]
+    chunks = list(converter.iterate([encode(stream.events)]))
+    if not chunks or not any(c.choices for c in chunks):
+        return
+    message = _dump(sdk_accumulate(chunks).choices[0].message)
+    calls = message.get("tool_calls") or []
+    history = [
+        {"role": "user", "content": "Go."},
+        message,
+        *({"role": "tool", "tool_call_id": c["id"], "content": "{}"} for c in calls),
+    ]
+    request = to_gemini_request({"model": "gemini-2.5-flash", "messages": history})
+    answer = request["contents"][1:2]
+    model = answer[0]["parts"] if answer and answer[0]["role"] == "model" else []
+    assert [p for p in model if "functionCall" not in p] == parts_of(stream.events)
+    want = stream.expected.choices[0].calls
+    assert [
+        (p["functionCall"]["name"], p["functionCall"]["args"], p.get("thoughtSignature"))
+        for p in model
+        if "functionCall" in p
+    ] == [(c.name, c.args, c.signature) for c in want]
