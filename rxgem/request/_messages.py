@@ -261,6 +261,23 @@ def _response(content: Any, where: str) -> JSONObject:
     return value if type(value) is dict else {"output": text}
 
 
+def _tool_media(content: Any, where: str, gemini3: bool) -> tuple[Any, list[JSONObject]]:
+    """A tool result's text, and its images and files as Gemini 3's
+    ``functionResponse.parts`` (Gemini 2.x refuses the field)."""
+    if type(content) is not list:
+        return content, []
+    texts = [item for item in content if type(item) is dict and item.get("type") == "text"]
+    if len(texts) == len(content):
+        return content, []
+    if not gemini3:
+        raise InvalidRequestError(
+            "images and files in a tool result need Gemini 3 (Gemini 2.x takes text only)",
+            where=where,
+        )
+    media = [item for item in content if not (type(item) is dict and item.get("type") == "text")]
+    return texts, _user_parts(media, where)
+
+
 class _Call:
     __slots__ = ("id", "name", "position", "turn")
 
@@ -355,10 +372,13 @@ def messages_to_contents(
                     f"no assistant tool call with id {call_id!r} awaits a result",
                     where=f"{where}.tool_call_id",
                 )
+            content, media = _tool_media(message.get("content"), f"{where}.content", send_ids)
             response: JSONObject = {
                 "name": known.name,
-                "response": _response(message.get("content"), f"{where}.content"),
+                "response": _response(content, f"{where}.content"),
             }
+            if media:
+                response["parts"] = media
             if send_ids:
                 response["id"] = call_id
             pending[known.turn][known.position] = {"functionResponse": response}

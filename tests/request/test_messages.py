@@ -319,3 +319,34 @@ def test_a_bad_message_is_one_error_naming_where(
         contents(messages)
     assert caught.value.where == where
     assert words in str(caught.value)
+
+
+def test_images_in_a_tool_result_become_function_response_parts_on_gemini_3() -> None:
+    result = [
+        {"type": "text", "text": '{"found": 1}'},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBO"}},
+    ]
+    history = [
+        {"role": "user", "content": "Screenshot?"},
+        {
+            "role": "assistant",
+            "tool_calls": [
+                call("c1", "shot", extra_content={"google": {"thought_signature": "S"}})
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": result},
+    ]
+    request = contents(history, model="gemini-3-flash-preview")
+    assert request["contents"][2]["parts"] == [
+        {
+            "functionResponse": {
+                "name": "shot",
+                "response": {"found": 1},
+                "parts": [{"inlineData": {"mimeType": "image/png", "data": "iVBO"}}],
+                "id": "c1",
+            }
+        }
+    ]
+    with pytest.raises(InvalidRequestError, match="Gemini 3") as caught:
+        contents(history)
+    assert caught.value.where == "messages[2].content"
