@@ -15,10 +15,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import captures, measure
+from . import captures, measure, serve
 from .measure import AsyncPhase, AsyncResult, CaptureResult, LatencyResult, Stats
 
-SECTIONS = ("latency", "async")
+SECTIONS = ("latency", "async", "serve")
+ON_REQUEST = frozenset({"serve"})  # run only when named in --only
 LITELLM_TARGET = 20.0
 FLOOR_TARGET = 1.0
 STREAM_TARGET = 20 * 1024
@@ -60,6 +61,20 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--streams", type=int, help="concurrent async streams (1000; quick 50)")
     parser.add_argument(
+        "--serve-clients",
+        type=int,
+        default=200,
+        metavar="N",
+        help="concurrent clients of the serve part (200; run it with --only serve)",
+    )
+    parser.add_argument(
+        "--serve-seconds",
+        type=float,
+        default=3.0,
+        metavar="S",
+        help="seconds of load per path in the serve part (3)",
+    )
+    parser.add_argument(
         "--litellm-python",
         metavar="PYTHON",
         help="measure LiteLLM with this interpreter (a venv that has litellm and rxgem)",
@@ -88,7 +103,9 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         every = (*captures.CAPTURES, *captures.QUICK_CAPTURES[3:])
         specs = tuple(s for s in every if s.name in args.only)
     args.specs = list(specs)
-    args.sections = {s for s in SECTIONS if not args.only or s in args.only}
+    args.sections = {
+        s for s in SECTIONS if s in args.only or (not args.only and s not in ON_REQUEST)
+    }
     args.repeat = args.repeat or (3 if args.quick else 7)
     args.min_time = args.min_time if args.min_time is not None else (0.05 if args.quick else 0.2)
     args.streams = args.streams or (50 if args.quick else 1000)
@@ -159,6 +176,7 @@ class Report:
         self.litellm_note = ""
         self.latency: LatencyResult | None = None
         self.asynchronous: AsyncResult | None = None
+        self.serve: serve.ServeResult | None = None
         self.baseline: dict[str, Any] | None = None
         self.hotspots: dict[str, list[measure.Hotspot]] = {}
 
@@ -406,6 +424,73 @@ class Report:
         lines.extend(f"   note: {n}" for n in res.notes)
         return "\n".join(lines)
 
+    def serve_table(self) -> str:
+        res = self.serve
+        if res is None:
+            return ""
+
+        def row(label: str, p: serve.ServePhase) -> list[str]:
+            return [
+                label,
+                f"{p.pause_s:g}",
+                f"{p.ok}/{p.ok + p.failed + p.wrong}",
+                f"{p.wall_s:.1f}",
+                _num(p.window_events_per_s),
+                _num(p.cpu_us_per_event),
+                str(len(p.latency_us)),
+                _num(p.pct(0.5)),
+                _num(p.pct(0.99)),
+                _num(p.pct(0.5, first=True) / 1000),
+                _num(p.pct(0.99, first=True) / 1000),
+            ]
+
+        headers = [
+            "path",
+            "pause s",
+            "answers ok",
+            "wall s",
+            "events/s",
+            "CPU µs/ev",
+            "chunks",
+            "p50 µs",
+            "p99 µs",
+            "first p50 ms",
+            "first p99 ms",
+        ]
+        rows = [
+            row("direct, throughput", res.direct),
+            row("server, throughput", res.server),
+            row("direct, latency (paced)", res.direct_paced),
+            row("server, latency (paced)", res.server_paced),
+        ]
+        cpu = res.server.cpu_us_per_event / res.direct.cpu_us_per_event
+        d = res.direct
+        lines = [
+            f"7. Serve: {d.clients} concurrent streaming clients on one loop, {d.seconds:g} s of"
+            f" load per run, FakeGemini ({d.events_per_response}-event text capture, one HTTP"
+            " chunk per event) in a child process;",
+            "   direct = aiterate(chat_completions(...)) in this process; server = rxgem serve"
+            " (uvicorn in a thread of this process)",
+            "   read with httpx (SSE lines, json.loads); events/s = content chunks received"
+            " within the load window ÷ its length;",
+            "   p50/p99 = per content chunk: its Gemini event's bytes off the upstream socket →"
+            " the chunk in the client;",
+            "   first = request sent → first content chunk; CPU µs/ev = this process (clients"
+            " and server), per event",
+            _table(headers, rows),
+            f"   server ÷ direct: throughput {_ratio(res.throughput_ratio)}, CPU per event"
+            f" {_ratio(cpu)}; added latency per chunk at equal load (paced):"
+            f" p50 {_num(res.added_paced(0.5))} µs, p99 {_num(res.added_paced(0.99))} µs",
+            f"   every answer complete and correct: {'yes' if res.correct else 'NO'};"
+            f" afterwards: fds {res.fds_before} → {res.fds_after}, threads"
+            f" {', '.join(res.threads_after)}, pending tasks {res.server_leftover_tasks}"
+            f" (servers' loops) and"
+            f" {sum(p.leftover_tasks for p in res.phases)} (clients' loops), upstream client"
+            f" {'closed' if res.upstream_closed else 'OPEN'}: {'clean' if res.clean else 'LEAK'}",
+        ]
+        lines.extend(f"   note: {n}" for n in res.notes)
+        return "\n".join(lines)
+
     def targets(self) -> str:
         out = ["6. Targets"]
 
@@ -478,6 +563,7 @@ class Report:
             self.linearity_table(),
             self.latency_table(),
             self.async_table(),
+            self.serve_table(),
             self.targets(),
             self.profile_tables(),
         ]
@@ -495,6 +581,7 @@ class Report:
             "captures": {r.name: r.to_json() for r in self.results},
             "latency": self.latency.to_json() if self.latency else None,
             "async": self.asynchronous.to_json() if self.asynchronous else None,
+            "serve": self.serve.to_json() if self.serve else None,
         }
 
 
@@ -546,6 +633,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "async" in args.sections:
         _log(f"async: {args.streams} concurrent streams (throughput, then memory)")
         report.asynchronous = measure.async_throughput(args.streams)
+
+    if "serve" in args.sections:
+        _log(
+            f"serve: {args.serve_clients} concurrent streaming clients, {args.serve_seconds:g} s"
+            " per path (direct, then rxgem serve)"
+        )
+        report.serve = serve.serve_benchmark(args.serve_clients, args.serve_seconds)
 
     if args.profile:
         for name, capture in (
