@@ -3,6 +3,8 @@
 Gemini: ``{"models": [{"name": "models/gemini-2.5-flash", "supportedGenerationMethods":
 [...], ...}], "nextPageToken": "..."}``; OpenAI: ``{"object": "list", "data": [{"id":
 "gemini-2.5-flash", "object": "model", "created": 0, "owned_by": "google"}]}``.
+Vertex AI's publisher model list (``{"publisherModels": [{"name":
+"publishers/google/models/gemini-2.5-flash", ...}]}``) is read the same way.
 Gemini gives no creation time: ``created`` is 0.
 """
 
@@ -20,8 +22,9 @@ MODEL_ID: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,199}$")
 
 
 def model_id(name: str) -> str:
-    """``models/gemini-2.5-flash`` → ``gemini-2.5-flash``."""
-    return name.removeprefix("models/")
+    """``models/gemini-2.5-flash`` (or Vertex's ``publishers/google/models/...``) →
+    ``gemini-2.5-flash``."""
+    return name.rpartition("models/")[2] if "models/" in name else name
 
 
 def valid_model_name(name: object) -> bool:
@@ -53,7 +56,8 @@ def openai_model_list(pages: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     seen: set[str] = set()
     data: list[dict[str, Any]] = []
     for page in pages:
-        models = page.get("models")
+        # the Gemini API lists "models"; Vertex AI's publisher model list, "publisherModels"
+        models = page.get("models", page.get("publisherModels"))
         for model in models if isinstance(models, list) else ():
             if not isinstance(model, Mapping) or not _serves_chat(model):
                 continue

@@ -186,3 +186,16 @@ def test_log_values_are_cleaned() -> None:
     assert clean("a\nb\r\x1bc", ()) == "a?b??c"
     assert clean("x" * 300, (), limit=10) == "x" * 9 + "…"
     assert clean("/v1/models/SECRET", ["SECRET"]) == "/v1/models/[redacted]"
+
+
+def test_vertex_publisher_models_list_the_same_way() -> None:
+    page = {
+        "publisherModels": [
+            {"name": "publishers/google/models/gemini-2.5-flash"},
+            {"name": "publishers/google/models/gemini-2.5-pro"},
+        ]
+    }
+    assert [m["id"] for m in openai_model_list([page])["data"]] == [
+        "gemini-2.5-flash",
+        "gemini-2.5-pro",
+    ]
