@@ -910,8 +910,15 @@ def _renumber_stream(stream: GeminiStream, api: str, every: int) -> tuple[bytes,
 def test_generated_streams_with_numbered_enums_convert_the_same(
     stream: GeminiStream, api: str, every: int
 ) -> None:
+    numbered = any(
+        type(candidate.get("finishReason")) is int
+        for event in stream.events
+        for candidate in event.get("candidates") or ()
+    ) or any(type((e.get("promptFeedback") or {}).get("blockReason")) is int for e in stream.events)
+    if numbered:  # the strategy numbered some enums itself, for the stream's own API
+        api = stream.expected.api
     plain, body = _renumber_stream(stream, api, every)
-    _same(run_converter(body, api=api), run_converter(plain))
+    _same(run_converter(body, api=api), run_converter(plain, api=api))
 
 
 # -- stream_chat picks the API from the base URL ------------------------------------------
