@@ -475,7 +475,7 @@ class ExpectedCall:
     last_step: int = -1  # the candidate step (event) that last touched it
 
 
-_DATA_KEYS = (
+DATA_KEYS = (
     "executableCode",
     "codeExecutionResult",
     "inlineData",
@@ -520,7 +520,7 @@ class ExpectedPart:
 
     @property
     def kind(self) -> str:
-        return next(key for key in _DATA_KEYS if key in self.part)
+        return next(key for key in DATA_KEYS if key in self.part)
 
     @property
     def thought(self) -> bool:
@@ -1020,7 +1020,7 @@ class _Script:
             for part in parts:
                 if "functionCall" in part:
                     choice.pieces.append(("call", id(part) in self.fresh, step))
-                elif any(key in part for key in _DATA_KEYS):
+                elif any(key in part for key in DATA_KEYS):
                     choice.pieces.append(("data", ExpectedPart(part), step))
                 else:  # text, or only a signature
                     kind = "thought" if part.get("thought") is True else "text"

@@ -9,10 +9,8 @@ from reactivex import operators as ops
 
 from ..converter import StreamOptions
 from ..core import ChatCompletion, ChatCompletionChunk, InvalidRequestError, completion
-from ..request import to_gemini_request
-from ..request._params import Unsupported
-from ..transport import TransportOptions, stream_chat
-from ..transport._stream_chat import api_of
+from ..request import Unsupported, to_gemini_request
+from ..transport import TransportOptions, api_of, stream_chat
 
 __all__ = ["ChatCompletionsOptions", "chat_completions"]
 

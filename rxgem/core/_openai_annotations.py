@@ -183,7 +183,7 @@ class ContentMap:
                 head = len(encoded[: first - from_bytes].decode("utf-8", "ignore"))
                 tail = len(encoded[: last - from_bytes].decode("utf-8", "ignore"))
                 span = (from_chars + head, from_chars + tail)
-        elif recorded is None and self.size()[0] == self.size()[1] and last <= self.length:
+        elif recorded is None and (size := self.size())[0] == size[1] and last <= size[0]:
             span = (first, last)  # all ASCII: bytes are characters
         elif recorded is not None and from_bytes == from_chars and last <= from_bytes:
             span = (first, last)  # within an ASCII stretch before the recording

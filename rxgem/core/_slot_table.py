@@ -54,30 +54,25 @@ MAX_CANDIDATES = 1024
 """Candidate indexes must be below this (Gemini allows at most 8 candidates)."""
 
 
-def _details(candidate: Candidate) -> dict[str, Any] | None:
-    """The values of a candidate that its finish chunk carries (``None``: none in this event)."""
-    details: dict[str, Any] | None = None
-    if candidate.safety_ratings is not None:
-        details = {"safety_ratings": candidate.safety_ratings}
-    if candidate.avg_logprobs is not None:
-        details = details or {}
-        details["avg_logprobs"] = candidate.avg_logprobs
+# the candidate fields its finish chunk carries: (extension key, attribute)
+_DETAILS = (
+    ("safety_ratings", "safety_ratings"),
+    ("avg_logprobs", "avg_logprobs"),
+    ("token_count", "token_count"),
+    ("continuation_token", "continuation_token"),
+    ("finish_message", "finish_message"),
+    ("grounding_attributions", "grounding_attributions"),
+)
+
+
+def _details(candidate: Candidate) -> dict[str, Any]:
+    """The values of a candidate that its finish chunk carries (empty: none in this event)."""
+    details = {
+        key: value for key, name in _DETAILS if (value := getattr(candidate, name)) is not None
+    }
     logprobs = candidate.logprobs_result
     if logprobs is not None and "logProbabilitySum" in logprobs:
-        details = details or {}
         details["log_probability_sum"] = logprobs["logProbabilitySum"]
-    if candidate.token_count is not None:
-        details = details or {}
-        details["token_count"] = candidate.token_count
-    if candidate.continuation_token is not None:
-        details = details or {}
-        details["continuation_token"] = candidate.continuation_token
-    if candidate.finish_message is not None:
-        details = details or {}
-        details["finish_message"] = candidate.finish_message
-    if candidate.grounding_attributions is not None:
-        details = details or {}
-        details["grounding_attributions"] = candidate.grounding_attributions
     return details
 
 

@@ -6,7 +6,7 @@ its parts (messages, parameters, tool schemas, thought signatures, model familie
 
 from ._messages import SignatureWarning
 from ._models import ModelFamily, model_family
-from ._params import SchemaWarning, UnsupportedWarning
+from ._params import SchemaWarning, Unsupported, UnsupportedWarning
 from ._request import to_gemini_request
 from ._signatures import PLACEHOLDER
 
@@ -15,6 +15,7 @@ __all__ = [
     "ModelFamily",
     "SchemaWarning",
     "SignatureWarning",
+    "Unsupported",
     "UnsupportedWarning",
     "model_family",
     "to_gemini_request",

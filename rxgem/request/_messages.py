@@ -28,8 +28,7 @@ from typing import Any
 
 import msgspec
 
-from ..core._errors import InvalidRequestError
-from ..core._gemini_models import Part
+from ..core import InvalidRequestError, Part
 from ..core._openai_parts import render_code
 from ._signatures import PLACEHOLDER, call_signature, message_signature, split_id
 

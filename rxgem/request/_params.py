@@ -12,7 +12,7 @@ import re
 import warnings
 from typing import Any, Literal, TypeAlias
 
-from ..core._errors import InvalidRequestError
+from ..core import InvalidRequestError
 from ._models import ModelFamily
 from ._schema import SchemaTarget, to_gemini_schema
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core._errors import InvalidRequestError
-from ..core._gemini_enums import GeminiApi
+from ..core import GeminiApi, InvalidRequestError
 from ._messages import messages_to_contents
 from ._models import model_family
 from ._params import (

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias
 from urllib.parse import unquote
 
-from ..core._errors import InvalidRequestError
+from ..core import InvalidRequestError
 
 __all__ = [
     "KEPT_KEYWORDS",

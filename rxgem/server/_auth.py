@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
-from ..transport._stream_chat import api_of
+from ..transport import api_of
 from ._errors import ErrorReply, unauthorized
 from ._settings import ServerSettings
 

@@ -9,7 +9,7 @@ from ._http import (
     resolve_headers,
     stream_url,
 )
-from ._stream_chat import StreamChatOptions, stream_chat
+from ._stream_chat import StreamChatOptions, api_of, stream_chat
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -17,6 +17,7 @@ __all__ = [
     "RetryPolicy",
     "StreamChatOptions",
     "TransportOptions",
+    "api_of",
     "from_gemini",
     "http_error",
     "resolve_headers",

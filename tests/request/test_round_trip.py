@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from conftest import counter_ids, expected_for, sample_names, sdk_accumulate
 from hypothesis import given, settings
-from strategies import PROPERTIES, GeminiStream, encode, examples, gemini_streams
+from strategies import DATA_KEYS, PROPERTIES, GeminiStream, encode, examples, gemini_streams
 
 import rxgem
 from rxgem import samples
@@ -31,36 +31,8 @@ def _events(name: str) -> list[dict[str, Any]]:
 
 
 def gemini_parts(name: str) -> list[dict[str, Any]]:
-    """Candidate 0's text and data parts as Gemini means them: the text joined between data
-    parts, thoughts left out, the text signature on the last text part."""
-    out: list[dict[str, Any]] = []
-    text = ""
-    signature = None
-    for event in _events(name):
-        for candidate in event.get("candidates") or []:
-            if candidate.get("index", 0) != 0:
-                continue
-            for part in (candidate.get("content") or {}).get("parts") or []:
-                if "functionCall" in part:
-                    continue
-                if "text" in part or set(part) == {"thoughtSignature"}:
-                    signature = part.get("thoughtSignature") or signature
-                    if not part.get("thought"):
-                        text += part.get("text", "")
-                    continue
-                if text:
-                    out.append({"text": text})
-                    text = ""
-                out.append(part)
-    if text:
-        out.append({"text": text})
-    if signature is not None:
-        texts = [p for p in out if "text" in p]
-        if texts:
-            texts[-1]["thoughtSignature"] = signature
-        else:
-            out.append({"text": "", "thoughtSignature": signature})
-    return out
+    """Candidate 0's text and data parts of a sample, as Gemini means them (:func:`parts_of`)."""
+    return parts_of(_events(name))
 
 
 def _dump(message: Any) -> dict[str, Any]:
@@ -181,19 +153,10 @@ def test_signatures_carried_in_ids_come_back_for_clients_that_drop_extra_fields(
 
 # -- generated streams ------------------------------------------------------------------------
 
-_DATA_KEYS = {
-    "executableCode",
-    "codeExecutionResult",
-    "inlineData",
-    "fileData",
-    "toolCall",
-    "toolResponse",
-    "functionResponse",
-}
-
 
 def parts_of(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Candidate 0's text and data parts as Gemini means them (see :func:`gemini_parts`)."""
+    """Candidate 0's text and data parts as Gemini means them: the text joined between data
+    parts, thoughts left out, the text signature on the last text part."""
     out: list[dict[str, Any]] = []
     text = ""
     signature = None
@@ -204,7 +167,7 @@ def parts_of(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
             for part in (candidate.get("content") or {}).get("parts") or []:
                 if "functionCall" in part:
                     continue
-                if _DATA_KEYS.isdisjoint(part):
+                if not any(key in part for key in DATA_KEYS):
                     signature = part.get("thoughtSignature") or signature
                     if "text" in part and not part.get("thought"):
                         text += part["text"]
