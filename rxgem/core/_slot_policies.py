@@ -50,6 +50,7 @@ class SlotInfo:
         "last_event",
         "name",
         "part_index",
+        "probe",
         "signature",
         "streamed",
     )
@@ -71,6 +72,7 @@ class SlotInfo:
         self.id = id
         self.args = args
         self.args_json: tuple[Any, bytes] | None = None  # cache of the args' encoding
+        self.probe: tuple[Any, str | None, Any] | None = None  # cache of _probe(args)
         self.signature = signature  # the signature seen when the slot opened
         self.part_index = part_index
         self.last_event = event
@@ -87,8 +89,10 @@ class SlotInfo:
 class SlotPolicy(Protocol):
     """Decides whether a complete, id-less call joins an existing slot.
 
-    ``match`` gets the candidate's slots in opening order and returns the slot the
-    call joins, or ``None`` to open a new one. Policies hold no state of their own.
+    ``match`` gets the slots the call may join, in opening order: the slots of the
+    same candidate with the call's name, not streamed (the table keeps them indexed
+    by name, so a policy never walks the other tools' calls). It returns the slot
+    the call joins, or ``None`` to open a new one. Policies hold no state of their own.
     """
 
     name: str
@@ -125,19 +129,55 @@ class LatestArgsPolicy:
         args = call.args if call.args is not None else {}
         latest: SlotInfo | None = None  # the most recent slot that qualifies
         for slot in reversed(slots):
-            if slot.streamed or slot.name != call.name or slot.last_event == event:
+            if slot.last_event == event:
                 continue
             if slot.id is not None:  # a call with an id, re-sent without it: identical args only
                 if slot.args == args:
                     return slot
                 continue
-            if not slot.args:
+            old = slot.args
+            if not old:
                 latest = latest or slot
-            elif grows_from(slot, args):
-                if slot.args == args:
+                continue
+            # A cheap necessary condition before the walk: the first argument is kept
+            # and grown. Parallel calls to one tool differ there, and are told apart in
+            # one lookup each, not one walk each.
+            probe = slot.probe
+            if probe is None or probe[0] is not old:
+                probe = slot.probe = _probe(old)
+            key = probe[1]
+            if key is not None:
+                value = probe[2]
+                got = args.get(key, _MISSING)
+                if type(got) is not type(value):
+                    continue
+                if type(value) is str:
+                    if not got.startswith(value):
+                        continue
+                elif got != value:
+                    continue
+            if grows_from(slot, args):
+                if old == args:
                     return slot  # identical args: this call, re-sent, not a placeholder's
                 latest = latest or slot
         return latest
+
+
+_MISSING = object()
+
+
+def _probe(args: Any) -> tuple[Any, str | None, Any]:
+    """``(args, key, value)``: the first argument when it is a scalar (``key`` is ``None``
+    when there is none), for :class:`LatestArgsPolicy`'s quick rejection."""
+    if type(args) is dict:
+        for key, value in args.items():
+            if value is None or type(value) in _SCALARS:
+                return (args, key, value)
+            break
+    return (args, None, None)
+
+
+_SCALARS = frozenset({str, int, float, bool})
 
 
 class PositionalPolicy:
@@ -156,11 +196,9 @@ class PositionalPolicy:
     ) -> SlotInfo | None:
         for slot in reversed(slots):
             if (
-                not slot.streamed
-                and slot.id is None
+                slot.id is None
                 and slot.last_event != event
                 and slot.part_index == part_index
-                and slot.name == call.name
                 and slot.signature == signature
             ):
                 return slot

@@ -77,11 +77,15 @@ def _details(candidate: Candidate) -> dict[str, Any]:
 
 
 class _Candidate:
-    __slots__ = ("by_id", "slots", "streaming")
+    __slots__ = ("by_id", "idless", "named", "slots", "streaming")
 
     def __init__(self) -> None:
         self.slots: list[SlotInfo] = []
         self.by_id: dict[str, SlotInfo] = {}
+        # the slots a complete call may join, by name (not streamed), and those of them
+        # without an id: a call looks at its own tool's slots only
+        self.named: dict[str | None, list[SlotInfo]] = {}
+        self.idless: dict[str | None, list[SlotInfo]] = {}
         self.streaming: SlotInfo | None = None
 
 
@@ -216,7 +220,11 @@ class SlotTable:
                 slot.args = call.args
             if call.name is not None and call.will_continue:
                 self._end_streaming(state)
-                slot.streamed = True
+                if not slot.streamed:
+                    slot.streamed = True
+                    named = state.named.get(slot.name)
+                    if named is not None and slot in named:
+                        named.remove(slot)  # a streamed call is never joined
                 state.streaming = slot
             elif state.streaming is slot and not call.will_continue:
                 self._end_streaming(state)
@@ -242,7 +250,8 @@ class SlotTable:
             slot = self._open(state, call, part_index, signature, event, streamed=True)
             state.streaming = slot
             return slot.index
-        found = self._match(state.slots, call, part_index, signature, event)
+        named = state.named.get(call.name)
+        found = self._match(named, call, part_index, signature, event) if named else None
         if found is None:
             return self._open(state, call, part_index, signature, event, streamed=False).index
         if call.args is not None:
@@ -265,12 +274,13 @@ class SlotTable:
         """
         if call.name is None or call.will_continue:
             return None
-        idless = [slot for slot in state.slots if slot.id is None and not slot.streamed]
+        idless = state.idless.get(call.name)
         if not idless:
             return None
         found = self._match(idless, call, part_index, signature, event)
         if found is not None:
             found.id = call.id
+            idless.remove(found)
             if call.args is not None:
                 found.args = call.args
         return found
@@ -314,6 +324,10 @@ class SlotTable:
             streamed=streamed,
         )
         state.slots.append(slot)
+        if not streamed:
+            state.named.setdefault(call.name, []).append(slot)
+            if call.id is None:
+                state.idless.setdefault(call.name, []).append(slot)
         return slot
 
     @staticmethod
