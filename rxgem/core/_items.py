@@ -69,12 +69,18 @@ class Text(msgspec.Struct, frozen=True, gc=False):
 
 
 class CallPart(msgspec.Struct, frozen=True, gc=False):
-    """A ``functionCall`` part, assigned to tool-call slot ``slot`` (0, 1, 2… per candidate)."""
+    """A ``functionCall`` part, assigned to tool-call slot ``slot`` (0, 1, 2… per candidate).
+
+    ``replay`` is set when the slot table found the args the same as the slot's
+    (types and all): ``latest_args`` then need not compare them again (a re-sent
+    1 MB object).
+    """
 
     candidate: int
     slot: int
     call: FunctionCall
     signature: str | None = None
+    replay: bool = False
 
 
 class DataPart(msgspec.Struct, frozen=True, gc=False):

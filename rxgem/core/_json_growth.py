@@ -14,9 +14,19 @@ from typing import Any, Protocol
 
 import msgspec
 
-__all__ = ["HasArgs", "grows", "grows_from", "same_args"]
+__all__ = ["GROWN", "SAME", "HasArgs", "args_relation", "grows", "grows_from", "same_args"]
 
 _ENCODE = msgspec.json.Encoder().encode
+
+# Above this many bytes of JSON, re-sent args are compared by encoding first: on a
+# 1 MB object msgspec's encode is about 1.5 times quicker than ``==`` on the dicts,
+# and when the bytes are equal the values are the same, types and all.
+_BIG = 4096
+
+SAME = 2
+""":func:`args_relation`: the same args, with equal types all the way down."""
+GROWN = 1
+""":func:`args_relation`: grown args (see :func:`grows`), not the same."""
 
 
 def grows(old: Any, new: Any) -> bool:
@@ -92,9 +102,39 @@ def _encoded_args(holder: HasArgs) -> bytes:
     return cache[1]
 
 
+def _same_bytes(holder: HasArgs, new: Any) -> bool:
+    """Whether ``new`` encodes exactly as the holder's big args do (then it is kept as
+    the holder's encoding: the holder's args become ``new`` next, or stay equal)."""
+    cache = holder.args_json
+    if cache is None or cache[0] is not holder.args or len(cache[1]) <= _BIG:
+        return False
+    encoded = _ENCODE(new)
+    if encoded != cache[1]:
+        return False
+    holder.args_json = (new, encoded)
+    return True
+
+
+def args_relation(holder: HasArgs, new: Any) -> int:
+    """How ``new`` relates to ``holder.args``: :data:`SAME`, :data:`GROWN` or ``0``
+    (neither), with the holder's args encoded at most once and each value compared once."""
+    if _same_bytes(holder, new):
+        return SAME
+    old = holder.args
+    if old != new:  # (then grows() would compare them again before its walk)
+        return GROWN if type(old) is type(new) and _grows_walk(old, new) else 0
+    encoded = _ENCODE(new)
+    if _encoded_args(holder) == encoded:
+        holder.args_json = (new, encoded)
+        return SAME
+    return SAME if grows(old, new) else 0  # equal, in another key order (or 1 vs 1.0)
+
+
 def same_args(holder: HasArgs, new: Any) -> bool:
     """Whether ``new`` is exactly the holder's args: equal, with equal types all the way
     down (what :func:`grows` decides for two equal values), mostly in C."""
+    if _same_bytes(holder, new):
+        return True
     old = holder.args
     if old != new:
         return False
@@ -107,11 +147,4 @@ def grows_from(holder: HasArgs, new: Any) -> bool:
     When ``new`` is a replay, its encoding is kept too: the slot's args are replaced
     by ``new`` next (see ``SlotTable``), and the next replay is compared with it.
     """
-    old = holder.args
-    if old != new:  # (then grows() would compare them again before its walk)
-        return type(old) is type(new) and _grows_walk(old, new)
-    encoded = _ENCODE(new)
-    if _encoded_args(holder) == encoded:
-        holder.args_json = (new, encoded)
-        return True
-    return grows(old, new)
+    return args_relation(holder, new) != 0

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import Any, Literal, Protocol, TypeAlias
 
 from ._gemini_models import FunctionCall
-from ._json_growth import grows_from
+from ._json_growth import SAME, args_relation
 
 __all__ = [
     "EveryPartPolicy",
@@ -156,9 +156,10 @@ class LatestArgsPolicy:
                         continue
                 elif got != value:
                     continue
-            if grows_from(slot, args):
-                if old == args:
-                    return slot  # identical args: this call, re-sent, not a placeholder's
+            relation = args_relation(slot, args)
+            if relation == SAME:
+                return slot  # identical args: this call, re-sent, not a placeholder's
+            if relation:
                 latest = latest or slot
         return latest
 

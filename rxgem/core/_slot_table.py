@@ -100,12 +100,13 @@ class SlotTable:
     function calls (code execution, inline data) are not turned into items.
     """
 
-    __slots__ = ("_candidates", "_events", "_policy", "_rid", "_version")
+    __slots__ = ("_candidates", "_events", "_policy", "_replay", "_rid", "_version")
 
     def __init__(self, policy: SlotPolicy | SlotPolicyName = "latest") -> None:
         self._policy = resolve_policy(policy)
         self._candidates: dict[int, _Candidate] = {}
         self._events = 0
+        self._replay = False  # whether the call just assigned re-sends its slot's args
         # the response id and model version of the last Meta emitted
         self._rid: str | None = None
         self._version: str | None = None
@@ -164,7 +165,8 @@ class SlotTable:
                         if call is not None:
                             slot = self._assign(index, call, part_index, signature, self._events)
                             if slot is not None:
-                                out.append(CallPart(index, slot, call, signature))
+                                out.append(CallPart(index, slot, call, signature, self._replay))
+                                self._replay = False
                             continue
                         text = part.text
                         if text is None and part.is_data:
@@ -255,6 +257,9 @@ class SlotTable:
         if found is None:
             return self._open(state, call, part_index, signature, event, streamed=False).index
         if call.args is not None:
+            # the policy found them the same when it kept their encoding (args_relation)
+            cache = found.args_json
+            self._replay = cache is not None and cache[0] is call.args
             found.args = call.args
         found.last_event = event
         return found.index

@@ -12,6 +12,7 @@ from conftest import check_protocol, run, sdk_accumulate
 import rxgem
 from rxgem import GenerateContentResponse, SlotTable
 from rxgem.core import grows, grows_from, same_args
+from rxgem.core._json_growth import GROWN, SAME, args_relation
 from rxgem.items import CallPart
 
 
@@ -110,21 +111,31 @@ class _Holder:
         ({"q": "AB"}, {"q": "A"}),
     ],
 )
-def test_cached_comparisons_agree_with_grows(old: Any, new: Any) -> None:
-    # same_args/grows_from give grows()'s answer, whatever the cache holds
-    assert same_args(_Holder(old), new) is (old == new and grows(old, new))
+@pytest.mark.parametrize("pad", [0, 5000], ids=["small", "big"])  # big: bytes compared first
+def test_cached_comparisons_agree_with_grows(old: Any, new: Any, pad: int) -> None:
+    # same_args/grows_from/args_relation give grows()'s answer, whatever the cache holds
+    if pad:
+        old, new = {"pad": "x" * pad, **old}, {"pad": "x" * pad, **new}
+    same = old == new and grows(old, new)
+    relation = SAME if same else GROWN if grows(old, new) else 0
+    assert same_args(_Holder(old), new) is same
     assert grows_from(_Holder(old), new) is grows(old, new)
-    warm = _Holder(old)
-    same_args(warm, old)  # fills the cache
-    assert same_args(warm, new) is (old == new and grows(old, new))
-    assert grows_from(warm, new) is grows(old, new)
+    assert args_relation(_Holder(old), new) == relation
+    for check in (same_args, grows_from, args_relation):
+        warm = _Holder(old)
+        same_args(warm, old)  # fills the cache
+        assert check(warm, new) == {same_args: same, grows_from: grows(old, new)}.get(
+            check, relation
+        )
 
 
-def test_a_resent_args_object_is_encoded_once_per_stage_and_event(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize("rows", [50, 500], ids=["2KB", "20KB"])
+def test_a_resent_args_object_is_encoded_once_per_event(
+    monkeypatch: pytest.MonkeyPatch, rows: int
 ) -> None:
-    # A big args object re-sent on every event: SlotTable and ArgsTable each compare it
-    # with the slot's, each encoding only the new one (the slot's encoding is kept).
+    # A big args object re-sent on every event: SlotTable compares it with the slot's,
+    # encoding only the new one (the slot's encoding is kept), and tells ArgsTable
+    # (CallPart.replay), which does not compare it again.
     import rxgem.core._json_growth
 
     calls = 0
@@ -136,7 +147,7 @@ def test_a_resent_args_object_is_encoded_once_per_stage_and_event(
         return encode(value)
 
     monkeypatch.setattr(rxgem.core._json_growth, "_ENCODE", counting)
-    args = {"rows": [{"id": i, "name": f"row {i}", "ok": i % 2 == 0} for i in range(50)]}
+    args = {"rows": [{"id": i, "name": f"row {i}", "ok": i % 2 == 0} for i in range(rows)]}
     resent = 10
     body = (
         "".join(
@@ -147,7 +158,7 @@ def test_a_resent_args_object_is_encoded_once_per_stage_and_event(
     )
     chunks, error = run(body.encode())
     assert error is None
-    assert calls <= 2 * (resent - 1) + 2
+    assert calls <= (resent - 1) + 2
     [tool] = rxgem.assemble(chunks)["choices"][0]["message"]["tool_calls"]
     assert json.loads(tool["function"]["arguments"]) == args
 
