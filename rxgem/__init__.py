@@ -76,7 +76,7 @@ from .core import (
     map_logprobs,
     map_usage,
 )
-from .operators import gemini_to_openai, sse_encode
+from .operators import from_body, gemini_to_openai, sse_encode
 
 if TYPE_CHECKING:
     from . import testing, viz
@@ -132,6 +132,7 @@ __all__ = [
     "aiterate",
     "assemble",
     "chat_completions",
+    "from_body",
     "from_gemini",
     "gemini_to_openai",
     "items",

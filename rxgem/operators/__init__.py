@@ -3,7 +3,8 @@
 ``decode_sse`` → ``parse`` → ``group_by_slot`` → ``latest_args`` →
 ``flush_on_finish`` → ``to_openai``; plus ``sse_encode`` for the OpenAI side, and
 the whole pipeline as one operator, ``gemini_to_openai`` (or as its named stages,
-``pipeline_stages``). Each is a factory returning
+``pipeline_stages``); and ``from_body``, a light source of body bytes to put
+them on. Each operator is a factory returning
 ``Callable[[Observable[A]], Observable[B]]`` for ``Observable.pipe``, over one
 sans-IO core of :mod:`rxgem.core`; state lives in each subscription, never in the
 factory.
@@ -11,6 +12,7 @@ factory.
 
 from ._decode_sse import decode_sse
 from ._flush_on_finish import flush_on_finish
+from ._from_body import from_body
 from ._group_by_slot import group_by_slot
 from ._latest_args import latest_args
 from ._parse import parse
@@ -22,6 +24,7 @@ __all__ = [
     "NamedOperator",
     "decode_sse",
     "flush_on_finish",
+    "from_body",
     "gemini_to_openai",
     "group_by_slot",
     "latest_args",

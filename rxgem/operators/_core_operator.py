@@ -6,16 +6,24 @@ the core returns is emitted, either value by value or, for the middle stages, as
 one batch. The end of input closes the core; an error (upstream, or raised by the
 core) first closes it with that error, so that what it owes (pending tool calls)
 is emitted before ``on_error``.
+
+On :func:`~rxgem.operators.from_body`, the operator skips the inner
+``subscribe`` (its auto-detaching observer and trampoline check) and its own
+``subscribe`` costs one trampoline item, not two: the body's loop feeds the core
+directly, and stops as soon as the core's stream is over.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from reactivex import Observable, abc
+from reactivex.disposable import Disposable
+from reactivex.observer import AutoDetachObserver
 
 from ..core import Core
+from ._from_body import BodyRun, BodySource
 
 __all__ = ["core_operator"]
 
@@ -26,7 +34,7 @@ B = TypeVar("B")
 class _CoreObserver(abc.ObserverBase[Any], Generic[B]):
     """One subscription: the upstream's observer, feeding one core."""
 
-    __slots__ = ("batched", "core", "ends_early", "feed", "observer", "stopped")
+    __slots__ = ("batched", "core", "ends_early", "feed", "observer", "stopped", "upstream")
 
     def __init__(
         self, core: Core[Any, Any], observer: abc.ObserverBase[B], batched: bool, ends_early: bool
@@ -37,6 +45,7 @@ class _CoreObserver(abc.ObserverBase[Any], Generic[B]):
         self.batched = batched
         self.ends_early = ends_early
         self.stopped = False
+        self.upstream: abc.DisposableBase | None = None  # set when nothing else disposes it
 
     def emit(self, outputs: list[Any]) -> None:
         if self.batched:
@@ -45,6 +54,12 @@ class _CoreObserver(abc.ObserverBase[Any], Generic[B]):
         else:
             for output in outputs:
                 self.observer.on_next(output)
+
+    def stop(self) -> None:
+        """Ignore what comes next, and let go of the source (when this sink holds it)."""
+        self.stopped = True
+        if self.upstream is not None:
+            self.upstream.dispose()
 
     def on_next(self, value: Any) -> None:
         if self.stopped:
@@ -56,7 +71,7 @@ class _CoreObserver(abc.ObserverBase[Any], Generic[B]):
             return
         self.emit(outputs)
         if self.core.error is not None:
-            self.stopped = True
+            self.stop()
             self.observer.on_error(self.core.error)
         elif self.ends_early and getattr(self.core, "done", False):
             self.on_completed()
@@ -64,7 +79,7 @@ class _CoreObserver(abc.ObserverBase[Any], Generic[B]):
     def on_error(self, error: Exception) -> None:
         if self.stopped:
             return
-        self.stopped = True
+        self.stop()
         try:
             owed = self.core.close(error)
         except Exception:  # close(error) must not raise; if a core does, the first error wins
@@ -80,12 +95,73 @@ class _CoreObserver(abc.ObserverBase[Any], Generic[B]):
         except Exception as error:
             self.on_error(error)
             return
-        self.stopped = True
+        self.stop()
         self.emit(outputs)
         if self.core.error is not None:
             self.observer.on_error(self.core.error)
         else:
             self.observer.on_completed()
+
+
+class _OnBody(Observable[B]):
+    """A core operator on :func:`~rxgem.operators.from_body`: the loop feeds the core.
+
+    ``subscribe`` is ``Observable.subscribe`` without its own trampoline item: that
+    item is there so that a source that emits during ``subscribe`` emits only once
+    the subscription is wired; this one never does (it schedules its loop, after
+    wiring), so the item would only cost time. Each subscription costs one
+    trampoline item (the loop's), not two.
+    """
+
+    def __init__(
+        self,
+        body: BodySource,
+        make_core: Callable[[], Core[Any, Any]],
+        batched: bool,
+        ends_early: bool,
+    ) -> None:
+        super().__init__()
+        self.body = body
+        self.make_core = make_core
+        self.batched = batched
+        self.ends_early = ends_early
+
+    def _prepare(self, observer: abc.ObserverBase[B]) -> BodyRun:
+        sink: _CoreObserver[B] = _CoreObserver(
+            self.make_core(), observer, self.batched, self.ends_early
+        )
+        run = self.body.prepare(sink)
+        sink.upstream = run  # the sink lets go of the body as soon as the core is done
+        return run
+
+    def _subscribe_core(
+        self, observer: abc.ObserverBase[B], scheduler: abc.SchedulerBase | None = None
+    ) -> abc.DisposableBase:
+        run = self._prepare(observer)
+        run.start(self.body.scheduler or scheduler)
+        return run
+
+    def subscribe(
+        self,
+        on_next: abc.ObserverBase[B] | abc.OnNext[B] | None = None,
+        on_error: abc.OnError | None = None,
+        on_completed: abc.OnCompleted | None = None,
+        *,
+        scheduler: abc.SchedulerBase | None = None,
+    ) -> abc.DisposableBase:
+        if isinstance(on_next, abc.ObserverBase) or callable(getattr(on_next, "on_next", None)):
+            given = cast(abc.ObserverBase[B], on_next)
+            on_next, on_error, on_completed = given.on_next, given.on_error, given.on_completed
+        observer = AutoDetachObserver(on_next, on_error, on_completed)
+        try:
+            run = self._prepare(observer)
+        except Exception as error:  # as Observable.subscribe does
+            if not observer.fail(error):
+                raise
+            return Disposable(observer.dispose)
+        observer.subscription = run  # wired before the loop can start
+        run.start(self.body.scheduler or scheduler)
+        return Disposable(observer.dispose)
 
 
 def core_operator(
@@ -100,6 +176,9 @@ def core_operator(
     """
 
     def operator(source: Observable[A]) -> Observable[B]:
+        if isinstance(source, BodySource):
+            return _OnBody(source, make_core, batched, ends_early)
+
         def subscribe(
             observer: abc.ObserverBase[B], scheduler: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:

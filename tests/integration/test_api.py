@@ -7,6 +7,7 @@ import rxgem.items
 import rxgem.operators
 
 PUBLIC = {
+    "from_body",
     "Candidate",
     "Content",
     "Converter",
@@ -69,6 +70,7 @@ PUBLIC = {
 }
 
 OPERATORS = {
+    "from_body",
     "decode_sse",
     "parse",
     "group_by_slot",
