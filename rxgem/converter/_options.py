@@ -144,6 +144,13 @@ _NAMES = frozenset(field.name for field in fields(PipelineSettings))
 
 def pipeline_settings(options: Mapping[str, Any]) -> PipelineSettings:
     """Check ``options`` once (unknown names and bad values raise at call time)."""
+    settings = settings_of(options)
+    settings.cores()  # each core checks its own options (api, policy, announce, reasoning_field)
+    return settings
+
+
+def settings_of(options: Mapping[str, Any]) -> PipelineSettings:
+    """:func:`pipeline_settings` but for the cores' own checks (made when they are built)."""
     unknown = sorted(set(options) - _NAMES)
     if unknown:
         raise TypeError(
@@ -153,5 +160,4 @@ def pipeline_settings(options: Mapping[str, Any]) -> PipelineSettings:
     for name in ("id_factory", "clock"):
         if not callable(getattr(settings, name)):
             raise TypeError(f"{name} must be callable")
-    settings.cores()  # each core checks its own options (api, policy, announce, reasoning_field)
     return settings
