@@ -15,10 +15,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import captures, measure, serve
+from . import captures, fixed_cost, measure, serve
 from .measure import AsyncPhase, AsyncResult, CaptureResult, LatencyResult, Stats
 
-SECTIONS = ("latency", "async", "serve")
+SECTIONS = ("latency", "fixed", "async", "serve")
 ON_REQUEST = frozenset({"serve"})  # run only when named in --only
 LITELLM_TARGET = 20.0
 FLOOR_TARGET = 1.0
@@ -175,6 +175,7 @@ class Report:
         self.results: list[CaptureResult] = []
         self.litellm_note = ""
         self.latency: LatencyResult | None = None
+        self.fixed: list[fixed_cost.FixedCost] = []
         self.asynchronous: AsyncResult | None = None
         self.serve: serve.ServeResult | None = None
         self.baseline: dict[str, Any] | None = None
@@ -230,7 +231,7 @@ class Report:
             "peak mem",
         ]
         return (
-            "1. Per-event cost: from_iterable(pieces).pipe(gemini_to_openai()).subscribe(),"
+            "1. Per-event cost: from_body(pieces).pipe(gemini_to_openai()).subscribe(),"
             " chunks kept\n   (µs per Gemini event, median of the repetitions; runs ="
             " repetitions × runs in each; pieces = one SSE event each,\n   or 16 KB;"
             " peak mem = tracemalloc, separate run)\n" + _table(headers, rows)
@@ -248,9 +249,11 @@ class Report:
                     _num(r.floor.median),
                     _ratio(r.ratio_floor),
                     _ratio(r.paired_floor),
+                    _ratio(r.decode.median / r.rxgem.median) if r.decode else "-",
                     _num(ll.median) if ll else "-",
                     f"{len(ll.samples)}" if ll else "-",
                     _ratio(ll.median / r.rxgem.median) if ll else "-",
+                    _ratio(ll.median / r.decode.median) if ll and r.decode else "-",
                     _num(b) if b else "-",
                     _ratio(r.rxgem.median / b) if b else "-",
                 ]
@@ -260,9 +263,11 @@ class Report:
             "json.loads µs/ev",
             "rxgem÷floor",
             "per round",
+            "decode share",
             "litellm µs/ev",
             "runs",
             "litellm÷rxgem",
+            "litellm÷decode",
             "baseline µs/ev",
             "now÷baseline",
         ]
@@ -270,7 +275,11 @@ class Report:
             "   floor = json.loads of every data: payload, already split (JSON work only);"
             " per round = median over",
             "   the interleaved rounds of (rxgem ÷ floor) within each round (steadier on a"
-            " busy machine)",
+            " busy machine); decode share =",
+            "   msgspec's typed decode of the same payloads ÷ the pipeline; litellm÷decode = the"
+            " most litellm÷rxgem can be",
+            "   for a converter that must decode every payload (reached only if translating"
+            " cost nothing)",
         ]
         if self.litellm_note:
             notes.append(f"   litellm: {self.litellm_note}")
@@ -362,11 +371,16 @@ class Report:
             return ""
         base = (self.baseline or {}).get("async") or {}
 
+        def per(value: float | None) -> str:
+            return _bytes(value) if value is not None else "-"
+
         def row(label: str, p: AsyncPhase | None) -> list[str] | None:
             if p is None:
                 return None
             return [
                 label,
+                p.protocol,
+                str(p.clients),
                 str(p.streams),
                 str(p.events_per_stream),
                 f"{p.pause_s:g}",
@@ -376,18 +390,24 @@ class Report:
                 _num(p.events_per_s) if p.pause_s == 0 else "-",
                 _num(p.cpu_us_per_event) if p.pause_s == 0 else "-",
                 f"{p.server_cpu_s:.1f}",
-                _bytes(p.peak_bytes) if p.peak_bytes is not None else "-",
-                _bytes(p.bytes_per_stream) if p.bytes_per_stream is not None else "-",
+                per(p.steady_per_stream),
+                per(p.bytes_per_stream),
             ]
 
         rows = [
             row("rxgem throughput", res.throughput),
             row("httpx only, throughput", res.raw_throughput),
+            row("rxgem throughput", res.h2_throughput),
+            row("httpx only, throughput", res.h2_raw_throughput),
             row("rxgem memory (paced)", res.memory),
             row("httpx only, memory (paced)", res.raw_memory),
+            row("rxgem memory (paced)", res.h2_memory),
+            row("httpx only, memory (paced)", res.h2_raw_memory),
         ]
         headers = [
             "run",
+            "protocol",
+            "clients",
             "streams",
             "ev/stream",
             "pause s",
@@ -397,21 +417,29 @@ class Report:
             "events/s",
             "CPU µs/ev",
             "server CPU s",
-            "peak mem",
-            "per stream",
+            "steady/stream",
+            "peak/stream",
         ]
         lines = [
-            "5. Async: N concurrent `async for c in aiterate(stream_chat(...))` on one loop,"
-            " one shared httpx.AsyncClient,",
-            "   FakeGemini (text capture, one HTTP chunk per event) in a child process;"
-            " CPU µs/ev = this process only",
+            "5. Async: N concurrent `async for c in aiterate(stream_chat(...))` on one loop;"
+            " HTTP/1.1: one shared httpx.AsyncClient,",
+            "   one connection per stream; HTTP/2 (h2c): AsyncClient(http2=True, http1=False)"
+            f" shared by {measure.H2_STREAMS_PER_CLIENT} streams each (httpcore's",
+            "   limit per connection); FakeGemini (text capture, one HTTP chunk or DATA frame"
+            " per event) in a child process;",
+            "   CPU µs/ev = this process only; steady = median while all streams are open,"
+            " peak = tracemalloc peak",
             _table(headers, [r for r in rows if r is not None]),
         ]
-        if res.raw_memory is not None and res.raw_memory.peak_bytes is not None:
-            share = (res.memory.peak_bytes or 0) - res.raw_memory.peak_bytes
+        for rx, raw in ((res.memory, res.raw_memory), (res.h2_memory, res.h2_raw_memory)):
+            if rx is None or raw is None or rx.peak_bytes is None or raw.peak_bytes is None:
+                continue
+            steady = "-"
+            if rx.steady_bytes is not None and raw.steady_bytes is not None:
+                steady = _bytes((rx.steady_bytes - raw.steady_bytes) / rx.streams)
             lines.append(
-                f"   rxgem's own share per open stream (rxgem − httpx only):"
-                f" {_bytes(share / res.memory.streams)}"
+                f"   rxgem's own share per open stream over {rx.protocol} (rxgem − httpx only):"
+                f" steady {steady}, peak {_bytes((rx.peak_bytes - raw.peak_bytes) / rx.streams)}"
             )
         if base:
             t = base.get("throughput", {})
@@ -421,6 +449,12 @@ class Report:
                 f" {_bytes(m.get('bytes_per_stream'))} per stream"
                 f" ({t.get('streams', '?')} streams)"
             )
+            h2 = base.get("h2_memory") or {}
+            if h2.get("bytes_per_stream") is not None:
+                lines.append(
+                    f"   baseline over HTTP/2: {_bytes(h2.get('steady_per_stream'))} steady,"
+                    f" {_bytes(h2.get('bytes_per_stream'))} peak per stream"
+                )
         lines.extend(f"   note: {n}" for n in res.notes)
         return "\n".join(lines)
 
@@ -511,29 +545,60 @@ class Report:
             ok = all(x >= LITELLM_TARGET for _, x in speedups)
             detail = ", ".join(f"{name} {x:.1f}×" for name, x in speedups)
             out.append(f"{verdict(ok)} ≥ {LITELLM_TARGET:g}× faster than LiteLLM: {detail}")
+            bounded = [
+                f"{r.name} (at most {r.litellm.median / r.decode.median:.1f}×)"
+                for r in self.results
+                if r.litellm is not None
+                and r.decode is not None
+                and r.litellm.median / r.decode.median < LITELLM_TARGET
+            ]
+            if bounded:
+                out.append(
+                    "     bounded by decoding the same bytes (LiteLLM ÷ msgspec's decode alone):"
+                    f" {', '.join(bounded)}"
+                )
         elif self.results:
             out.append(
                 f"{verdict(None)} ≥ {LITELLM_TARGET:g}× faster than LiteLLM: {self.litellm_note}"
             )
         res = self.asynchronous
         if res is not None and res.memory.bytes_per_stream is not None:
-            per = res.memory.bytes_per_stream
+            best, raw = res.best_memory()
+            peak = best.bytes_per_stream or 0.0
+            steady = best.steady_per_stream
+            worst = max(peak, steady or 0.0)
             extra = ""
-            if res.raw_memory is not None and res.raw_memory.bytes_per_stream is not None:
-                own = per - res.raw_memory.bytes_per_stream
+            if raw is not None and raw.bytes_per_stream is not None:
                 extra = (
-                    f" (httpx alone {_bytes(res.raw_memory.bytes_per_stream)}, rxgem's share"
-                    f" {_bytes(own)})"
+                    f"; httpx alone {_bytes(raw.bytes_per_stream)} peak, rxgem's share"
+                    f" {_bytes(peak - raw.bytes_per_stream)}"
                 )
+            where = f"{best.protocol}, {best.clients} client{'s' if best.clients > 1 else ''}"
             out.append(
-                f"{verdict(per < STREAM_TARGET)} < {_bytes(STREAM_TARGET)} per open stream:"
-                f" {_bytes(per)}{extra}"
+                f"{verdict(steady is not None and worst < STREAM_TARGET)} <"
+                f" {_bytes(STREAM_TARGET)} per open stream, steady and peak, best configuration"
+                f" ({where}): steady {_bytes(steady) if steady is not None else '-'}, peak"
+                f" {_bytes(peak)}{extra}"
             )
+            if best is not res.memory and res.memory.bytes_per_stream is not None:
+                out.append(
+                    f"     (HTTP/1.1, one connection per stream:"
+                    f" peak {_bytes(res.memory.bytes_per_stream)})"
+                )
         linear = [r for r in self.results if r.linearity is not None]
         if linear:
             ok = all(r.linearity is not None and r.linearity <= LINEAR_LIMIT for r in linear)
             detail = ", ".join(f"{r.name} {r.linearity:.2f}" for r in linear)
             out.append(f"{verdict(ok)} linear scaling (full÷half ≤ {LINEAR_LIMIT:g}): {detail}")
+        if self.fixed:
+            worst = max(f.beyond_cores("from_body") for f in self.fixed)
+            detail = ", ".join(
+                f"{f.events} event(s) {f.beyond_cores('from_body'):.1f} µs" for f in self.fixed
+            )
+            out.append(
+                f"{verdict(worst < fixed_cost.TARGET_US)} fixed cost per stream <"
+                f" {fixed_cost.TARGET_US:g} µs beyond the cores (from_body): {detail}"
+            )
         if self.latency is not None:
             ok = self.latency.p99 < P99_TARGET
             out.append(f"{verdict(ok)} p99 latency < {P99_TARGET:g} µs: {self.latency.p99:.1f} µs")
@@ -564,6 +629,7 @@ class Report:
             self.latency_table(),
             self.async_table(),
             self.serve_table(),
+            fixed_cost.fixed_cost_table(self.fixed, "8. ") if self.fixed else "",
             self.targets(),
             self.profile_tables(),
         ]
@@ -582,6 +648,7 @@ class Report:
             "latency": self.latency.to_json() if self.latency else None,
             "async": self.asynchronous.to_json() if self.asynchronous else None,
             "serve": self.serve.to_json() if self.serve else None,
+            "fixed_cost": [f.to_json() for f in self.fixed],
         }
 
 
@@ -630,8 +697,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         _log("latency: text-2000, one event per on_next")
         report.latency = measure.latency(captures.build("text-2000"), runs=args.repeat)
 
+    if "fixed" in args.sections:
+        _log("fixed cost: 1- and 2-event streams, cores vs the whole pipeline")
+        report.fixed = fixed_cost.fixed_cost(repeat=args.repeat, min_time=args.min_time)
+
     if "async" in args.sections:
-        _log(f"async: {args.streams} concurrent streams (throughput, then memory)")
+        _log(
+            f"async: {args.streams} concurrent streams (throughput, then memory;"
+            f" HTTP/1.1{', then HTTP/2' if measure.HAVE_H2 else ''})"
+        )
         report.asynchronous = measure.async_throughput(args.streams)
 
     if "serve" in args.sections:

@@ -26,14 +26,17 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-import reactivex
+import msgspec
 from reactivex.subject import Subject
 
 import rxgem
+from rxgem.core import GenerateContentResponse
 
 from .captures import MODEL, Capture
 
 __all__ = [
+    "H2_STREAMS_PER_CLIENT",
+    "HAVE_H2",
     "HAVE_LITELLM",
     "AsyncPhase",
     "AsyncResult",
@@ -191,13 +194,13 @@ def time_interleaved(
 
 
 def pipeline_runner(pieces: Sequence[bytes], **options: Any) -> Callable[[], list[Any]]:
-    """``from_iterable(pieces) | gemini_to_openai() | subscribe``; returns the chunks.
+    """``from_body(pieces) | gemini_to_openai() | subscribe``; returns the chunks.
 
     The operator is built once (as an application would) and subscribed per run; a
     stream error is raised.
     """
     operator = rxgem.gemini_to_openai(**options)
-    source = reactivex.from_iterable(pieces).pipe(operator)
+    source = rxgem.from_body(pieces).pipe(operator)
 
     def run() -> list[Any]:
         chunks: list[Any] = []
@@ -217,6 +220,18 @@ def floor_runner(payloads: Sequence[str]) -> Callable[[], None]:
     def run() -> None:
         for payload in payloads:
             loads(payload)
+
+    return run
+
+
+def decode_runner(payloads: Sequence[bytes]) -> Callable[[], None]:
+    """rxgem's own decode alone: msgspec into the typed models, of every payload's bytes
+    (the share of the pipeline that no translation on top can avoid)."""
+    decode = msgspec.json.Decoder(GenerateContentResponse).decode
+
+    def run() -> None:
+        for payload in payloads:
+            decode(payload)
 
     return run
 
@@ -255,6 +270,7 @@ class CaptureResult:
     floor: Stats
     peak_bytes: int
     retained_bytes: int
+    decode: Stats | None = None  # msgspec's typed decode alone
     digest: str = ""  # sha256 of the body (first 16 hex digits): same digest, same input
     litellm: Stats | None = None
     half: CaptureResult | None = None
@@ -280,6 +296,7 @@ class CaptureResult:
             "rxgem_16k_samples_us": self.rxgem_16k.samples,
             "floor_us": self.floor.median,
             "floor_samples_us": self.floor.samples,
+            "decode_us": self.decode.median if self.decode is not None else None,
             "ratio_floor": self.ratio_floor,
             "paired_ratio_floor": self.paired_floor,
             "mb_per_s": self.mb_per_s,
@@ -338,6 +355,7 @@ def measure_capture(
         "rxgem": (run, events),
         "rxgem_16k": (pipeline_runner(capture.pieces(PIECE_16K)), events),
         "floor": (floor_runner(capture.payloads), events),
+        "decode": (decode_runner([p.encode() for p in capture.payloads]), events),
     }
     if half is not None:
         runs["half"] = (pipeline_runner(half.pieces()), half.event_count)
@@ -353,6 +371,7 @@ def measure_capture(
         rxgem=stats["rxgem"],
         rxgem_16k=stats["rxgem_16k"],
         floor=stats["floor"],
+        decode=stats["decode"],
         peak_bytes=peak,
         retained_bytes=retained,
         digest=hashlib.sha256(capture.body).hexdigest()[:16],
@@ -504,6 +523,15 @@ def latency(capture: Capture, *, runs: int = 7) -> LatencyResult:
 
 # --------------------------------------------------------------------------- async
 
+HAVE_H2: bool = importlib.util.find_spec("h2") is not None
+"""Whether ``h2`` is importable (``pip install 'rxgem[http2]'``): the HTTP/2 runs need it."""
+
+H2_STREAMS_PER_CLIENT = 100
+"""Concurrent streams per HTTP/2 client: httpcore 1.0 announces ``MAX_CONCURRENT_STREAMS``
+100 and runs at most that many streams on a connection, and its pool never opens a second
+connection to the same origin while the first one is usable (the 101st request waits for a
+free stream), so N open streams over HTTP/2 need ``ceil(N / 100)`` clients."""
+
 
 @dataclass
 class AsyncPhase:
@@ -522,6 +550,10 @@ class AsyncPhase:
     chunks: int
     max_open: int
     peak_bytes: int | None = None  # tracemalloc peak minus the baseline (memory runs)
+    protocol: str = "HTTP/1.1"  # or "HTTP/2"
+    clients: int = 1  # httpx.AsyncClient objects the streams share
+    steady_bytes: int | None = None  # median traced memory while all streams are open
+    steady_samples: int = 0  # how many samples that median is of
 
     @property
     def events(self) -> int:
@@ -537,7 +569,13 @@ class AsyncPhase:
 
     @property
     def bytes_per_stream(self) -> float | None:
+        """The peak per stream (memory runs)."""
         return None if self.peak_bytes is None else self.peak_bytes / self.streams
+
+    @property
+    def steady_per_stream(self) -> float | None:
+        """The steady state per open stream (memory runs, when all streams were open)."""
+        return None if self.steady_bytes is None else self.steady_bytes / self.streams
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -545,26 +583,62 @@ class AsyncPhase:
             events_per_s=self.events_per_s,
             cpu_us_per_event=self.cpu_us_per_event,
             bytes_per_stream=self.bytes_per_stream,
+            steady_per_stream=self.steady_per_stream,
         )
         return out
 
 
 @dataclass
 class AsyncResult:
-    """Throughput and memory of N concurrent streams, rxgem and raw httpx."""
+    """Throughput and memory of N concurrent streams, rxgem and raw httpx.
+
+    The first four over HTTP/1.1 (one connection per stream); the ``h2_`` ones over
+    HTTP/2 (when ``h2`` is installed).
+    """
 
     throughput: AsyncPhase
     memory: AsyncPhase
     raw_throughput: AsyncPhase | None = None
     raw_memory: AsyncPhase | None = None
+    h2_throughput: AsyncPhase | None = None
+    h2_memory: AsyncPhase | None = None
+    h2_raw_throughput: AsyncPhase | None = None
+    h2_raw_memory: AsyncPhase | None = None
     notes: list[str] = field(default_factory=list)
 
+    def phases(self) -> list[AsyncPhase]:
+        every = (
+            self.throughput,
+            self.raw_throughput,
+            self.h2_throughput,
+            self.h2_raw_throughput,
+            self.memory,
+            self.raw_memory,
+            self.h2_memory,
+            self.h2_raw_memory,
+        )
+        return [phase for phase in every if phase is not None]
+
+    def best_memory(self) -> tuple[AsyncPhase, AsyncPhase | None]:
+        """The rxgem memory run with the lowest peak per stream, and its httpx-only twin."""
+        pairs = [(self.memory, self.raw_memory)]
+        if self.h2_memory is not None and self.h2_memory.failed == 0:
+            pairs.append((self.h2_memory, self.h2_raw_memory))
+        return min(pairs, key=lambda pair: pair[0].peak_bytes or math.inf)
+
     def to_json(self) -> dict[str, Any]:
+        def dump(phase: AsyncPhase | None) -> dict[str, Any] | None:
+            return phase.to_json() if phase is not None else None
+
         return {
             "throughput": self.throughput.to_json(),
             "memory": self.memory.to_json(),
-            "raw_throughput": self.raw_throughput.to_json() if self.raw_throughput else None,
-            "raw_memory": self.raw_memory.to_json() if self.raw_memory else None,
+            "raw_throughput": dump(self.raw_throughput),
+            "raw_memory": dump(self.raw_memory),
+            "h2_throughput": dump(self.h2_throughput),
+            "h2_memory": dump(self.h2_memory),
+            "h2_raw_throughput": dump(self.h2_raw_throughput),
+            "h2_raw_memory": dump(self.h2_raw_memory),
             "notes": self.notes,
         }
 
@@ -572,9 +646,11 @@ class AsyncResult:
 class _Server:
     """``benchmarks._server`` (a FakeGemini) in a child process."""
 
-    def __init__(self, events: int, pause: float) -> None:
+    def __init__(self, events: int, pause: float, http2: bool = False) -> None:
         command = [sys.executable, "-m", "benchmarks._server", "--events", str(events)]
         command += ["--pause", str(pause)]
+        if http2:
+            command.append("--http2")
         self.proc = subprocess.Popen(
             command,
             cwd=ROOT,
@@ -600,30 +676,66 @@ class _Server:
 
 
 REQUEST = {"contents": [{"role": "user", "parts": [{"text": "Write a long answer."}]}]}
-# Each stream asks for its own connection to be closed after the response. With
-# keep-alive, httpcore 1.0.x's pool does O(idle connections x connections) work per
+# Over HTTP/1.1 each stream asks for its own connection to be closed after the response.
+# With keep-alive, httpcore 1.0.x's pool does O(idle connections x connections) work per
 # request once hundreds of connections sit idle in it (connection_pool.py,
-# _assign_requests_to_connections), which would dominate the client's CPU time.
+# _assign_requests_to_connections), which would dominate the client's CPU time. (HTTP/2
+# forbids the header, and its streams share a few connections anyway.)
 HEADERS = {"connection": "close"}
+SAMPLE_EVERY = 0.02  # seconds between samples of traced memory in a memory run
+
+
+@dataclass
+class _StreamsOutcome:
+    ok: int
+    errors: list[str]
+    chunks: int
+    max_open: int
+    clients: int
+    steady: list[int]  # traced memory, sampled while every stream was open
 
 
 async def _run_streams(
-    base_url: str, streams: int, client_kind: str
-) -> tuple[int, list[str], int, int]:
-    """Run ``streams`` concurrent consumers: ``(ok, error samples, chunks, max open)``."""
+    base_url: str, streams: int, client_kind: str, *, http2: bool = False, sample: bool = False
+) -> _StreamsOutcome:
+    """Run ``streams`` concurrent consumers, over HTTP/1.1 or HTTP/2 (prior knowledge).
+
+    HTTP/1.1: one client whose pool allows ``streams`` connections. HTTP/2:
+    ``ceil(streams / H2_STREAMS_PER_CLIENT)`` clients, stream ``i`` on client
+    ``i % clients`` (each client one connection). With ``sample``, the traced memory is
+    sampled every ``SAMPLE_EVERY`` s while all streams are open.
+    """
+    import contextlib
+
     import httpx
 
-    limits = httpx.Limits(max_connections=streams, max_keepalive_connections=streams)
     timeout = httpx.Timeout(300.0)
     chunks = 0
     errors: list[str] = []
     open_now = max_open = 0
+    steady: list[int] = []
+    done = False
     url = f"{base_url}/models/{MODEL}:streamGenerateContent"
+    headers = {} if http2 else HEADERS
 
-    async with httpx.AsyncClient(limits=limits, timeout=timeout) as client:
+    async with contextlib.AsyncExitStack() as stack:
+        if http2:
+            count = -(-streams // H2_STREAMS_PER_CLIENT)
+            clients = [
+                await stack.enter_async_context(
+                    httpx.AsyncClient(http2=True, http1=False, timeout=timeout)
+                )
+                for _ in range(count)
+            ]
+        else:
+            limits = httpx.Limits(max_connections=streams, max_keepalive_connections=streams)
+            clients = [
+                await stack.enter_async_context(httpx.AsyncClient(limits=limits, timeout=timeout))
+            ]
 
-        async def consume() -> bool:
+        async def consume(number: int) -> bool:
             nonlocal chunks, open_now, max_open
+            client = clients[number % len(clients)]
             count = 0
             opened = False
             try:
@@ -634,7 +746,7 @@ async def _run_streams(
                         client=client,
                         api_key="bench",
                         base_url=base_url,
-                        headers=HEADERS,
+                        headers=headers,
                         timeout=timeout,
                     )
                     stream = rxgem.aiterate(source)
@@ -646,7 +758,7 @@ async def _run_streams(
                         count += 1
                 else:
                     async with client.stream(
-                        "POST", url, params={"alt": "sse"}, json=REQUEST, headers=HEADERS
+                        "POST", url, params={"alt": "sse"}, json=REQUEST, headers=headers
                     ) as response:
                         async for _piece in response.aiter_bytes():
                             if not opened:
@@ -664,8 +776,20 @@ async def _run_streams(
                 chunks += count
             return True
 
-        results = await asyncio.gather(*(consume() for _ in range(streams)))
-    return sum(results), errors, chunks, max_open
+        async def sampler() -> None:
+            while not done:
+                if open_now >= streams:
+                    steady.append(tracemalloc.get_traced_memory()[0])
+                await asyncio.sleep(SAMPLE_EVERY)
+
+        watch = asyncio.create_task(sampler()) if sample and tracemalloc.is_tracing() else None
+        try:
+            results = await asyncio.gather(*(consume(i) for i in range(streams)))
+        finally:
+            done = True
+            if watch is not None:
+                await watch
+    return _StreamsOutcome(sum(results), errors, chunks, max_open, len(clients), steady)
 
 
 def _children_cpu() -> float:
@@ -676,17 +800,28 @@ def _children_cpu() -> float:
 
 
 def async_phase(
-    streams: int, events: int, *, pause: float = 0.0, client: str = "rxgem", memory: bool = False
+    streams: int,
+    events: int,
+    *,
+    pause: float = 0.0,
+    client: str = "rxgem",
+    memory: bool = False,
+    http2: bool = False,
 ) -> AsyncPhase:
     """One run of ``streams`` concurrent streams against a fresh FakeGemini child process.
 
     With ``memory``, ``tracemalloc`` traces this process during the run and the
-    phase records the peak of traced memory minus what was allocated before.
+    phase records the peak of traced memory minus what was allocated before, and the
+    steady state: the median of the traced memory sampled while every stream was
+    open, minus the same baseline. ``http2``: over HTTP/2 (see :func:`_run_streams`).
     """
     children0 = _children_cpu()
-    server = _Server(events, pause)
+    server = _Server(events, pause, http2)
     peak: int | None = None
+    steady: int | None = None
     try:
+        if memory:  # lazy imports and first-use caches are not per-stream memory
+            asyncio.run(_run_streams(server.base_url, 2, client, http2=http2))
         gc.collect()
         if memory:
             tracemalloc.start()
@@ -694,11 +829,13 @@ def async_phase(
             tracemalloc.reset_peak()
         wall0, cpu0 = time.perf_counter(), time.process_time()
         try:
-            ok, errors, chunks, max_open = asyncio.run(
-                _run_streams(server.base_url, streams, client)
+            outcome = asyncio.run(
+                _run_streams(server.base_url, streams, client, http2=http2, sample=memory)
             )
             if memory:
                 peak = tracemalloc.get_traced_memory()[1] - base
+                if outcome.steady:
+                    steady = int(statistics.median(outcome.steady)) - base
         finally:
             if memory:
                 tracemalloc.stop()
@@ -710,15 +847,19 @@ def async_phase(
         streams=streams,
         events_per_stream=events,
         pause_s=pause,
-        ok=ok,
-        failed=streams - ok,
-        errors=errors,
+        ok=outcome.ok,
+        failed=streams - outcome.ok,
+        errors=outcome.errors,
         wall_s=wall,
         cpu_s=cpu,
         server_cpu_s=_children_cpu() - children0,
-        chunks=chunks,
-        max_open=max_open,
+        chunks=outcome.chunks,
+        max_open=outcome.max_open,
         peak_bytes=peak,
+        protocol="HTTP/2" if http2 else "HTTP/1.1",
+        clients=outcome.clients,
+        steady_bytes=steady,
+        steady_samples=len(outcome.steady),
     )
 
 
@@ -729,22 +870,28 @@ def async_throughput(
     mem_events: int = 10,
     mem_pause: float = 0.1,
     raw: bool = True,
+    http2: bool | None = None,
 ) -> AsyncResult:
     """Events/s of ``streams`` concurrent streams, then memory per open stream.
 
-    FakeGemini runs in a child process (so that its thread per connection neither
-    shares this process's GIL nor shows up in its CPU time and memory) and sends
-    a text capture one HTTP chunk per event. All consumers run on one asyncio loop
-    through one shared ``httpx.AsyncClient`` whose pool allows ``streams``
-    connections, each ``async for chunk in rxgem.aiterate(rxgem.stream_chat(...))``.
+    FakeGemini runs in a child process (so that its threads neither share this
+    process's GIL nor show up in its CPU time and memory) and sends a text capture one
+    HTTP chunk (HTTP/2: one DATA frame) per event. All consumers run on one asyncio
+    loop, each ``async for chunk in rxgem.aiterate(rxgem.stream_chat(...))``: over
+    HTTP/1.1 through one shared ``httpx.AsyncClient`` whose pool allows ``streams``
+    connections; over HTTP/2 (``http2``, default: when ``h2`` is installed) through
+    ``httpx.AsyncClient(http2=True, http1=False)`` clients shared by 100 streams each.
 
     Throughput: ``events`` events per stream, sent as fast as the server can.
     Memory: a paced server (``mem_pause`` s between ``mem_events`` events) keeps all
     streams open at once while ``tracemalloc`` traces this process; memory per
-    stream is the traced peak minus the baseline, divided by ``streams``. With
-    ``raw``, both runs are repeated with plain ``httpx`` (``aiter_bytes()``, no
-    rxgem) so that rxgem's share can be told from the HTTP client's.
+    stream is the traced peak (and the steady state) minus the baseline, divided by
+    ``streams``. With ``raw``, the runs are repeated with plain ``httpx``
+    (``aiter_bytes()``, no rxgem) so that rxgem's share can be told from the HTTP
+    client's.
     """
+    if http2 is None:
+        http2 = HAVE_H2
     result = AsyncResult(
         throughput=async_phase(streams, events),
         memory=async_phase(streams, mem_events, pause=mem_pause, memory=True),
@@ -754,17 +901,31 @@ def async_throughput(
         result.raw_memory = async_phase(
             streams, mem_events, pause=mem_pause, client="httpx", memory=True
         )
-    for phase in (result.throughput, result.memory, result.raw_throughput, result.raw_memory):
-        if phase is not None and phase.failed:
-            what = "memory" if phase.peak_bytes is not None else "throughput"
+    if http2:
+        result.h2_throughput = async_phase(streams, events, http2=True)
+        result.h2_memory = async_phase(
+            streams, mem_events, pause=mem_pause, memory=True, http2=True
+        )
+        if raw:
+            result.h2_raw_throughput = async_phase(streams, events, client="httpx", http2=True)
+            result.h2_raw_memory = async_phase(
+                streams, mem_events, pause=mem_pause, client="httpx", memory=True, http2=True
+            )
+    else:
+        result.notes.append("HTTP/2 runs skipped: h2 not installed (pip install 'rxgem[http2]')")
+    for phase in result.phases():
+        what = "memory" if phase.peak_bytes is not None else "throughput"
+        where = f"{phase.client} {phase.protocol} {what} run"
+        if phase.failed:
             result.notes.append(
-                f"{phase.client} {what} run: {phase.failed} of {phase.streams} streams failed"
+                f"{where}: {phase.failed} of {phase.streams} streams failed"
                 f" ({phase.errors[0] if phase.errors else '?'})"
             )
-    if result.memory.max_open < streams:
-        result.notes.append(
-            f"memory run: only {result.memory.max_open} of {streams} streams were open at once"
-        )
+        if phase.peak_bytes is not None and phase.max_open < streams:
+            result.notes.append(
+                f"{where}: only {phase.max_open} of {streams} streams were open at once"
+                " (no steady state)"
+            )
     return result
 
 

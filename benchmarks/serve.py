@@ -285,18 +285,16 @@ class _Uvicorn:
             log_level="warning",  # no access line per request on stderr
         )
         self.app = create_app(settings)
-        # The upstream client as rxgem.server.Upstream.client makes it (pool, gate,
-        # timeouts), with the stamping transport under the gate: a private attribute,
-        # set before the first request so that the app never makes its own.
-        from rxgem.server._flow import GatedTransport
-
+        # The upstream client as rxgem.server.Upstream.client makes it (pool, timeouts),
+        # with the stamping transport: a private attribute, set before the first request
+        # so that the app never makes its own. Backpressure is the transport's flow gate.
         limits = httpx.Limits(
             max_connections=settings.max_upstream_connections,
             max_keepalive_connections=min(100, settings.max_upstream_connections),
         )
         inner = stamps.transport(httpx.AsyncHTTPTransport(limits=limits))
         self.app.state.upstream._client = httpx.AsyncClient(
-            transport=GatedTransport(inner),
+            transport=inner,
             timeout=httpx.Timeout(settings.read_timeout, connect=settings.connect_timeout),
             follow_redirects=False,
         )

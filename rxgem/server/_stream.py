@@ -145,13 +145,13 @@ class _Sender:
     async def body(self, data: bytes, *, more: bool = True) -> None:
         gate = self.gate
         if gate is not None:
-            gate.begin()
+            gate.hold()
         try:
             await self.send({"type": "http.response.body", "body": data, "more_body": more})
             self.finished = not more
         finally:
             if gate is not None:
-                gate.end()
+                gate.release()
 
     async def reply(self, reply: ErrorReply) -> None:
         start, body = reply_messages(reply)
@@ -225,7 +225,8 @@ class CompletionResponse:
 
     async def _stream(self, sender: _Sender) -> None:
         gate = sender.gate = FlowGate()
-        current_gate.set(gate)  # this task's context; the upstream task inherits it
+        # this task's context: aiterate shares the gate, the upstream task inherits it
+        current_gate.set(gate)
         chunks = aiterate(self.source)
         try:
             try:

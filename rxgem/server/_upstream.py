@@ -13,7 +13,6 @@ from ..core import ChatCompletion, ChatCompletionChunk, GeminiAPIError, Malforme
 from ..transport import http_error, resolve_headers
 from ..transport._http import transport_error
 from ._auth import Credentials
-from ._flow import GatedTransport
 from ._models import model_id, openai_model, openai_model_list
 from ._settings import ServerSettings
 
@@ -26,9 +25,8 @@ class Upstream:
     """Gemini behind the server: the connection pool and the calls made with it.
 
     The ``httpx.AsyncClient`` is made on first use (on the server's event loop) and
-    closed by :meth:`aclose` (the app's shutdown). Its transport is a
-    :class:`~rxgem.server._flow.GatedTransport`, so streaming responses honour
-    backpressure.
+    closed by :meth:`aclose` (the app's shutdown). Streaming responses honour
+    backpressure through the transport's flow gate (:mod:`rxgem.server._flow`).
     """
 
     def __init__(self, settings: ServerSettings) -> None:
@@ -45,7 +43,7 @@ class Upstream:
                 max_keepalive_connections=min(100, s.max_upstream_connections),
             )
             self._client = httpx.AsyncClient(
-                transport=GatedTransport(httpx.AsyncHTTPTransport(limits=limits)),
+                limits=limits,
                 timeout=httpx.Timeout(s.read_timeout, connect=s.connect_timeout),
                 follow_redirects=False,
             )

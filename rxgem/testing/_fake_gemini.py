@@ -17,7 +17,7 @@ import json
 import re
 import threading
 from types import TracebackType
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from .. import samples
@@ -25,6 +25,9 @@ from ._fake_response import FakeResponse
 from ._gemini_validation import gemini_request_problems, invalid_argument
 from ._http_wire import LAST_CHUNK, Request, chunk, chunk_head, response_head
 from ._loopback_http import ClientGone, Connection, LoopbackServer, ServerClosing
+
+if TYPE_CHECKING:
+    from ._loopback_h2 import LoopbackH2Server
 
 __all__ = ["FakeGemini", "FakeResponse", "ReceivedRequest"]
 
@@ -59,6 +62,16 @@ def _head(
     keep_alive: bool,
 ) -> bytes:
     """The status line and headers of ``response``."""
+    return response_head(response._status(), _fields(response, framing, size, keep_alive))
+
+
+def _fields(
+    response: FakeResponse,
+    framing: Literal["chunked", "length", "close"],
+    size: int,
+    keep_alive: bool,
+) -> dict[str, str]:
+    """The headers of ``response`` (framing and ``Connection`` as asked)."""
     headers = {"Content-Type": response._content_type(), "Server": "rxgem-FakeGemini"}
     if response._is_stream():
         headers["Cache-Control"] = "no-cache"
@@ -73,7 +86,7 @@ def _head(
         headers["Content-Length"] = str(size)
     if not keep_alive:
         headers["Connection"] = "close"
-    return response_head(response._status(), headers)
+    return headers
 
 
 def _google_error(code: int, message: str) -> FakeResponse:
@@ -108,6 +121,13 @@ class FakeGemini:
             refuse is recorded and answered with Google's 400 ``INVALID_ARGUMENT`` error
             (its ``message`` worded like Google's), and uses up no response: the next
             valid request gets the response it would have got.
+        http2: speak cleartext HTTP/2 with prior knowledge (h2c) instead of HTTP/1.1,
+            for ``httpx.AsyncClient(http2=True, http1=False)`` (needs the ``h2``
+            package: ``pip install 'rxgem[http2]'``). Many requests share one
+            connection, each on its own stream (up to 1,000 at once); a response is the
+            same body in DATA frames, one frame per piece; ``drop_after`` resets the
+            stream (``RST_STREAM``) instead of closing the connection, and a client
+            resetting a stream counts as a disconnect.
 
     Example (strict)::
 
@@ -120,7 +140,11 @@ class FakeGemini:
     """
 
     def __init__(
-        self, *responses: FakeResponse | bytes, backlog: int = 128, strict: bool = False
+        self,
+        *responses: FakeResponse | bytes,
+        backlog: int = 128,
+        strict: bool = False,
+        http2: bool = False,
     ) -> None:
         items: list[FakeResponse] = []
         for response in responses:
@@ -138,9 +162,20 @@ class FakeGemini:
         self._served = 0
         self._disconnects = 0
         self._completed = 0
-        self._server = LoopbackServer(
-            self._handle, self._reject, name="FakeGemini", backlog=backlog
-        )
+        self._body_bytes_sent = 0
+        self._server: LoopbackServer | LoopbackH2Server
+        if http2:
+            from ._fake_gemini_h2 import LoopbackH2Server, answer  # needs the h2 package
+
+            self._server = LoopbackH2Server(
+                lambda stream, request: answer(self, stream, request),
+                name="FakeGemini",
+                backlog=backlog,
+            )
+        else:
+            self._server = LoopbackServer(
+                self._handle, self._reject, name="FakeGemini", backlog=backlog
+            )
 
     def __repr__(self) -> str:
         port = self._server.bound_port
@@ -181,6 +216,16 @@ class FakeGemini:
         """How many responses were sent completely (404s and errors included)."""
         with self._lock:
             return self._completed
+
+    @property
+    def body_bytes_sent(self) -> int:
+        """How many body bytes all responses have handed to the kernel so far.
+
+        It stops growing when a client stops reading (once the socket buffers are
+        full): the way to see backpressure from outside the client.
+        """
+        with self._lock:
+            return self._body_bytes_sent
 
     def wait_for_disconnect(self, timeout: float, count: int = 1) -> bool:
         """Wait until ``count`` responses were cut short by the client going away.
@@ -249,6 +294,19 @@ class FakeGemini:
 
     def _handle(self, conn: Connection, request: Request) -> bool:
         """Route and answer one request; True if the connection stays open."""
+        response = self._route(request)
+        tokens = {t.strip().lower() for t in request.headers.get("connection", "").split(",")}
+        keep_alive = request.version != "HTTP/1.0" and "close" not in tokens
+        return self._respond(
+            conn,
+            response,
+            keep_alive=keep_alive,
+            head_only=request.method == "HEAD",
+            http10=request.version == "HTTP/1.0",
+        )
+
+    def _route(self, request: Request) -> FakeResponse:
+        """Record ``request`` and choose its answer (the next response, a 400 or a 404)."""
         split = urlsplit(request.target)
         path = unquote(split.path)
         received = ReceivedRequest(
@@ -273,15 +331,7 @@ class FakeGemini:
                 f"FakeGemini serves only POST /v1beta/models/{{model}}:streamGenerateContent,"
                 f" not {request.method} {path}.",
             )
-        tokens = {t.strip().lower() for t in request.headers.get("connection", "").split(",")}
-        keep_alive = request.version != "HTTP/1.0" and "close" not in tokens
-        return self._respond(
-            conn,
-            response,
-            keep_alive=keep_alive,
-            head_only=request.method == "HEAD",
-            http10=request.version == "HTTP/1.0",
-        )
+        return response
 
     def _reject(self, conn: Connection, status: int, message: str) -> None:
         """Answer a request that could not be parsed (the connection closes after it)."""
@@ -350,6 +400,8 @@ class FakeGemini:
                     last_write_next()
                 conn.send(chunk(piece) if framing == "chunked" else piece)
                 sent += len(piece)
+                with self._lock:
+                    self._body_bytes_sent += len(piece)
                 tail = (tail + piece)[-4:]
             if drop_after is not None:
                 return False

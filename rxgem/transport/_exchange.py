@@ -15,6 +15,13 @@ Where the request runs:
   Jupyter, where ``Observable.run()`` would deadlock: consume with
   ``rxgem.aiterate()`` or ``await obs.pipe(ops.to_list())``.
 
+Backpressure: the worker thread of a sync client reads the next piece of the body
+only once ``on_next`` returns, so a consumer that blocks it (``rxgem.iterate`` does
+when it holds too many items) holds back the read. The task of an async client
+waits before each read while the :class:`~rxgem.transport._flow.FlowGate` that was
+in :data:`~rxgem.transport._flow.current_gate` at subscription is held
+(``rxgem.aiterate`` sets one). Either way TCP then slows Gemini down.
+
 Disposing of the subscription (``dispose()``, ``take(n)``, an error downstream) closes
 the HTTP response at once: the socket is shut down under a blocked read, the asyncio
 task is cancelled, and nothing keeps running.
@@ -36,6 +43,7 @@ from reactivex import Observable, abc
 from reactivex.disposable import Disposable
 from reactivex.scheduler.eventloop import AsyncIOScheduler
 
+from ._flow import FlowGate, current_gate
 from ._http import (
     DEFAULT_TIMEOUT,
     RetryPolicy,
@@ -62,8 +70,12 @@ class TransportOptions(TypedDict, total=False):
 
 
 def _shutdown(response: httpx.Response | None) -> None:
-    """Wake a thread blocked reading ``response`` by shutting its socket down."""
-    if response is None:
+    """Wake a thread blocked reading ``response`` by shutting its socket down.
+
+    Not over HTTP/2: the socket carries the client's other streams too. The worker
+    then stops at the next piece of the body (it checks for cancellation).
+    """
+    if response is None or response.http_version == "HTTP/2":
         return
     stream = response.extensions.get("network_stream")
     sock = stream.get_extra_info("socket") if stream is not None else None
@@ -283,17 +295,22 @@ class _Exchange:
         loop: asyncio.AbstractEventLoop | None,
     ) -> abc.DisposableBase:
         assert loop is not None
+        on_loop = _on_loop(loop)
+        # a gate set by a subscriber on another loop or thread is not this loop's
+        gate = current_gate.get() if on_loop else None
 
         async def work() -> None:
+            # the gate is for this read alone: tasks started downstream do not inherit it
+            current_gate.set(None)
             own = client is None
             http = httpx.AsyncClient(timeout=DEFAULT_TIMEOUT) if client is None else client
             try:
-                await self._async_attempts(observer, http)
+                await self._async_attempts(observer, http, gate)
             finally:
                 if own:
                     await http.aclose()
 
-        task = asyncio.run_coroutine_threadsafe(work(), loop) if not _on_loop(loop) else None
+        task = asyncio.run_coroutine_threadsafe(work(), loop) if not on_loop else None
         local = loop.create_task(work()) if task is None else None
 
         def cancel() -> None:
@@ -311,7 +328,7 @@ class _Exchange:
         return Disposable(cancel)
 
     async def _async_attempts(
-        self, observer: abc.ObserverBase[bytes], http: httpx.AsyncClient
+        self, observer: abc.ObserverBase[bytes], http: httpx.AsyncClient, gate: FlowGate | None
     ) -> None:
         attempt = 0
         while True:
@@ -331,6 +348,8 @@ class _Exchange:
                         async for chunk in response.aiter_bytes():
                             started = True
                             observer.on_next(chunk)
+                            if gate is not None and not gate.is_open:
+                                await gate.ready()  # before the next read
                         observer.on_completed()
                         return
             except httpx.HTTPError as exc:

@@ -153,7 +153,7 @@ def test_the_flow_gate_holds_the_reader_while_a_send_is_pending() -> None:
         gate = FlowGate()
         order: list[str] = []
         await gate.ready()  # idle: passes at once
-        gate.begin()
+        gate.hold()
 
         async def reader() -> None:
             await gate.ready()
@@ -162,7 +162,7 @@ def test_the_flow_gate_holds_the_reader_while_a_send_is_pending() -> None:
         task = asyncio.ensure_future(reader())
         await asyncio.sleep(0.01)
         order.append("send done")
-        gate.end()
+        gate.release()
         await task
         return order
 
