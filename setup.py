@@ -30,7 +30,6 @@ COMPILED = [
     "rxgem/core/_gemini_parser.py",
     "rxgem/core/_gemini_enums.py",
     "rxgem/core/_slot_table.py",
-    "rxgem/core/_slot_policies.py",
     "rxgem/core/_json_growth.py",
     "rxgem/core/_json_path.py",
     "rxgem/core/_args_table.py",
@@ -39,6 +38,7 @@ COMPILED = [
     "rxgem/core/_openai_annotations.py",
     "rxgem/core/_openai_parts.py",
     "rxgem/operators/_core_operator.py",
+    "rxgem/converter/_converter.py",
 ]
 """The modules compiled by mypyc (chosen by measurement: see ``benchmarks/README.md``)."""
 
@@ -140,10 +140,9 @@ class OptionalMypycBuild(build_ext):
         if not self._editable():
             return
         stale: list[Path] = [ROOT / RECORD]
-        for path in [*COMPILED, GROUP + "__mypyc.py"]:
-            source = ROOT / path
-            stale += source.parent.glob(source.stem + ".*.so")
-            stale += source.parent.glob(source.stem + ".*.pyd")
+        for pattern in ("*.so", "*.pyd"):  # rxgem has no other extensions
+            stale += ROOT.glob(GROUP + "__mypyc." + pattern)
+            stale += (ROOT / "rxgem").rglob(pattern)
         for file in stale:
             if file.exists():
                 file.unlink()
