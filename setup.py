@@ -40,7 +40,9 @@ COMPILED = [
     "rxgem/operators/_core_operator.py",
     "rxgem/converter/_converter.py",
 ]
-"""The modules compiled by mypyc (chosen by measurement: see ``benchmarks/README.md``)."""
+"""The modules compiled by mypyc: the per-event path of a stream. Not compiled:
+``_slot_policies`` (``SlotPolicy`` is a Protocol users may subclass, which a compiled
+class forbids), the msgspec models, and everything off that path."""
 
 GROUP = "rxgem_mypyc"
 """mypyc's shared library, a top-level module beside ``rxgem``: ``rxgem_mypyc__mypyc.*.so``
