@@ -25,11 +25,16 @@ The layers, each importing only from the ones above it in this list:
   (``viz`` and ``testing`` load on first use).
 
 Every stream error is an :class:`RxGemError`.
+
+Installed with a C compiler at hand, the hot modules of the core are compiled with
+mypyc (:data:`COMPILED` is true); ``RXGEM_PURE_PYTHON=1`` in the environment at import
+runs the pure-Python sources instead (they behave the same).
 """
 
 from typing import TYPE_CHECKING, Any
 
-from . import items, operators, samples
+# `_build` first: it chooses between the compiled and the pure-Python modules (RXGEM_PURE_PYTHON)
+from . import _build, items, operators, samples
 from ._bridge import aiterate, iterate
 from .converter import Converter, PipelineOptions
 from .core import (
@@ -86,7 +91,11 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
+COMPILED: bool = _build.compiled()
+"""Whether the modules compiled by mypyc are in use (false: the pure-Python sources)."""
+
 __all__ = [
+    "COMPILED",
     "ArgsTable",
     "Candidate",
     "ChatCompletion",

@@ -4,6 +4,8 @@ Also the suite's configuration:
 
 - Hypothesis is derandomized (profile ``rxgem``: the same examples on every run, no example
   database); ``--hypothesis-profile=rxgem-explore`` draws fresh ones for a local bug hunt.
+- With rxgem compiled (an editable install with a C compiler, see ``setup.py``), a
+  compiled module whose source was edited since stops the run, naming the fix.
 - The recorded captures in ``../shared/captures`` (``RXGEM_SHARED_CAPTURES`` overrides the path)
   are an external corpus: the tests marked ``shared_captures`` run only when the folder is there;
   when it is not, they are deselected and the summary says so once, by name.
@@ -43,6 +45,12 @@ _SHARED_NOT_RUN = pytest.StashKey[int]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if rxgem._build.STALE:  # the tests would not test the code as compiled: say so, stop
+        raise pytest.UsageError(
+            f"rxgem's compiled build is stale: {', '.join(rxgem._build.STALE)} changed since"
+            " it was built. Rebuild with `.venv/bin/pip install -e .` (about a minute), or test"
+            " the pure-Python sources: `RXGEM_PURE_PYTHON=1 .venv/bin/python -m pytest`."
+        )
     config.addinivalue_line(
         "markers", "shared_captures: uses the recorded captures in ../shared/captures"
     )

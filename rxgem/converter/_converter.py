@@ -13,6 +13,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Any, Unpack
 
 from ..core import ChatCompletionChunk
+from ._aiterate import _aiterate
 from ._options import PipelineOptions, PipelineSettings, settings_of
 
 __all__ = ["Converter"]
@@ -207,21 +208,6 @@ class Converter:
         if self._error is not None:  # found after the last chunks were returned
             raise self._error
 
-    async def aiterate(self, body: AsyncIterable[bytes]) -> AsyncIterator[ChatCompletionChunk]:
+    def aiterate(self, body: AsyncIterable[bytes]) -> AsyncIterator[ChatCompletionChunk]:
         """:meth:`iterate` for an async byte stream (``httpx.Response.aiter_bytes()``)."""
-        pieces = aiter(body)
-        while not self._closed:
-            try:
-                data = await anext(pieces)
-            except StopAsyncIteration:
-                break
-            except Exception as exc:
-                for chunk in self.close(exc):
-                    yield chunk
-                raise
-            for chunk in self.feed(data):
-                yield chunk
-        for chunk in self.close():
-            yield chunk
-        if self._error is not None:
-            raise self._error
+        return _aiterate(self, body)

@@ -538,6 +538,11 @@ class SSEDecoder:
         self._start_array(events)
         return self._read_array(rest[1:], events)
 
+    def _in_array(self) -> bool:
+        # Not inline in _read_array: there mypy takes ``_array`` for the None set above,
+        # not seeing that _feed may set it, and mypyc's compiled check would fail.
+        return self._array is not None
+
     def _read_array(self, data: bytes, out: list[SSEEvent]) -> list[SSEEvent]:
         """Read ``data`` inside a JSON array: dispatch its complete elements, then
         process the bytes after its ``]`` as lines; ``out``: the events already due.
@@ -567,7 +572,7 @@ class SSEDecoder:
                 if not data:
                     return out
                 out += self._feed(data)
-                if self._array is None:
+                if not self._in_array():
                     return out
                 data, self._rest = self._rest, b""
         finally:

@@ -258,12 +258,12 @@ def url_citations(
                         add(source[0], source[1], span)
     if citation:
         sources = citation.get("citationSources", citation.get("citations"))
-        for source in sources if type(sources) is list else []:
-            if type(source) is not dict:
+        for cited in sources if type(sources) is list else []:
+            if type(cited) is not dict:
                 continue
-            url = source.get("uri")
-            span = content.char_range(None, source.get("startIndex", 0), source.get("endIndex"))
+            url = cited.get("uri")
+            span = content.char_range(None, cited.get("startIndex", 0), cited.get("endIndex"))
             if type(url) is str and url and span is not None:
-                title = source.get("title")
+                title = cited.get("title")
                 add(url, title if type(title) is str else "", span)
     return out
