@@ -30,6 +30,7 @@ COMPILED = [
     "rxgem/core/_gemini_parser.py",
     "rxgem/core/_gemini_enums.py",
     "rxgem/core/_slot_table.py",
+    "rxgem/core/_slot_policies.py",
     "rxgem/core/_json_growth.py",
     "rxgem/core/_json_path.py",
     "rxgem/core/_args_table.py",
@@ -41,7 +42,7 @@ COMPILED = [
     "rxgem/converter/_converter.py",
 ]
 """The modules compiled by mypyc: the per-event path of a stream. Not compiled:
-``_slot_policies`` (``SlotPolicy`` is a Protocol users may subclass, which a compiled
+``_slot_protocol`` (``SlotPolicy`` is a Protocol users may subclass, which a compiled
 class forbids), the msgspec models, and everything off that path."""
 
 GROUP = "rxgem_mypyc"

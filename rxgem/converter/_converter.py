@@ -14,7 +14,7 @@ from typing import Any, Unpack
 
 from ..core import ChatCompletionChunk
 from ._aiterate import _aiterate
-from ._options import PipelineOptions, PipelineSettings, settings_of
+from ._options import PipelineOptions, settings_of
 
 __all__ = ["Converter"]
 
@@ -65,18 +65,7 @@ class Converter:
     )
 
     def __init__(self, **options: Unpack[PipelineOptions]) -> None:
-        self._start(settings_of(options))
-
-    @classmethod
-    def _from_settings(cls, settings: PipelineSettings) -> Converter:
-        """A converter with settings already checked (by :func:`pipeline_settings`): what
-        ``gemini_to_openai()`` makes for each subscription, without checking them again."""
-        converter = cls.__new__(cls)
-        converter._start(settings)
-        return converter
-
-    def _start(self, settings: PipelineSettings) -> None:
-        cores = settings.cores()  # each core checks its own options
+        cores = settings_of(options).cores()  # each core checks its own options
         self._cores: tuple[Any, ...] = cores
         self._sse, self._parser, self._slots, self._args, self._finish, self._builder = cores
         self._error: Exception | None = None

@@ -20,10 +20,11 @@ decides only the case of a complete, id-less call:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import Any
 
 from ._gemini_models import FunctionCall
 from ._json_growth import SAME, args_relation
+from ._slot_protocol import SlotPolicy, SlotPolicyName
 
 __all__ = [
     "EveryPartPolicy",
@@ -34,8 +35,6 @@ __all__ = [
     "SlotPolicyName",
     "resolve_policy",
 ]
-
-SlotPolicyName: TypeAlias = Literal["latest", "positional", "every_part"]
 
 
 class SlotInfo:
@@ -84,28 +83,6 @@ class SlotInfo:
             f"SlotInfo({self.index}, name={self.name!r}, id={self.id!r}, args={self.args!r}, "
             f"streamed={self.streamed}, complete={self.complete})"
         )
-
-
-class SlotPolicy(Protocol):
-    """Decides whether a complete, id-less call joins an existing slot.
-
-    ``match`` gets the slots the call may join, in opening order: the slots of the
-    same candidate with the call's name, not streamed (the table keeps them indexed
-    by name, so a policy never walks the other tools' calls). It returns the slot
-    the call joins, or ``None`` to open a new one. Policies hold no state of their own.
-    """
-
-    name: str
-
-    def match(
-        self,
-        slots: Sequence[SlotInfo],
-        call: FunctionCall,
-        *,
-        part_index: int,
-        signature: str | None,
-        event: int,
-    ) -> SlotInfo | None: ...
 
 
 class LatestArgsPolicy:

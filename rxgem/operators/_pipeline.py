@@ -72,9 +72,9 @@ def gemini_to_openai(
     Returns:
         An operator from ``Observable[bytes]`` to ``Observable[ChatCompletionChunk]``.
     """
-    settings = pipeline_settings(options)  # checked now, not at subscription
+    pipeline_settings(options)  # checked now, not at subscription
 
     def converter() -> Converter:
-        return Converter._from_settings(settings)
+        return Converter(**options)
 
     return core_operator(converter, ends_early=True)
