@@ -317,6 +317,7 @@ class CaptureResult:
                 "rxgem_samples_us": half.rxgem.samples,
             }
             out["linearity"] = self.linearity
+            out["floor_linearity"] = self.floor_linearity
         return out
 
     @property
@@ -327,6 +328,14 @@ class CaptureResult:
             return None
         scale = self.events / self.half.events
         return paired_ratio(self.rxgem, self.half.rxgem) * scale
+
+    @property
+    def floor_linearity(self) -> float | None:
+        """:attr:`linearity` of the floor (``json.loads`` alone), for reference."""
+        if self.half is None:
+            return None
+        scale = self.events / self.half.events
+        return paired_ratio(self.floor, self.half.floor) * scale
 
     @property
     def paired_floor(self) -> float:
@@ -359,6 +368,7 @@ def measure_capture(
     }
     if half is not None:
         runs["half"] = (pipeline_runner(half.pieces()), half.event_count)
+        runs["half_floor"] = (floor_runner(half.payloads), half.event_count)
     stats = time_interleaved(runs, repeat, min_time, budget=budget)
     del runs
     peak, retained = peak_memory(run)
@@ -386,7 +396,7 @@ def measure_capture(
             chunks=0,
             rxgem=stats["half"],
             rxgem_16k=nan,
-            floor=nan,
+            floor=stats["half_floor"],
             peak_bytes=0,
             retained_bytes=0,
             digest=hashlib.sha256(half.body).hexdigest()[:16],

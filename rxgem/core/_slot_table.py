@@ -259,8 +259,13 @@ class SlotTable:
         if call.args is not None:
             # the policy found them the same when it kept their encoding (args_relation)
             cache = found.args_json
-            self._replay = cache is not None and cache[0] is call.args
-            found.args = call.args
+            if cache is not None and cache[0] is call.args:
+                # keep the slot's own copy (the stages after hold it too): one copy of
+                # a re-sent big object stays alive, not two for the collector to walk
+                self._replay = True
+                found.args_json = (found.args, cache[1])
+            else:
+                found.args = call.args
         found.last_event = event
         return found.index
 

@@ -492,3 +492,21 @@ def test_custom_policy_object() -> None:
 def test_unknown_policy_name_is_rejected() -> None:
     with pytest.raises(ValueError, match="unknown slot policy"):
         SlotTable("nope")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("rows", [50, 500], ids=["2KB", "20KB"])
+def test_an_identical_resend_keeps_the_slots_own_copy(rows: int) -> None:
+    # one copy of a re-sent object stays alive, not one per stage; a grown one replaces it
+    args = {"rows": [{"id": i, "name": f"row {i}"} for i in range(rows)]}
+    table = SlotTable()
+    decode = msgspec.json.Decoder(GenerateContentResponse).decode
+    first = decode(json.dumps(event(call("save", args))))
+    table.feed(first)
+    kept = table.slots()[0].args
+    assert kept is first.candidates[0].content.parts[0].function_call.args  # type: ignore[index,union-attr]
+    again = table.feed(decode(json.dumps(event(call("save", args)))))
+    assert [item.replay for item in again if isinstance(item, CallPart)] == [True]
+    assert table.slots()[0].args is kept
+    grown = {**args, "done": True}
+    table.feed(decode(json.dumps(event(call("save", grown)))))
+    assert table.slots()[0].args == grown
