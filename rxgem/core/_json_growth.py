@@ -102,11 +102,10 @@ def _encoded_args(holder: HasArgs) -> bytes:
     return cache[1]
 
 
-def _same_bytes(holder: HasArgs, new: Any) -> bool:
+def _same_bytes(holder: HasArgs, cache: tuple[Any, bytes], new: Any) -> bool:
     """Whether ``new`` encodes exactly as the holder's big args do (then it is kept as
     the holder's encoding: the holder's args become ``new`` next, or stay equal)."""
-    cache = holder.args_json
-    if cache is None or cache[0] is not holder.args or len(cache[1]) <= _BIG:
+    if cache[0] is not holder.args:
         return False
     encoded = _ENCODE(new)
     if encoded != cache[1]:
@@ -118,7 +117,8 @@ def _same_bytes(holder: HasArgs, new: Any) -> bool:
 def args_relation(holder: HasArgs, new: Any) -> int:
     """How ``new`` relates to ``holder.args``: :data:`SAME`, :data:`GROWN` or ``0``
     (neither), with the holder's args encoded at most once and each value compared once."""
-    if _same_bytes(holder, new):
+    cache = holder.args_json
+    if cache is not None and len(cache[1]) > _BIG and _same_bytes(holder, cache, new):
         return SAME
     old = holder.args
     if old != new:  # (then grows() would compare them again before its walk)
@@ -133,7 +133,8 @@ def args_relation(holder: HasArgs, new: Any) -> int:
 def same_args(holder: HasArgs, new: Any) -> bool:
     """Whether ``new`` is exactly the holder's args: equal, with equal types all the way
     down (what :func:`grows` decides for two equal values), mostly in C."""
-    if _same_bytes(holder, new):
+    cache = holder.args_json
+    if cache is not None and len(cache[1]) > _BIG and _same_bytes(holder, cache, new):
         return True
     old = holder.args
     if old != new:

@@ -105,6 +105,7 @@ class LatestArgsPolicy:
     ) -> SlotInfo | None:
         args = call.args if call.args is not None else {}
         latest: SlotInfo | None = None  # the most recent slot that qualifies
+        probing = len(slots) > 1
         for slot in reversed(slots):
             if slot.last_event == event:
                 continue
@@ -118,21 +119,9 @@ class LatestArgsPolicy:
                 continue
             # A cheap necessary condition before the walk: the first argument is kept
             # and grown. Parallel calls to one tool differ there, and are told apart in
-            # one lookup each, not one walk each.
-            probe = slot.probe
-            if probe is None or probe[0] is not old:
-                probe = slot.probe = _probe(old)
-            key = probe[1]
-            if key is not None:
-                value = probe[2]
-                got = args.get(key, _MISSING)
-                if type(got) is not type(value):
-                    continue
-                if type(value) is str:
-                    if not got.startswith(value):
-                        continue
-                elif got != value:
-                    continue
+            # one lookup each, not one walk each (one slot: the walk decides as quickly).
+            if probing and not _may_grow(slot, old, args):
+                continue
             relation = args_relation(slot, args)
             if relation == SAME:
                 return slot  # identical args: this call, re-sent, not a placeholder's
@@ -142,6 +131,24 @@ class LatestArgsPolicy:
 
 
 _MISSING = object()
+
+
+def _may_grow(slot: SlotInfo, old: Any, args: Any) -> bool:
+    """Whether ``args`` keep and grow the first argument of ``old`` (the slot's args),
+    when that is a scalar: a necessary condition of :func:`grows`, checked in one lookup."""
+    probe = slot.probe
+    if probe is None or probe[0] is not old:
+        probe = slot.probe = _probe(old)
+    key = probe[1]
+    if key is None:
+        return True
+    value = probe[2]
+    got = args.get(key, _MISSING)
+    if type(got) is not type(value):
+        return False
+    if type(value) is str:
+        return bool(got.startswith(value))
+    return bool(got == value)
 
 
 def _probe(args: Any) -> tuple[Any, str | None, Any]:
