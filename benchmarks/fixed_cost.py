@@ -31,7 +31,7 @@ import rxgem
 from rxgem.operators import from_body
 
 from .captures import text_answer
-from .measure import Stats, time_interleaved
+from .measure import Stats, subscribe_runner, time_interleaved
 
 __all__ = [
     "RUNNERS",
@@ -68,21 +68,10 @@ def fixed_cost_runners(pieces: Sequence[bytes]) -> dict[str, Callable[[], list[A
         chunks += converter.close()
         return chunks
 
-    def subscriber(source: reactivex.Observable[Any]) -> Callable[[], list[Any]]:
-        def run() -> list[Any]:
-            chunks: list[Any] = []
-            errors: list[Exception] = []
-            source.subscribe(chunks.append, errors.append)
-            if errors:
-                raise errors[0]
-            return chunks
-
-        return run
-
     return {
         "cores": cores,
-        "from_iterable": subscriber(through_iterable),
-        "from_body": subscriber(through_body),
+        "from_iterable": subscribe_runner(through_iterable),
+        "from_body": subscribe_runner(through_body),
     }
 
 

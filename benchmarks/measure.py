@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+from reactivex import Observable
 from reactivex.subject import Subject
 
 import rxgem
@@ -55,6 +56,7 @@ __all__ = [
     "peak_memory",
     "pipeline_runner",
     "profile_pipeline",
+    "subscribe_runner",
     "time_interleaved",
     "time_per_event",
 ]
@@ -199,8 +201,11 @@ def pipeline_runner(pieces: Sequence[bytes], **options: Any) -> Callable[[], lis
     The operator is built once (as an application would) and subscribed per run; a
     stream error is raised.
     """
-    operator = rxgem.gemini_to_openai(**options)
-    source = rxgem.from_body(pieces).pipe(operator)
+    return subscribe_runner(rxgem.from_body(pieces).pipe(rxgem.gemini_to_openai(**options)))
+
+
+def subscribe_runner(source: Observable[Any]) -> Callable[[], list[Any]]:
+    """Subscribe to ``source`` per call; returns the chunks, raises the stream's error."""
 
     def run() -> list[Any]:
         chunks: list[Any] = []

@@ -33,8 +33,8 @@ The modules. Sans-IO (no sockets, no Starlette, no event loop):
 
 On top of them:
 
-- ``_flow``: backpressure from a slow client to the upstream read.
-- ``_stream``: one chat completion over ASGI (disconnects, keep-alives, framing).
+- ``_stream``: one chat completion over ASGI (disconnects, keep-alives, framing,
+  backpressure from a slow client to the upstream read).
 - ``_access``: the access log and the error boundary; ``_upstream``: the shared
   ``httpx.AsyncClient``; ``_app``: the Starlette app; ``_main``: the command.
 

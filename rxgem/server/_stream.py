@@ -17,8 +17,13 @@ Streaming:
 - Chunks are framed as OpenAI does (``data: {json}``, then ``data: [DONE]``). An error
   after the 200 is one ``data: {"error": {...}}`` frame, and the body ends there
   (no ``[DONE]``).
-- Each send is awaited: a slow client holds back the upstream read
-  (:mod:`rxgem.server._flow`).
+- Each send is awaited, and the response holds its
+  :class:`~rxgem.transport._flow.FlowGate` (set in :data:`current_gate` in the task
+  that subscribes, shared by ``aiterate`` and inherited by ``from_gemini``'s read
+  task) while a send is in progress: a send that does not complete at once is the
+  ASGI server's flow control saying the client is behind, so the upstream socket is
+  not read, its kernel buffer fills, and TCP slows Gemini down. What is buffered per
+  stream is about one upstream read (64 KiB) plus the socket buffers.
 
 Not streaming: the assembled ``chat.completion`` as JSON, or an error reply.
 """
@@ -36,9 +41,9 @@ from starlette.types import Message, Receive, Scope, Send
 from .._bridge import aiterate
 from ..core import ChatCompletion, ChatCompletionChunk
 from ..core._openai_sse import DONE_FRAME, encode_chunk
+from ..transport._flow import FlowGate, current_gate
 from ._access import AccessRecord
 from ._errors import ErrorReply, error_reply
-from ._flow import FlowGate, current_gate
 
 __all__ = [
     "KEEP_ALIVE_FRAME",

@@ -26,7 +26,7 @@ class Upstream:
 
     The ``httpx.AsyncClient`` is made on first use (on the server's event loop) and
     closed by :meth:`aclose` (the app's shutdown). Streaming responses honour
-    backpressure through the transport's flow gate (:mod:`rxgem.server._flow`).
+    backpressure through the transport's flow gate (:mod:`rxgem.server._stream`).
     """
 
     def __init__(self, settings: ServerSettings) -> None:

@@ -43,7 +43,7 @@ import h2.exceptions
 import h2.settings
 
 from ._http_wire import Request
-from ._loopback_http import ClientGone, ServerClosing
+from ._loopback_http import ClientGone, ListeningServer, ServerClosing
 
 __all__ = ["ClientGone", "H2Handler", "H2Stream", "LoopbackH2Server", "ServerClosing"]
 
@@ -349,7 +349,7 @@ class _H2Connection(asyncio.Protocol):
             del self.streams[stream.stream_id]
 
 
-class LoopbackH2Server:
+class LoopbackH2Server(ListeningServer):
     """An h2c server (HTTP/2 with prior knowledge) on an ephemeral port of 127.0.0.1.
 
     The interface of :class:`~rxgem.testing._loopback_http.LoopbackServer`: ``start()``,
@@ -378,22 +378,6 @@ class LoopbackH2Server:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._stop: asyncio.Future[None] | None = None
-
-    @property
-    def state(self) -> Literal["new", "running", "closed"]:
-        return self._state
-
-    @property
-    def bound_port(self) -> int | None:
-        """The TCP port once started (kept after ``close()``), else None."""
-        return self._port
-
-    @property
-    def port(self) -> int:
-        """The TCP port (valid after :meth:`start`)."""
-        if self._port is None:
-            raise RuntimeError(f"{self.name} is not started")
-        return self._port
 
     @property
     def closing(self) -> bool:

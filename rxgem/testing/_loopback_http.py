@@ -277,7 +277,32 @@ class Connection:
             self.sock.close()
 
 
-class LoopbackServer:
+class ListeningServer:
+    """What both loopback servers (HTTP/1.1 here, h2c in ``_loopback_h2``) say of
+    their port and state; each sets ``name``, ``_state`` and ``_port``."""
+
+    name: str
+    _state: Literal["new", "running", "closed"]
+    _port: int | None
+
+    @property
+    def state(self) -> Literal["new", "running", "closed"]:
+        return self._state
+
+    @property
+    def bound_port(self) -> int | None:
+        """The TCP port once started (kept after ``close()``), else None."""
+        return self._port
+
+    @property
+    def port(self) -> int:
+        """The TCP port (valid after :meth:`start`)."""
+        if self._port is None:
+            raise RuntimeError(f"{self.name} is not started")
+        return self._port
+
+
+class LoopbackServer(ListeningServer):
     """An HTTP/1.1 server on an ephemeral port of 127.0.0.1, one thread per connection.
 
     Args:
@@ -301,22 +326,6 @@ class LoopbackServer:
         self._wake_w: socket.socket | None = None
         self._acceptor: threading.Thread | None = None
         self._workers: list[threading.Thread] = []
-
-    @property
-    def state(self) -> Literal["new", "running", "closed"]:
-        return self._state
-
-    @property
-    def bound_port(self) -> int | None:
-        """The TCP port once started (kept after ``close()``), else None."""
-        return self._port
-
-    @property
-    def port(self) -> int:
-        """The TCP port (valid after :meth:`start`)."""
-        if self._port is None:
-            raise RuntimeError(f"{self.name} is not started")
-        return self._port
 
     @property
     def closing(self) -> bool:
