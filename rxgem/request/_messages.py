@@ -414,17 +414,20 @@ def _is_responses(content: JSONObject) -> bool:
 
 
 def _merge(contents: Sequence[JSONObject]) -> list[JSONObject]:
+    """Join adjacent same-role contents, never human text with function responses.
+
+    Linear: each part is copied once, and whether a merged content holds only
+    function responses is kept beside it rather than scanned again per message.
+    """
     merged: list[JSONObject] = []
+    responses_only: list[bool] = []
     for content in contents:
-        last = merged[-1] if merged else None
-        if (
-            last is not None
-            and last["role"] == content["role"]
-            and _is_responses(last) == _is_responses(content)
-        ):
-            last["parts"] = [*last["parts"], *content["parts"]]
+        only = _is_responses(content)
+        if merged and merged[-1]["role"] == content["role"] and responses_only[-1] == only:
+            merged[-1]["parts"].extend(content["parts"])
         else:
             merged.append({"role": content["role"], "parts": list(content["parts"])})
+            responses_only.append(only)
     return merged
 
 

@@ -10,16 +10,13 @@ Gemini gives no creation time: ``created`` is 0.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from typing import Any
 
-__all__ = ["MODEL_ID", "model_id", "openai_model", "openai_model_list", "valid_model_name"]
+from ..core import InvalidRequestError
+from ..transport import model_segment
 
-MODEL_ID: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,199}$")
-"""A model id the server forwards: letters, digits, ``.``, ``_``, ``@``, ``-``
-(no ``/``, so a name can only ever address a model under ``{upstream}/models/``)."""
-
+__all__ = ["model_id", "openai_model", "openai_model_list", "valid_model_name"]
 
 def model_id(name: str) -> str:
     """``models/gemini-2.5-flash`` (or Vertex's ``publishers/google/models/...``) →
@@ -28,8 +25,18 @@ def model_id(name: str) -> str:
 
 
 def valid_model_name(name: object) -> bool:
-    """Whether ``name`` (with or without ``models/``) is a model id the server forwards."""
-    return isinstance(name, str) and MODEL_ID.match(model_id(name)) is not None
+    """Whether ``name`` (an id, or one after ``models/``) is a model the server forwards.
+
+    The same check as where the upstream URL is built
+    (:func:`rxgem.transport.model_segment`), made early for a clear 400/404.
+    """
+    if not isinstance(name, str):
+        return False
+    try:
+        model_segment(name)
+    except InvalidRequestError:
+        return False
+    return True
 
 
 def _serves_chat(model: Mapping[str, Any]) -> bool:

@@ -10,10 +10,10 @@ from reactivex import Observable
 
 from ..client import chat_completions
 from ..core import ChatCompletion, ChatCompletionChunk, GeminiAPIError, MalformedStreamError
-from ..transport import http_error, resolve_headers
+from ..transport import http_error, model_url, resolve_headers
 from ..transport._http import transport_error
 from ._auth import Credentials
-from ._models import model_id, openai_model, openai_model_list
+from ._models import openai_model, openai_model_list
 from ._settings import ServerSettings
 
 __all__ = ["Upstream"]
@@ -91,7 +91,7 @@ class Upstream:
 
     async def get_model(self, credentials: Credentials, name: str) -> dict[str, Any]:
         """One model, in OpenAI's shape (``name`` already checked to be a plain id)."""
-        url = f"{self.settings.upstream.rstrip('/')}/models/{model_id(name)}"
+        url = model_url(self.settings.upstream, name)
         model = openai_model(await self._get_json(url, credentials, {}))
         if model is None:
             raise GeminiAPIError(f"model {name} not found", code=404, http_status=404)

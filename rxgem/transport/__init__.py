@@ -6,6 +6,8 @@ from ._http import (
     DEFAULT_TIMEOUT,
     RetryPolicy,
     http_error,
+    model_segment,
+    model_url,
     resolve_headers,
     stream_url,
 )
@@ -20,6 +22,8 @@ __all__ = [
     "api_of",
     "from_gemini",
     "http_error",
+    "model_segment",
+    "model_url",
     "resolve_headers",
     "stream_chat",
     "stream_url",

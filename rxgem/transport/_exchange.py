@@ -138,6 +138,8 @@ def from_gemini(
 
     Raises:
         MissingCredentialsError: at call time, when no key or token can be found.
+        InvalidRequestError: at call time, when ``model`` is not a model id (one path
+            segment under ``models/``; see :func:`~rxgem.transport.model_segment`).
 
     The Observable errors with :class:`GeminiAPIError` for a non-200 response (with
     ``http_status``, ``status``, ``message``, ``details``, ``retry_after``) and with

@@ -13,16 +13,24 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
-from ..core import GeminiAPIError, GeminiTransportError, MissingCredentialsError
+from ..core import (
+    GeminiAPIError,
+    GeminiTransportError,
+    InvalidRequestError,
+    MissingCredentialsError,
+)
 
 __all__ = [
     "DEFAULT_BASE_URL",
     "DEFAULT_TIMEOUT",
     "RetryPolicy",
     "http_error",
+    "model_segment",
+    "model_url",
     "resolve_headers",
     "stream_url",
     "transport_error",
@@ -32,6 +40,10 @@ DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 DEFAULT_TIMEOUT = httpx.Timeout(10.0, read=120.0)
 _ENV_KEYS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
+
+_MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,199}")
+"""A Gemini model id: one path segment under ``models/`` (letters, digits, ``. _ @ -``;
+no ``/ ? # % :``, so a name can address nothing but a model)."""
 
 
 @dataclass(frozen=True)
@@ -67,11 +79,39 @@ class RetryPolicy:
         return float(min(self.max_backoff, self.backoff * 2**attempt))
 
 
+def model_segment(model: str) -> str:
+    """The model's path segment under ``{base_url}/models/``, checked and escaped.
+
+    ``model`` is an id (``gemini-2.5-flash``) or a resource name with one leading
+    ``models/``. Anything else (another ``/``, ``..``, a query, a fragment, an escape,
+    a ``:method`` suffix) is refused, because the URL carries the server's credentials
+    and must reach a model and nothing else.
+
+    Raises:
+        InvalidRequestError: ``model`` is not a model id (``where="model"``).
+    """
+    name = model.removeprefix("models/") if isinstance(model, str) else model
+    if not isinstance(name, str) or _MODEL_ID.fullmatch(name) is None:
+        raise InvalidRequestError(
+            "not a model name: a model id (letters, digits and . _ @ -, at most 200),"
+            " optionally after models/",
+            where="model",
+        )
+    return quote(name, safe="@")
+
+
+def model_url(base_url: str | None, model: str) -> str:
+    """``{base_url}/models/{model}``, with :func:`model_segment`'s check."""
+    return f"{(base_url or DEFAULT_BASE_URL).rstrip('/')}/models/{model_segment(model)}"
+
+
 def stream_url(base_url: str | None, model: str) -> str:
-    """``{base_url}/models/{model}:streamGenerateContent?alt=sse``."""
-    base = (base_url or DEFAULT_BASE_URL).rstrip("/")
-    name = model.removeprefix("models/")
-    return f"{base}/models/{name}:streamGenerateContent?alt=sse"
+    """``{base_url}/models/{model}:streamGenerateContent?alt=sse``.
+
+    Raises:
+        InvalidRequestError: ``model`` is not a model id (see :func:`model_segment`).
+    """
+    return f"{model_url(base_url, model)}:streamGenerateContent?alt=sse"
 
 
 def _check_secret(secret: str, what: str) -> None:

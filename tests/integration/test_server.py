@@ -23,7 +23,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
@@ -31,11 +30,27 @@ from typing import Any, ClassVar
 import httpx
 import openai
 import pytest
-import uvicorn
 from openai.types.chat import ChatCompletionChunk as SDKChunk
+from server_harness import (
+    EXPECTED,
+    HELLO,
+    KEY,
+    MODEL,
+    QUOTA_PER_DAY,
+    QUOTA_PER_MINUTE,
+    TOKEN,
+    async_sdk,
+    event_ends,
+    expected_content,
+    gateway,
+    sdk,
+    serving,
+    settings_for,
+    strict_tool,
+)
 
 from rxgem import samples
-from rxgem.server import ServerSettings, SettingsError, create_app, settings_from_env
+from rxgem.server import ServerSettings, SettingsError, settings_from_env
 from rxgem.server._errors import is_daily_quota
 from rxgem.server._main import add_serve_parser, run_serve
 from rxgem.testing import (
@@ -49,122 +64,6 @@ from rxgem.testing import (
     thought,
     usage,
 )
-
-KEY = "AIza-SERVER-KEY-4f1e9b"  # recognisable: must never be written anywhere
-TOKEN = "tok-CLIENT-7c2d81"
-MODEL = "gemini-2.5-flash"
-HELLO: Any = [{"role": "user", "content": "Say good morning."}]
-EXPECTED = samples.expected()
-
-QUOTA_PER_MINUTE: dict[str, Any] = {
-    "code": 429,
-    "message": "You exceeded your current quota, please check your plan.",
-    "status": "RESOURCE_EXHAUSTED",
-    "details": [
-        {
-            "@type": "type.googleapis.com/google.rpc.QuotaFailure",
-            "violations": [{"quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"}],
-        },
-        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "34.4s"},
-    ],
-}
-QUOTA_PER_DAY: dict[str, Any] = {
-    **QUOTA_PER_MINUTE,
-    "details": [
-        {
-            "@type": "type.googleapis.com/google.rpc.QuotaFailure",
-            "violations": [{"quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier"}],
-        }
-    ],
-}
-
-
-# --------------------------------------------------------------------------- harness
-
-
-@contextlib.contextmanager
-def serving(settings: ServerSettings) -> Iterator[str]:
-    """The app in real uvicorn on 127.0.0.1 (an ephemeral port); yields its root URL."""
-    app = create_app(settings)
-    config = uvicorn.Config(
-        app,
-        host="127.0.0.1",
-        port=0,
-        log_config=None,
-        access_log=False,
-        lifespan="on",
-        timeout_graceful_shutdown=2,
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="uvicorn", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert thread.is_alive(), "uvicorn did not start"
-        assert time.monotonic() < deadline, "uvicorn did not start in time"
-        time.sleep(0.005)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        assert not thread.is_alive()
-    assert not app.state.upstream.is_open  # the shared httpx client was closed
-
-
-@contextlib.contextmanager
-def gateway(
-    *responses: FakeResponse | bytes, **overrides: Any
-) -> Iterator[tuple[FakeGemini, str, openai.OpenAI]]:
-    """FakeGemini, the server in front of it, and a sync SDK client of the server."""
-    with (
-        FakeGemini(*responses) as fake,
-        serving(settings_for(fake, **overrides)) as url,
-        sdk(url) as client,
-    ):
-        yield fake, url, client
-
-
-def settings_for(fake: FakeGemini | str, **overrides: Any) -> ServerSettings:
-    upstream = fake if isinstance(fake, str) else fake.base_url
-    values: dict[str, Any] = {"upstream": upstream, "api_key": KEY, "client_tokens": (TOKEN,)}
-    return ServerSettings(**{**values, **overrides})
-
-
-def sdk(url: str, api_key: str = TOKEN, **options: Any) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{url}/v1", api_key=api_key, max_retries=0, **options)
-
-
-def async_sdk(url: str, api_key: str = TOKEN) -> openai.AsyncOpenAI:
-    return openai.AsyncOpenAI(base_url=f"{url}/v1", api_key=api_key, max_retries=0)
-
-
-def expected_content(name: str, choice: int = 0) -> str:
-    content: str = EXPECTED[name]["choices"][choice]["content"]
-    return content
-
-
-def strict_tool(name: str, **properties: str) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "parameters": {
-                "type": "object",
-                "properties": {k: {"type": v} for k, v in properties.items()},
-                "required": list(properties),
-                "additionalProperties": False,
-            },
-            "strict": True,
-        },
-    }
-
-
-def event_ends(body: bytes) -> list[int]:
-    """The offsets just after each SSE event (for ``split_at``)."""
-    return [m.end() for m in re.finditer(rb"\r?\n\r?\n", body)]
-
 
 # --------------------------------------------------------------------------- answers
 
