@@ -18,6 +18,7 @@ from ..transport import model_segment
 
 __all__ = ["model_id", "openai_model", "openai_model_list", "valid_model_name"]
 
+
 def model_id(name: str) -> str:
     """``models/gemini-2.5-flash`` (or Vertex's ``publishers/google/models/...``) →
     ``gemini-2.5-flash``."""

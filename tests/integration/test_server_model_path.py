@@ -69,7 +69,9 @@ def test_the_url_builder_keeps_a_model_id_in_one_segment(name: str) -> None:
 
 
 def test_a_vertex_base_keeps_the_model_under_its_publisher() -> None:
-    base = "https://us-central1-aiplatform.googleapis.com/v1/projects/p/locations/l/publishers/google"
+    base = (
+        "https://us-central1-aiplatform.googleapis.com/v1/projects/p/locations/l/publishers/google"
+    )
     assert stream_url(base, "gemini-2.5-flash") == (
         f"{base}/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
     )
