@@ -10,8 +10,8 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Final, Literal, TypeAlias
+from dataclasses import dataclass, field, fields
+from typing import Any, Final, Literal, TypeAlias
 from urllib.parse import urlsplit
 
 from ..transport import DEFAULT_BASE_URL
@@ -33,6 +33,21 @@ ENV: Final = {
     "pass_through_auth": "RXGEM_PASS_THROUGH_AUTH",
     "keep_alive": "RXGEM_KEEP_ALIVE",
     "log_level": "RXGEM_LOG_LEVEL",
+    "cors_origins": "RXGEM_CORS_ORIGINS",
+    "metrics": "RXGEM_METRICS",
+    "max_request_bytes": "RXGEM_MAX_REQUEST_BYTES",
+    "max_json_depth": "RXGEM_MAX_JSON_DEPTH",
+    "max_json_values": "RXGEM_MAX_JSON_VALUES",
+    "max_upstream_line_bytes": "RXGEM_MAX_UPSTREAM_LINE_BYTES",
+    "head_timeout": "RXGEM_HEAD_TIMEOUT",
+    "body_timeout": "RXGEM_BODY_TIMEOUT",
+    "idle_timeout": "RXGEM_IDLE_TIMEOUT",
+    "connect_timeout": "RXGEM_CONNECT_TIMEOUT",
+    "read_timeout": "RXGEM_READ_TIMEOUT",
+    "max_upstream_connections": "RXGEM_MAX_UPSTREAM_CONNECTIONS",
+    "max_connections": "RXGEM_MAX_CONNECTIONS",
+    "max_concurrent_requests": "RXGEM_MAX_CONCURRENT_REQUESTS",
+    "shutdown_grace": "RXGEM_SHUTDOWN_GRACE",
 }
 """The environment variable of each setting read by :func:`settings_from_env`."""
 
@@ -41,8 +56,43 @@ _TRUE: Final = frozenset({"1", "true", "yes", "on"})
 _FALSE: Final = frozenset({"", "0", "false", "no", "off"})
 
 
+_SECONDS: Final = (
+    "keep_alive",
+    "head_timeout",
+    "body_timeout",
+    "idle_timeout",
+    "connect_timeout",
+    "read_timeout",
+    "shutdown_grace",
+)
+_COUNTS: Final = (
+    "max_request_bytes",
+    "max_json_depth",
+    "max_json_values",
+    "max_upstream_line_bytes",
+    "max_upstream_connections",
+    "max_connections",
+    "max_concurrent_requests",
+)
+
+
 class SettingsError(ValueError):
     """Settings that cannot make a server (the message says which and why, without secrets)."""
+
+
+def _check_origin(origin: str) -> None:
+    if origin == "*":
+        return
+    split = urlsplit(origin)
+    if (
+        split.scheme not in ("http", "https")
+        or not split.hostname
+        or origin != f"{split.scheme}://{split.netloc}"
+    ):
+        raise SettingsError(
+            f"a CORS origin is a scheme and host (and port), like https://chat.example.com,"
+            f" or *; not {origin!r}"
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,13 +110,37 @@ class ServerSettings:
         pass_through_auth: use each client's ``Authorization: Bearer`` value as the
             Gemini key (as the access token for a Vertex upstream); the server then
             holds no credentials of its own.
-        keep_alive: seconds of upstream silence after which an SSE comment is sent;
-            also the longest a streaming client waits for the response headers.
+        keep_alive: seconds of upstream silence after which the client is sent a
+            keep-alive: an SSE comment when streaming, a space before the JSON body
+            when not (a JSON parser skips it); also the longest a client waits for
+            the response headers. See :mod:`rxgem.server._stream`.
         log_level: the level of the ``rxgem.server`` logger.
+        cors_origins: the browser origins allowed to call the API (CORS), e.g.
+            ``("https://chat.example.com",)``; ``("*",)`` for any. Empty: no CORS.
+        metrics: serve Prometheus metrics at ``GET /metrics`` (no client token:
+            keep the port away from the internet or filter the path at the proxy).
+        max_request_bytes: the largest request body accepted (HTTP 413 beyond).
+        max_json_depth: the deepest nesting of arrays and objects in a request body.
+        max_json_values: the most JSON values (objects, arrays, strings, numbers,
+            literals) in a request body; with the byte cap it bounds the memory
+            that decoding one request may take.
+        max_upstream_line_bytes: the longest line Gemini's stream may send (an
+            event is one line); a longer one ends the request with a 502.
+        head_timeout: seconds a client has to send a request's head (line and
+            headers), from the connection or from the first byte of a next request.
+        body_timeout: seconds a client has to send a whole request body (408).
+        idle_timeout: seconds an idle keep-alive connection stays open.
         connect_timeout: seconds to connect to the upstream.
         read_timeout: seconds the upstream may stay silent before the request fails.
-        max_request_bytes: the largest request body accepted (HTTP 413 beyond).
         max_upstream_connections: the connection pool's size toward Gemini.
+        max_connections: client connections per process; a connection beyond it
+            is closed at once. ``None``: from the descriptor limit (half of it,
+            since each request also holds an upstream connection).
+        max_concurrent_requests: requests in progress per process; beyond it, 503
+            with ``Retry-After`` (``/healthz``, ``/readyz`` and ``/metrics`` are
+            not counted).
+        shutdown_grace: seconds open requests get to finish after SIGTERM; then
+            each stream ends with an error frame.
 
     The secrets are left out of ``repr()``.
     """
@@ -78,10 +152,21 @@ class ServerSettings:
     pass_through_auth: bool = False
     keep_alive: float = 15.0
     log_level: str = "info"
+    cors_origins: tuple[str, ...] = ()
+    metrics: bool = False
+    max_request_bytes: int = 32 * 1024 * 1024
+    max_json_depth: int = 100
+    max_json_values: int = 1_000_000
+    max_upstream_line_bytes: int = 64 * 1024 * 1024
+    head_timeout: float = 10.0
+    body_timeout: float = 60.0
+    idle_timeout: float = 15.0
     connect_timeout: float = 10.0
     read_timeout: float = 300.0
-    max_request_bytes: int = 32 * 1024 * 1024
     max_upstream_connections: int = 1000
+    max_connections: int | None = None
+    max_concurrent_requests: int = 1000
+    shutdown_grace: float = 30.0
 
     def __post_init__(self) -> None:
         split = urlsplit(self.upstream)
@@ -108,16 +193,22 @@ class ServerSettings:
                 "no Gemini API key: pass --api-key or set GEMINI_API_KEY (or GOOGLE_API_KEY);"
                 " or --access-token for Vertex AI; or --pass-through-auth"
             )
-        for name in ("keep_alive", "connect_timeout", "read_timeout"):
+        for name in _SECONDS:
             value = getattr(self, name)
-            if not (isinstance(value, int | float) and value > 0):
+            if isinstance(value, bool) or not (isinstance(value, int | float) and value > 0):
                 raise SettingsError(f"{name} must be a positive number of seconds, not {value!r}")
         if self.log_level.lower() not in _LEVELS:
             raise SettingsError(f"log level must be one of {', '.join(_LEVELS)}")
         object.__setattr__(self, "log_level", self.log_level.lower())
-        for name in ("max_request_bytes", "max_upstream_connections"):
-            if getattr(self, name) < 1:
-                raise SettingsError(f"{name} must be at least 1")
+        for name in _COUNTS:
+            value = getattr(self, name)
+            if value is None and name == "max_connections":
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise SettingsError(f"{name} must be a whole number of at least 1, not {value!r}")
+        object.__setattr__(self, "cors_origins", tuple(self.cors_origins))
+        for origin in self.cors_origins:
+            _check_origin(origin)
 
     @property
     def auth_mode(self) -> AuthMode:
@@ -139,14 +230,18 @@ class ServerSettings:
 
     def to_env(self) -> dict[str, str]:
         """The environment that makes :func:`settings_from_env` give these settings back
-        (the timeouts and size limits are not carried: workers get the defaults)."""
+        (what ``rxgem serve --workers N`` exports for its worker processes)."""
         env = {
             ENV["upstream"]: self.upstream,
             ENV["client_tokens"]: ",".join(self.client_tokens),
             ENV["pass_through_auth"]: "1" if self.pass_through_auth else "0",
-            ENV["keep_alive"]: repr(float(self.keep_alive)),
             ENV["log_level"]: self.log_level,
+            ENV["cors_origins"]: ",".join(self.cors_origins),
+            ENV["metrics"]: "1" if self.metrics else "0",
         }
+        for name in (*_SECONDS, *_COUNTS):
+            value = getattr(self, name)
+            env[ENV[name]] = "" if value is None else repr(value)
         if self.api_key:
             env[ENV["api_key"]] = self.api_key
         if self.access_token:
@@ -163,20 +258,29 @@ def _flag(environ: Mapping[str, str], name: str) -> bool:
     raise SettingsError(f"{name} must be 1 or 0 (true/false), not {value!r}")
 
 
+def _number(environ: Mapping[str, str], name: str, kind: type[int] | type[float]) -> Any:
+    env_name = ENV[name]
+    text = environ.get(env_name, "").strip().replace("_", "")
+    if not text:
+        return _DEFAULTS[name]
+    try:
+        return kind(text)
+    except ValueError:
+        what = "a whole number" if kind is int else "a number of seconds"
+        raise SettingsError(f"{env_name} must be {what}, not {text!r}") from None
+
+
 def settings_from_env(environ: Mapping[str, str] | None = None) -> ServerSettings:
     """Server settings from environment variables (``os.environ`` by default).
 
-    ======================== ===================================================
-    ``RXGEM_UPSTREAM``        the upstream base URL (default AI Studio ``v1beta``)
-    ``RXGEM_API_KEY``         the Gemini key; else ``GEMINI_API_KEY``, else
-                              ``GOOGLE_API_KEY`` (those two are not read with
-                              pass-through auth or an access token)
-    ``RXGEM_ACCESS_TOKEN``    a Vertex AI access token, instead of a key
-    ``RXGEM_CLIENT_TOKENS``   the client tokens, comma-separated
-    ``RXGEM_PASS_THROUGH_AUTH`` ``1`` to use each client's bearer token as its key
-    ``RXGEM_KEEP_ALIVE``      seconds between keep-alive comments (default 15)
-    ``RXGEM_LOG_LEVEL``       ``debug``, ``info`` (default), ``warning``, …
-    ======================== ===================================================
+    Every setting has one: ``RXGEM_`` and its name in capitals (see :data:`ENV`):
+    ``RXGEM_UPSTREAM``, ``RXGEM_API_KEY`` (else ``GEMINI_API_KEY``, else
+    ``GOOGLE_API_KEY``; those two are not read with pass-through auth or an access
+    token), ``RXGEM_ACCESS_TOKEN``, ``RXGEM_CLIENT_TOKENS`` and ``RXGEM_CORS_ORIGINS``
+    (comma-separated), ``RXGEM_PASS_THROUGH_AUTH`` and ``RXGEM_METRICS`` (``1``/``0``),
+    ``RXGEM_LOG_LEVEL``, and the numbers: ``RXGEM_KEEP_ALIVE``,
+    ``RXGEM_MAX_REQUEST_BYTES``, ``RXGEM_HEAD_TIMEOUT``, ... An empty variable
+    means the default.
 
     Raises:
         SettingsError: a value is malformed, or the settings are inconsistent.
@@ -187,18 +291,27 @@ def settings_from_env(environ: Mapping[str, str] | None = None) -> ServerSetting
     access_token = env.get(ENV["access_token"]) or None
     if api_key is None and access_token is None and not pass_through:
         api_key = next((env[name] for name in _KEY_FALLBACKS if env.get(name)), None)
-    tokens = tuple(t.strip() for t in env.get(ENV["client_tokens"], "").split(",") if t.strip())
-    keep_alive_text = env.get(ENV["keep_alive"], "").strip()
-    try:
-        keep_alive = float(keep_alive_text) if keep_alive_text else 15.0
-    except ValueError:
-        raise SettingsError(f"{ENV['keep_alive']} must be a number of seconds") from None
+    numbers = {
+        name: _number(env, name, int if name in _COUNTS else float)
+        for name in (*_SECONDS, *_COUNTS)
+    }
     return ServerSettings(
         upstream=env.get(ENV["upstream"]) or DEFAULT_BASE_URL,
         api_key=api_key,
         access_token=access_token,
-        client_tokens=tokens,
+        client_tokens=_list(env, "client_tokens"),
         pass_through_auth=pass_through,
-        keep_alive=keep_alive,
         log_level=env.get(ENV["log_level"]) or "info",
+        cors_origins=_list(env, "cors_origins"),
+        metrics=_flag(env, ENV["metrics"]),
+        **numbers,
     )
+
+
+def _list(environ: Mapping[str, str], name: str) -> tuple[str, ...]:
+    return tuple(t.strip() for t in environ.get(ENV[name], "").split(",") if t.strip())
+
+
+_DEFAULTS: Final[dict[str, Any]] = {
+    f.name: f.default for f in fields(ServerSettings) if f.name in (*_SECONDS, *_COUNTS)
+}
