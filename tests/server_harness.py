@@ -1,7 +1,7 @@
 """The harness of the ``rxgem serve`` tests: the app in real uvicorn on 127.0.0.1.
 
 ``serving(settings)`` runs the app in a background thread with the same uvicorn
-configuration ``rxgem serve`` uses (:func:`rxgem.server.uvicorn_config`), on an
+configuration ``rxgem serve`` uses (:func:`rxgem.server._runner.uvicorn_config`), on an
 ephemeral port; ``gateway(...)`` puts it in front of a FakeGemini with an SDK client.
 """
 
@@ -19,6 +19,7 @@ import uvicorn
 
 from rxgem import samples
 from rxgem.server import ServerSettings, create_app
+from rxgem.server._runner import uvicorn_config
 from rxgem.testing import FakeGemini, FakeResponse
 
 KEY = "AIza-SERVER-KEY-4f1e9b"  # recognisable: must never be written anywhere
@@ -57,14 +58,8 @@ QUOTA_PER_DAY: dict[str, Any] = {
 def serving(settings: ServerSettings) -> Iterator[str]:
     """The app in real uvicorn on 127.0.0.1 (an ephemeral port); yields its root URL."""
     app = create_app(settings)
-    config = uvicorn.Config(
-        app,
-        host="127.0.0.1",
-        port=0,
-        log_config=None,
-        access_log=False,
-        lifespan="on",
-        timeout_graceful_shutdown=2,
+    config = uvicorn_config(
+        app, settings, host="127.0.0.1", port=0, log_config=None, timeout_graceful_shutdown=2
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="uvicorn", daemon=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -11,15 +12,20 @@ import msgspec
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from ..core import RxGemError
 from ._access import AccessLog, AccessRecord, access_record
+from ._admission import Admission, Drain, install_drain_signal
 from ._auth import Credentials, authorize
+from ._body import BodyError, decode_json_object
 from ._errors import ErrorReply, error_reply, http_reply
 from ._models import valid_model_name
+from ._runner import LIMITS_STATE, connection_limits
 from ._settings import ServerSettings
 from ._stream import CompletionResponse
 from ._upstream import Upstream
@@ -48,10 +54,19 @@ def _json(data: Any) -> Response:
 class _Service:
     """The route handlers, sharing the settings, the upstream and the logger."""
 
-    def __init__(self, settings: ServerSettings, upstream: Upstream, logger: logging.Logger):
+    def __init__(
+        self,
+        settings: ServerSettings,
+        upstream: Upstream,
+        logger: logging.Logger,
+        admission: Admission,
+        drain: Drain,
+    ):
         self.settings = settings
         self.upstream = upstream
         self.logger = logger
+        self.admission = admission
+        self.drain = drain
 
     def _authorize(self, request: Request, record: AccessRecord) -> Credentials | ErrorReply:
         credentials = authorize(request.headers.get("authorization"), self.settings)
@@ -62,33 +77,50 @@ class _Service:
     def _secrets(self, record: AccessRecord) -> tuple[str, ...]:
         return (*self.settings.secrets, *record.secrets)
 
-    async def _read_body(self, request: Request) -> dict[str, Any] | ErrorReply:
-        limit = self.settings.max_request_bytes
-        too_large = http_reply(413, f"the request body is larger than {limit} bytes")
+    async def _read_body(self, request: Request) -> dict[str, Any] | ErrorReply | None:
+        """The body as a JSON object, an error reply, or ``None`` when the client left."""
+        s = self.settings
+        limit = s.max_request_bytes
+        too_large = http_reply(
+            413, f"the request body is larger than {limit} bytes (the server's max_request_bytes)"
+        )
         declared = request.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > limit:
             return too_large
         data = bytearray()
-        async for piece in request.stream():
-            data += piece
-            if len(data) > limit:
-                return too_large
         try:
-            body = msgspec.json.decode(data)
-        except msgspec.DecodeError:
-            return ErrorReply(400, "invalid_request_error", "the request body is not valid JSON")
-        if not isinstance(body, dict):
+            async with asyncio.timeout(s.body_timeout):
+                async for piece in request.stream():
+                    data += piece
+                    if len(data) > limit:
+                        return too_large
+        except TimeoutError:
             return ErrorReply(
-                400, "invalid_request_error", "the request body must be a JSON object"
+                408,
+                "invalid_request_error",
+                f"the request body did not arrive within {s.body_timeout:g} s"
+                " (the server's body_timeout)",
+                code="request_timeout",
+                headers=(("connection", "close"),),
             )
-        return body
+        except ClientDisconnect:
+            return None
+        try:
+            return decode_json_object(
+                bytes(data), max_depth=s.max_json_depth, max_values=s.max_json_values
+            )
+        except BodyError as exc:
+            return ErrorReply(exc.status, "invalid_request_error", exc.reason)
 
-    async def chat_completions(self, request: Request) -> Response | CompletionResponse:
+    async def chat_completions(self, request: Request) -> Response | CompletionResponse | _Gone:
         record = access_record(request.scope)
         credentials = self._authorize(request, record)
         if isinstance(credentials, ErrorReply):
             return reply_response(credentials, record)
         body = await self._read_body(request)
+        if body is None:
+            record.client_gone = True
+            return _GONE
         if isinstance(body, ErrorReply):
             return reply_response(body, record)
         model = body.get("model")
@@ -121,6 +153,7 @@ class _Service:
             record=record,
             secrets=self._secrets(record),
             logger=self.logger,
+            drain=self.drain,
         )
 
     async def list_models(self, request: Request) -> Response:
@@ -151,7 +184,39 @@ class _Service:
             return reply_response(error_reply(exc, self._secrets(record)), record)
 
     async def healthz(self, request: Request) -> Response:
+        """Liveness: the process answers (also while it drains)."""
         return _json({"status": "ok"})
+
+    async def readyz(self, request: Request) -> Response:
+        """Readiness: not draining, below the request limit, and Gemini answers."""
+        problems: list[str] = []
+        if self.drain.started:
+            problems.append("shutting down")
+        if self.admission.full:
+            problems.append("at max_concurrent_requests")
+        upstream = await self.upstream.probe()
+        if upstream is not None:
+            problems.append(upstream)
+        checks = {"upstream": upstream or "ok", "requests_in_progress": self.admission.active}
+        if problems:
+            body = {"status": "unavailable", "problems": problems, "checks": checks}
+            return Response(
+                msgspec.json.encode(body),
+                status_code=503,
+                media_type="application/json",
+                headers={"retry-after": "1"},
+            )
+        return _json({"status": "ok", "checks": checks})
+
+
+class _Gone:
+    """The answer to a client that left while sending its request: nothing at all."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        return None
+
+
+_GONE: Final = _Gone()
 
 
 async def _http_exception(request: Request, exc: Exception) -> Response:
@@ -163,11 +228,26 @@ async def _http_exception(request: Request, exc: Exception) -> Response:
     return response
 
 
+def _cors(origins: tuple[str, ...]) -> Middleware:
+    """CORS for browser clients: the API's methods, the headers the ``openai`` SDK
+    sends (``*``), and the response headers a client reads (request id, retry)."""
+    return Middleware(
+        CORSMiddleware,
+        allow_origins=list(origins),
+        allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
+        allow_headers=["*"],
+        expose_headers=["x-request-id", "retry-after", "retry-after-ms", "x-should-retry"],
+        max_age=600,
+    )
+
+
 def create_app(settings: ServerSettings) -> Starlette:
     """The OpenAI-compatible server as a Starlette (ASGI) app.
 
     Routes: ``POST /v1/chat/completions``, ``GET /v1/models``,
-    ``GET /v1/models/{id}``, ``GET /healthz``. One ``httpx.AsyncClient`` serves
+    ``GET /v1/models/{id}``, ``GET /healthz`` (liveness), ``GET /readyz``
+    (readiness: 503 while draining, at the request limit, or when Gemini does not
+    answer). One ``httpx.AsyncClient`` serves
     every upstream request; it is closed at the app's shutdown (run the lifespan:
     uvicorn does by default). The app keeps no state between requests, so any number
     of copies can run behind a load balancer.
@@ -178,13 +258,17 @@ def create_app(settings: ServerSettings) -> Starlette:
     logger = logging.getLogger(LOGGER_NAME)
     logger.setLevel(settings.logging_level)
     upstream = Upstream(settings)
-    service = _Service(settings, upstream, logger)
+    drain = Drain(settings.shutdown_grace)
+    admission = Admission(settings.max_concurrent_requests, drain)
+    service = _Service(settings, upstream, logger, admission, drain)
 
     @asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
+        restore = install_drain_signal(drain)
         try:
-            yield
+            yield {LIMITS_STATE: connection_limits(settings)}
         finally:
+            restore()
             await upstream.aclose()
 
     routes = [
@@ -192,13 +276,22 @@ def create_app(settings: ServerSettings) -> Starlette:
         Route("/v1/models", service.list_models, methods=["GET"]),
         Route("/v1/models/{model_id:path}", service.get_model, methods=["GET"]),
         Route("/healthz", service.healthz, methods=["GET"]),
+        Route("/readyz", service.readyz, methods=["GET"]),
     ]
+    middleware = [
+        Middleware(AccessLog, logger=logger, secrets=settings.secrets),
+        Middleware(admission.middleware),
+    ]
+    if settings.cors_origins:
+        middleware.append(_cors(settings.cors_origins))
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(AccessLog, logger=logger, secrets=settings.secrets)],
+        middleware=middleware,
         exception_handlers={HTTPException: _http_exception},
         lifespan=lifespan,
     )
     app.state.settings = settings
     app.state.upstream = upstream
+    app.state.drain = drain
+    app.state.admission = admission
     return app

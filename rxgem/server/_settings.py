@@ -39,6 +39,7 @@ ENV: Final = {
     "max_json_depth": "RXGEM_MAX_JSON_DEPTH",
     "max_json_values": "RXGEM_MAX_JSON_VALUES",
     "max_upstream_line_bytes": "RXGEM_MAX_UPSTREAM_LINE_BYTES",
+    "max_head_bytes": "RXGEM_MAX_HEAD_BYTES",
     "head_timeout": "RXGEM_HEAD_TIMEOUT",
     "body_timeout": "RXGEM_BODY_TIMEOUT",
     "idle_timeout": "RXGEM_IDLE_TIMEOUT",
@@ -70,6 +71,7 @@ _COUNTS: Final = (
     "max_json_depth",
     "max_json_values",
     "max_upstream_line_bytes",
+    "max_head_bytes",
     "max_upstream_connections",
     "max_connections",
     "max_concurrent_requests",
@@ -126,6 +128,7 @@ class ServerSettings:
             that decoding one request may take.
         max_upstream_line_bytes: the longest line Gemini's stream may send (an
             event is one line); a longer one ends the request with a 502.
+        max_head_bytes: the largest request head (line and headers) accepted.
         head_timeout: seconds a client has to send a request's head (line and
             headers), from the connection or from the first byte of a next request.
         body_timeout: seconds a client has to send a whole request body (408).
@@ -158,6 +161,7 @@ class ServerSettings:
     max_json_depth: int = 100
     max_json_values: int = 1_000_000
     max_upstream_line_bytes: int = 64 * 1024 * 1024
+    max_head_bytes: int = 64 * 1024
     head_timeout: float = 10.0
     body_timeout: float = 60.0
     idle_timeout: float = 15.0

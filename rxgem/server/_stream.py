@@ -25,15 +25,23 @@ Streaming:
   not read, its kernel buffer fills, and TCP slows Gemini down. What is buffered per
   stream is about one upstream read (64 KiB) plus the socket buffers.
 
-Not streaming: the assembled ``chat.completion`` as JSON, or an error reply.
+Not streaming: the assembled ``chat.completion`` as JSON, or an error reply. While
+Gemini is silent for ``keep_alive`` seconds, the 200 headers and then a space every
+``keep_alive`` seconds are sent (JSON parsers skip leading blanks), so a proxy that
+cuts idle responses (often at 60 s) does not cut a long answer. An error after that
+can no longer change the status: the body is then the OpenAI error object, with 200.
+
+When the server drains (:class:`~rxgem.server._admission.Drain`) and its grace
+expires, :meth:`CompletionResponse.stop` cancels the work: a stream ends with an
+error frame (``server_shutdown``), a response not started yet is a 503.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Coroutine
-from typing import Any, Final, TypeVar
+from collections.abc import AsyncIterator
+from typing import Final, TypeVar
 
 from reactivex import Observable
 from starlette.types import Message, Receive, Scope, Send
@@ -43,9 +51,11 @@ from ..core import ChatCompletion, ChatCompletionChunk
 from ..core._openai_sse import DONE_FRAME, encode_chunk
 from ..transport._flow import FlowGate, current_gate
 from ._access import AccessRecord
+from ._admission import Drain
 from ._errors import ErrorReply, error_reply
 
 __all__ = [
+    "HEARTBEAT",
     "KEEP_ALIVE_FRAME",
     "STREAM_HEADERS",
     "CompletionResponse",
@@ -56,6 +66,8 @@ __all__ = [
 T = TypeVar("T")
 
 KEEP_ALIVE_FRAME: Final = b": keep-alive\n\n"
+HEARTBEAT: Final = b" "
+"""What a non-streaming response sends while Gemini is silent: JSON allows leading blanks."""
 STREAM_HEADERS: Final = (
     (b"content-type", b"text/event-stream; charset=utf-8"),
     (b"cache-control", b"no-cache"),
@@ -101,14 +113,14 @@ async def _until_disconnect_message(receive: Receive) -> None:
             return
 
 
-async def until_disconnect(receive: Receive, work: Coroutine[Any, Any, None]) -> bool:
-    """Run ``work`` while watching ``receive``; True if the client left first.
+async def until_disconnect(receive: Receive, worker: asyncio.Future[None]) -> bool:
+    """Wait for ``worker`` while watching ``receive``; True if the client left first.
 
-    The client leaving cancels ``work`` (and waits for it to clean up). An exception
-    of ``work`` propagates; so does a cancellation of the caller, after both tasks
-    were cancelled and awaited.
+    The client leaving cancels ``worker`` (and waits for it to clean up). An exception
+    of ``worker`` propagates; so does a cancellation of the caller, after both tasks
+    were cancelled and awaited. A ``worker`` cancelled by someone else also returns
+    True: the caller knows whether it stopped the work itself.
     """
-    worker = asyncio.ensure_future(work)
     watcher = asyncio.ensure_future(_until_disconnect_message(receive))
     try:
         await asyncio.wait((worker, watcher), return_when=asyncio.FIRST_COMPLETED)
@@ -178,6 +190,8 @@ class CompletionResponse:
         record: the request's access record (tokens, errors, client gone).
         secrets: what to scrub from error messages.
         logger: where upstream errors are logged (at DEBUG, scrubbed).
+        drain: the server's shutdown grace; when it expires, :meth:`stop` ends this
+            response (an error frame, or a 503 if nothing was sent yet).
     """
 
     def __init__(
@@ -190,6 +204,7 @@ class CompletionResponse:
         record: AccessRecord,
         secrets: tuple[str, ...],
         logger: logging.Logger,
+        drain: Drain | None = None,
     ) -> None:
         self.source = source
         self.stream = stream
@@ -198,11 +213,45 @@ class CompletionResponse:
         self.record = record
         self.secrets = secrets
         self.logger = logger
+        self.drain = drain
+        self._worker: asyncio.Future[None] | None = None
+        self._stopped = False
+
+    def stop(self) -> None:
+        """End the response now: the server is shutting down (see :class:`Drain`)."""
+        self._stopped = True
+        if self._worker is not None:
+            self._worker.cancel()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         sender = _Sender(send)
         work = self._stream(sender) if self.stream else self._complete(sender)
-        if await until_disconnect(receive, work) and not sender.finished:
+        worker = self._worker = asyncio.ensure_future(work)
+        if self.drain is not None:
+            self.drain.add(self)
+        try:
+            cancelled = await until_disconnect(receive, worker)
+        finally:
+            if self.drain is not None:
+                self.drain.discard(self)
+        if not cancelled or sender.finished:
+            return
+        if self._stopped:
+            await self._shut_down(sender)
+        else:
+            self.record.client_gone = True
+
+    async def _shut_down(self, sender: _Sender) -> None:
+        reply = ErrorReply(
+            503, "server_error", "the server is shutting down; retry", code="server_shutdown"
+        )
+        self.record.failed(reply)
+        try:
+            if not sender.started:
+                await sender.reply(reply)
+            else:
+                await sender.body(reply.frame() if self.stream else b"", more=False)
+        except OSError:
             self.record.client_gone = True
 
     def _reply(self, error: Exception) -> ErrorReply:
@@ -215,16 +264,29 @@ class CompletionResponse:
     async def _complete(self, sender: _Sender) -> None:
         results = aiterate(self.source)
         try:
-            try:
-                completion = await anext(results)
-            except Exception as exc:  # StopAsyncIteration cannot happen: one item or an error
-                await sender.reply(self._reply(exc))
-                return
-            assert isinstance(completion, ChatCompletion)
-            if completion.usage is not None:
-                self.record.tokens = completion.usage.total_tokens
-            await sender.start(200, _JSON)
-            await sender.body(completion.to_json(), more=False)
+            while True:
+                try:
+                    item = await _next(results, self.keep_alive)
+                except Exception as exc:
+                    reply = self._reply(exc)
+                    if sender.started:  # after a heartbeat the status is sent: the body says
+                        await sender.body(reply.json(), more=False)
+                    else:
+                        await sender.reply(reply)
+                    return
+                if item is _SILENCE:
+                    # a space before the JSON keeps idle-timing proxies from cutting us off
+                    if not sender.started:
+                        await sender.start(200, _JSON)
+                    await sender.body(HEARTBEAT)
+                    continue
+                break
+            assert isinstance(item, ChatCompletion)  # one item or an error, never _END first
+            if item.usage is not None:
+                self.record.tokens = item.usage.total_tokens
+            if not sender.started:
+                await sender.start(200, _JSON)
+            await sender.body(item.to_json(), more=False)
         finally:
             results.close()
 

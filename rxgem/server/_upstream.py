@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any, Final
 
 import httpx
@@ -19,6 +20,7 @@ from ._settings import ServerSettings
 __all__ = ["Upstream"]
 
 _MAX_PAGES: Final = 20
+_PROBE_TTL: Final = 5.0
 
 
 class Upstream:
@@ -32,6 +34,7 @@ class Upstream:
     def __init__(self, settings: ServerSettings) -> None:
         self.settings = settings
         self._client: httpx.AsyncClient | None = None
+        self._probe: tuple[float, str | None] | None = None
 
     @property
     def client(self) -> httpx.AsyncClient:
@@ -71,6 +74,37 @@ class Upstream:
             access_token=credentials.access_token,
             client=self.client,
         )
+
+    async def probe(self) -> str | None:
+        """Whether Gemini answers: ``None`` if so, else what is wrong (for ``/readyz``).
+
+        A ``GET {upstream}/models?pageSize=1`` with the server's own credentials (none
+        with pass-through auth: any answer then shows the upstream is there), at most
+        once per ``_PROBE_TTL`` seconds; a refused key makes the server not ready.
+        """
+        now = time.monotonic()
+        if self._probe is not None and now - self._probe[0] < _PROBE_TTL:
+            return self._probe[1]
+        s = self.settings
+        headers = {"accept": "application/json"}
+        if s.api_key or s.access_token:
+            headers = resolve_headers(s.api_key, s.access_token, headers, {})
+            headers.pop("content-type", None)
+        url = f"{s.upstream.rstrip('/')}/models"
+        problem: str | None = None
+        try:
+            response = await self.client.get(
+                url, params={"pageSize": "1"}, headers=headers, timeout=s.connect_timeout
+            )
+        except httpx.HTTPError as exc:
+            problem = f"upstream unreachable ({type(exc).__name__})"
+        else:
+            status = response.status_code
+            refused = status in (401, 403) and bool(s.api_key or s.access_token)
+            if status >= 500 or refused:
+                problem = f"upstream answered HTTP {status}"
+        self._probe = (now, problem)
+        return problem
 
     async def list_models(self, credentials: Credentials) -> dict[str, Any]:
         """Gemini's model list (every page), in OpenAI's shape."""

@@ -1,0 +1,227 @@
+"""Running the app in uvicorn: the connection guard, the config, one process or several.
+
+uvicorn leaves three holes a server facing the internet must close, and this module
+closes them in the HTTP protocol (the only place that sees a connection before its
+request exists):
+
+- **A request head has a deadline.** uvicorn waits forever for the first request of
+  a connection, and for a head sent a byte at a time; :class:`GuardedProtocol` closes
+  the connection when the head is not complete ``head_timeout`` seconds after the
+  connection (or the first byte of a later request), or grows past
+  ``max_head_bytes`` (httptools has no cap of its own).
+- **Connections are capped** below the descriptor limit (``max_connections``): a
+  connection beyond it gets a 503 at once, so ``accept()`` never fails with "too many
+  open files" and the server keeps answering ``/healthz``.
+- **Every accepted TCP connection gets ``TCP_NODELAY``**: asyncio sets it only when the
+  listening socket says ``IPPROTO_TCP``, which the socket uvicorn binds for
+  ``--workers`` does not, and Nagle's algorithm then meets delayed ACKs (~40 ms per
+  keep-alive request).
+
+The protocol reads its :class:`ConnectionLimits` from the lifespan state the app
+yields (:data:`LIMITS_STATE`), so the same class serves a thread in a test, one
+process, and each worker of ``--workers N`` (uvicorn imports it by name there).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import resource
+import socket
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from ._errors import ErrorReply
+
+if TYPE_CHECKING:
+    import uvicorn
+
+    from ._settings import ServerSettings
+
+__all__ = [
+    "LIMITS_STATE",
+    "PROTOCOL",
+    "ConnectionLimits",
+    "GuardedH11Protocol",
+    "GuardedHttpToolsProtocol",
+    "connection_limits",
+    "cpu_count",
+    "uvicorn_config",
+    "uvicorn_options",
+]
+
+LIMITS_STATE: Final = "rxgem.connection_limits"
+"""The lifespan-state key of the app's :class:`ConnectionLimits`."""
+
+_RESERVED_DESCRIPTORS: Final = 64
+
+
+@dataclass(frozen=True)
+class ConnectionLimits:
+    """What :class:`GuardedProtocol` enforces on each connection."""
+
+    head_timeout: float
+    max_head_bytes: int
+    max_connections: int
+
+
+def default_max_connections() -> int:
+    """Half the descriptors this process may open, less a reserve: each request holds a
+    client connection and an upstream one, and files, the log and the listener need some."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        soft = 1 << 20
+    return max(1, (soft - _RESERVED_DESCRIPTORS) // 2)
+
+
+def connection_limits(settings: ServerSettings) -> ConnectionLimits:
+    """The connection guard's limits from the server settings."""
+    return ConnectionLimits(
+        head_timeout=settings.head_timeout,
+        max_head_bytes=settings.max_head_bytes,
+        max_connections=settings.max_connections or default_max_connections(),
+    )
+
+
+def _busy_response() -> bytes:
+    reply = ErrorReply(
+        503, "server_error", "the server has too many open connections; retry shortly"
+    )
+    body = reply.json()
+    head = (
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
+        f"retry-after: 1\r\nconnection: close\r\ncontent-length: {len(body)}\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+class _Guard:
+    """The head deadline and size of one connection (the protocol's side state)."""
+
+    __slots__ = ("bytes", "cycle", "limits", "timer")
+
+    def __init__(self, limits: ConnectionLimits) -> None:
+        self.limits = limits
+        self.timer: asyncio.TimerHandle | None = None
+        self.cycle: object = None
+        self.bytes = 0
+
+
+def _guarded(base: type[Any]) -> type[Any]:
+    """``base`` (an uvicorn HTTP/1.1 protocol) with the connection guard."""
+
+    class Guarded(base):  # type: ignore[misc]
+        _guard: _Guard | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:
+            sock = transport.get_extra_info("socket")
+            if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+                with contextlib.suppress(OSError):  # the peer may already be gone
+                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            limits = self.app_state.get(LIMITS_STATE)
+            if isinstance(limits, ConnectionLimits):
+                if len(self.connections) >= limits.max_connections:
+                    transport.write(_busy_response())
+                    transport.close()
+                    return
+                self._guard = _Guard(limits)
+            super().connection_made(transport)
+            if self._guard is not None:
+                self._arm()
+
+        def _arm(self) -> None:
+            guard = self._guard
+            assert guard is not None
+            guard.cycle = self.cycle
+            guard.bytes = 0
+            guard.timer = self.loop.call_later(guard.limits.head_timeout, self._head_expired)
+
+        def _head_expired(self) -> None:
+            guard = self._guard
+            if guard is not None:
+                guard.timer = None
+            if self.cycle is (guard.cycle if guard else None) and not self.transport.is_closing():
+                self.transport.close()
+
+        def data_received(self, data: bytes) -> None:
+            guard = self._guard
+            if guard is None:
+                super().data_received(data)
+                return
+            if guard.timer is None and (self.cycle is None or self.cycle.response_complete):
+                self._arm()  # the first bytes of a next request on a kept-alive connection
+            super().data_received(data)
+            if guard.timer is not None:
+                if self.cycle is not guard.cycle:  # the head is complete
+                    guard.timer.cancel()
+                    guard.timer = None
+                else:
+                    guard.bytes += len(data)
+                    if guard.bytes > guard.limits.max_head_bytes:
+                        guard.timer.cancel()
+                        guard.timer = None
+                        self.transport.close()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            guard = self._guard
+            if guard is not None and guard.timer is not None:
+                guard.timer.cancel()
+                guard.timer = None
+            if self.transport is None:  # refused in connection_made
+                return
+            super().connection_lost(exc)
+
+    Guarded.__name__ = Guarded.__qualname__ = f"Guarded{base.__name__}"
+    return Guarded
+
+
+GuardedH11Protocol: Final = _guarded(H11Protocol)
+"""uvicorn's h11 protocol with the connection guard."""
+
+try:
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+except ImportError:  # httptools is not installed: h11 only
+    GuardedHttpToolsProtocol: type[Any] | None = None
+else:
+    GuardedHttpToolsProtocol = _guarded(HttpToolsProtocol)
+    """uvicorn's httptools protocol with the connection guard."""
+
+PROTOCOL: Final = (
+    f"{__name__}:GuardedHttpToolsProtocol"
+    if GuardedHttpToolsProtocol is not None
+    else f"{__name__}:GuardedH11Protocol"
+)
+"""The guarded protocol ``rxgem serve`` runs: httptools' where it is installed, else h11's."""
+
+
+def uvicorn_options(settings: ServerSettings) -> dict[str, Any]:
+    """The :class:`uvicorn.Config` keywords ``rxgem serve`` runs its app with."""
+    return {
+        "http": PROTOCOL,
+        "lifespan": "on",
+        "timeout_keep_alive": settings.idle_timeout,
+        # uvicorn cancels what is left after this; the app ends its own streams first
+        "timeout_graceful_shutdown": settings.shutdown_grace + 5,
+        "access_log": False,  # rxgem.server logs one line per request itself
+        "server_header": False,
+        "backlog": 2048,
+    }
+
+
+def uvicorn_config(app: Any, settings: ServerSettings, **options: Any) -> uvicorn.Config:
+    """A :class:`uvicorn.Config` of ``app`` with :func:`uvicorn_options`; ``options``
+    (host, port, log_config, ...) are added and may override them."""
+    import uvicorn
+
+    return uvicorn.Config(app, **{**uvicorn_options(settings), **options})
+
+
+def cpu_count() -> int:
+    """The cores this process may run on (the default number of workers)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:
+        return os.cpu_count() or 1
