@@ -265,6 +265,7 @@ def create_app(settings: ServerSettings) -> Starlette:
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
         restore = install_drain_signal(drain)
+        upstream.open()  # its TLS context takes tens of ms: not in the first request
         try:
             yield {LIMITS_STATE: connection_limits(settings)}
         finally:

@@ -6,28 +6,34 @@ so the ``rxgem`` command works without the ``server`` extra.
 
 Arguments become the environment variables of
 :func:`~rxgem.server.settings_from_env` laid over the process environment, and the
-settings are made from that, so one process (``--workers 1``, the default) and
-worker processes (``--workers N``: uvicorn starts ``rxgem.server:app_from_env`` in
-each, with those variables exported) get the same settings. A startup error (bad
+settings are made from that, so one process (``--workers 1``) and worker processes
+(``--workers N``, by default one per core: uvicorn starts
+``rxgem.server:app_from_env`` in each, with every setting exported by
+:meth:`ServerSettings.to_env`) get the same settings. A startup error (bad
 settings, a port in use, the extra missing) is one line on stderr and exit code 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import ipaddress
 import os
 import socket
 import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import fields
 from typing import Any, Final
 
-from ._settings import ENV, SettingsError, settings_from_env
+from ._settings import ENV, ServerSettings, SettingsError, settings_from_env
 
 __all__ = ["add_serve_parser", "run_serve"]
 
 _LEVELS: Final = ("critical", "error", "warning", "info", "debug")
 _LOCAL_NAMES: Final = frozenset({"localhost", "ip6-localhost"})
+_PROMETHEUS_DIR: Final = "PROMETHEUS_MULTIPROC_DIR"
 
 
 def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -49,8 +55,8 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--workers",
         type=int,
-        default=1,
-        help="worker processes (default 1); above 1 they share the socket",
+        default=None,
+        help=f"worker processes sharing the socket (default: the cores, here {cpu_count()})",
     )
     parser.add_argument(
         "--upstream",
@@ -88,8 +94,74 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--log-level", choices=_LEVELS, help="default info (one access line per request)"
     )
+    parser.add_argument(
+        "--cors-origin",
+        metavar="ORIGIN",
+        action="append",
+        help="a browser origin allowed to call the API, e.g. https://chat.example.com, or *"
+        " (repeatable; default: RXGEM_CORS_ORIGINS, comma-separated; none: no CORS)",
+    )
+    parser.add_argument(
+        "--metrics",
+        action="store_true",
+        default=None,
+        help="serve Prometheus metrics at GET /metrics (without a client token)",
+    )
+    limits = parser.add_argument_group(
+        "limits and timeouts",
+        "Each also reads RXGEM_<NAME> (e.g. RXGEM_MAX_REQUEST_BYTES); per worker process.",
+    )
+    for name, kind, meaning in _LIMITS:
+        default = _DEFAULTS[name]
+        limits.add_argument(
+            "--" + name.replace("_", "-"),
+            metavar="SECONDS" if kind is float else "N",
+            type=_positive(kind),
+            help=f"{meaning} (default {'auto' if default is None else default})",
+        )
     parser.set_defaults(run=run_serve)
     return parser
+
+
+_LIMITS: Final[tuple[tuple[str, type[int] | type[float], str], ...]] = (
+    ("max_request_bytes", int, "the largest request body, bytes (413 beyond)"),
+    ("max_json_depth", int, "the deepest nesting of a request's JSON"),
+    ("max_json_values", int, "the most JSON values in a request"),
+    ("max_head_bytes", int, "the largest request head, bytes"),
+    ("head_timeout", float, "seconds to receive a request's head"),
+    ("body_timeout", float, "seconds to receive a request's body (408)"),
+    ("idle_timeout", float, "seconds an idle keep-alive connection stays open"),
+    ("max_connections", int, "client connections; beyond, 503 at once"),
+    ("max_concurrent_requests", int, "requests in progress; beyond, 503 with Retry-After"),
+    ("connect_timeout", float, "seconds to connect to Gemini"),
+    ("read_timeout", float, "seconds Gemini may stay silent"),
+    ("max_upstream_connections", int, "connections to Gemini"),
+    ("max_upstream_line_bytes", int, "the longest line of Gemini's stream, bytes (502)"),
+    ("shutdown_grace", float, "seconds open requests get after SIGTERM"),
+)
+_DEFAULTS: Final = {f.name: f.default for f in fields(ServerSettings)}
+
+
+def _positive(kind: type[int] | type[float]) -> Any:
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text.replace("_", ""))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
+def cpu_count() -> int:
+    """The cores this process may run on (the default number of workers)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def _fail(message: str) -> int:
@@ -107,9 +179,16 @@ def _environment(args: argparse.Namespace) -> dict[str, str]:
         "log_level": args.log_level,
         "keep_alive": None if args.keep_alive is None else repr(args.keep_alive),
     }
+    for name, *_ in _LIMITS:
+        value = getattr(args, name)
+        given[name] = None if value is None else repr(value)
     for name, value in given.items():
         if value is not None:
             env[ENV[name]] = value
+    if args.cors_origin:
+        env[ENV["cors_origins"]] = ",".join(args.cors_origin)
+    if args.metrics:
+        env[ENV["metrics"]] = "1"
     if args.client_token:
         if any("," in token for token in args.client_token):
             raise SettingsError("a client token cannot contain a comma")
@@ -156,13 +235,15 @@ def run_serve(args: argparse.Namespace) -> int:
     except ImportError:
         return _fail("rxgem serve needs the server extra: pip install 'rxgem[server]'")
     from ._app import create_app
+    from ._runner import uvicorn_options
 
     try:
         overlay = _environment(args)
         settings = settings_from_env({**os.environ, **overlay})
     except SettingsError as exc:
         return _fail(str(exc))
-    if args.workers < 1:
+    workers = cpu_count() if args.workers is None else args.workers
+    if workers < 1:
         return _fail("--workers must be at least 1")
     if not 0 <= args.port <= 65535:
         return _fail("--port must be between 0 and 65535")
@@ -177,22 +258,37 @@ def run_serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     options: dict[str, Any] = {
+        **uvicorn_options(settings),
         "host": args.host,
         "port": args.port,
         "log_level": settings.log_level,
         "log_config": _log_config(settings.log_level),
-        "access_log": False,  # rxgem.server logs one line per request itself
-        "server_header": False,
-        "timeout_graceful_shutdown": 10,
     }
     try:
-        if args.workers == 1:
+        if workers == 1:
             uvicorn.run(create_app(settings), **options)
         else:
-            os.environ.update(overlay)  # what app_from_env reads in each worker
-            uvicorn.run("rxgem.server:app_from_env", factory=True, workers=args.workers, **options)
+            # what app_from_env reads in each worker: every setting, not just the flags
+            os.environ.update(settings.to_env())
+            with _multiprocess_metrics(settings.metrics):
+                uvicorn.run("rxgem.server:app_from_env", factory=True, workers=workers, **options)
     except SystemExit as exc:  # uvicorn's startup failure (it logged why)
         return 2 if exc.code not in (0, None) else 0
     except KeyboardInterrupt:
         return 130
     return 0
+
+
+@contextlib.contextmanager
+def _multiprocess_metrics(enabled: bool) -> Iterator[None]:
+    """With metrics and several workers, a fresh directory where they share their counts
+    (prometheus-client's multiprocess mode), unless the environment names one."""
+    if not enabled or os.environ.get(_PROMETHEUS_DIR):
+        yield
+        return
+    with tempfile.TemporaryDirectory(prefix="rxgem-metrics-") as path:
+        os.environ[_PROMETHEUS_DIR] = path
+        try:
+            yield
+        finally:
+            del os.environ[_PROMETHEUS_DIR]

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import resource
 import socket
 from dataclasses import dataclass
@@ -48,7 +47,6 @@ __all__ = [
     "GuardedH11Protocol",
     "GuardedHttpToolsProtocol",
     "connection_limits",
-    "cpu_count",
     "uvicorn_config",
     "uvicorn_options",
 ]
@@ -217,11 +215,3 @@ def uvicorn_config(app: Any, settings: ServerSettings, **options: Any) -> uvicor
     import uvicorn
 
     return uvicorn.Config(app, **{**uvicorn_options(settings), **options})
-
-
-def cpu_count() -> int:
-    """The cores this process may run on (the default number of workers)."""
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except AttributeError:
-        return os.cpu_count() or 1

@@ -52,6 +52,10 @@ class Upstream:
             )
         return self._client
 
+    def open(self) -> None:
+        """Make the shared client now (on the server's event loop), not at first use."""
+        _ = self.client
+
     @property
     def is_open(self) -> bool:
         """Whether the shared client exists and is not closed."""

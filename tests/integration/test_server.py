@@ -678,7 +678,7 @@ def test_serve_startup_errors_are_one_line_and_exit_2(
         monkeypatch.delenv(name, raising=False)
     args = _serve_args("--port", "0")
     assert args.run is run_serve
-    assert (args.host, args.port, args.workers) == ("127.0.0.1", 0, 1)
+    assert (args.host, args.port, args.workers) == ("127.0.0.1", 0, None)  # None: the cores
     assert run_serve(args) == 2
     assert capsys.readouterr().err.count("\n") == 1
     with socket.socket() as taken:
