@@ -8,12 +8,17 @@ ephemeral port; ``gateway(...)`` puts it in front of a FakeGemini with an SDK cl
 from __future__ import annotations
 
 import contextlib
+import os
 import re
+import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import openai
 import uvicorn
 
@@ -130,3 +135,57 @@ def strict_tool(name: str, **properties: str) -> dict[str, Any]:
 def event_ends(body: bytes) -> list[int]:
     """The offsets just after each SSE event (for ``split_at``)."""
     return [m.end() for m in re.finditer(rb"\r?\n\r?\n", body)]
+
+
+SERVE = "import sys\nfrom rxgem._cli import main\nsys.exit(main(['serve', *sys.argv[1:]]))\n"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def serve_process(
+    *argv: str,
+    env: dict[str, str] | None = None,
+    preexec_fn: Any = None,
+    timeout: float = 30,
+) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """``rxgem serve ARGV`` in its own process on a free port, until it answers
+    ``/healthz``; yields its URL and the process (stderr piped), stopped at the end."""
+    port = free_port()
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("RXGEM_")}
+    environment.update(env or {})
+    process = subprocess.Popen(
+        [sys.executable, "-c", SERVE, "--port", str(port), *argv],
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=preexec_fn,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if process.poll() is not None:
+                raise AssertionError(f"rxgem serve exited: {process.communicate()[1]}")
+            assert time.monotonic() < deadline, "rxgem serve did not start"
+            with contextlib.suppress(httpx.TransportError):
+                if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                    break
+            time.sleep(0.05)
+        yield url, process
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        if process.stderr is not None:
+            process.stderr.close()
