@@ -41,14 +41,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator
-from typing import Final, TypeVar
+from typing import Final, TypeVar, cast
 
-from reactivex import Observable
+from reactivex import Observable, abc
+from reactivex.scheduler.eventloop import AsyncIOScheduler
 from starlette.types import Message, Receive, Scope, Send
 
 from .._bridge import aiterate
 from ..core import ChatCompletion, ChatCompletionChunk
-from ..core._openai_sse import DONE_FRAME, encode_chunk
+from ..core._openai_sse import DONE_FRAME
 from ..transport._flow import FlowGate, current_gate
 from ._access import AccessRecord
 from ._admission import Drain
@@ -74,6 +75,7 @@ STREAM_HEADERS: Final = (
     (b"x-accel-buffering", b"no"),
 )
 _JSON: Final = ((b"content-type", b"application/json"),)
+_HIGH_WATER: Final = 256 * 1024
 
 
 class _Silence:
@@ -291,37 +293,152 @@ class CompletionResponse:
             results.close()
 
     async def _stream(self, sender: _Sender) -> None:
+        loop = asyncio.get_running_loop()
         gate = sender.gate = FlowGate()
-        # this task's context: aiterate shares the gate, the upstream task inherits it
+        frames = _Frames(loop, gate, self.record, self.send_usage, self.keep_alive)
+        # this task's context: the upstream read task, made at subscription, inherits it
         current_gate.set(gate)
-        chunks = aiterate(self.source)
+        source = cast(Observable[ChatCompletionChunk], self.source)
+        subscription = source.subscribe(frames, scheduler=AsyncIOScheduler(loop))
         try:
-            try:
-                item = await _next(chunks, self.keep_alive)
-            except Exception as exc:
-                await sender.reply(self._reply(exc))
+            await frames.wait()
+            if frames.error is not None and not frames.data:
+                await sender.reply(self._reply(frames.error))
                 return
             await sender.start(200, STREAM_HEADERS)
             while True:
-                if item is _SILENCE:
-                    await sender.body(KEEP_ALIVE_FRAME)
-                elif item is _END:
+                if frames.data:
+                    await sender.body(frames.take())
+                elif frames.error is not None:
+                    await sender.body(self._reply(frames.error).frame(), more=False)
+                    return
+                elif frames.done:
                     await sender.body(DONE_FRAME, more=False)
                     return
                 else:
-                    assert isinstance(item, ChatCompletionChunk)
-                    await self._send_chunk(sender, item)
-                try:
-                    item = await _next(chunks, self.keep_alive)
-                except Exception as exc:
-                    await sender.body(self._reply(exc).frame(), more=False)
-                    return
+                    await sender.body(KEEP_ALIVE_FRAME)
+                frames.sent(loop.time())
+                await frames.wait()
         finally:
-            chunks.close()
+            frames.close()
+            subscription.dispose()
 
-    async def _send_chunk(self, sender: _Sender, chunk: ChatCompletionChunk) -> None:
+
+class _Frames(abc.ObserverBase[ChatCompletionChunk]):
+    """The observer of a streamed response: each chunk encoded to its SSE frame at once,
+    the frames waiting for the sender joined into one write, and one timer per stream
+    for keep-alives (re-armed only when it fires, never per chunk).
+
+    While more than ``_HIGH_WATER`` bytes wait for the sender, the upstream read is
+    held (the gate), as a slow client's sends hold it.
+    """
+
+    __slots__ = (
+        "_holding",
+        "_waiter",
+        "data",
+        "done",
+        "error",
+        "gate",
+        "keep_alive",
+        "last_sent",
+        "loop",
+        "record",
+        "send_usage",
+        "silent",
+        "timer",
+    )
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        gate: FlowGate,
+        record: AccessRecord,
+        send_usage: bool,
+        keep_alive: float,
+    ) -> None:
+        self.loop = loop
+        self.gate = gate
+        self.record = record
+        self.send_usage = send_usage
+        self.keep_alive = keep_alive
+        self.data = bytearray()
+        self.done = False
+        self.error: Exception | None = None
+        self.silent = False
+        self.last_sent = loop.time()
+        self._waiter: asyncio.Future[None] | None = None
+        self._holding = False
+        self.timer: asyncio.TimerHandle | None = loop.call_later(keep_alive, self._tick)
+
+    # the observer side (on the event loop, from the upstream read task)
+
+    def on_next(self, chunk: ChatCompletionChunk) -> None:
         if chunk.usage is not None:
             self.record.tokens = chunk.usage.total_tokens
             if not chunk.choices and not self.send_usage:
                 return
-        await sender.body(encode_chunk(chunk))
+        self.data += b"data: "
+        self.data += chunk.to_json()
+        self.data += b"\n\n"
+        if len(self.data) > _HIGH_WATER and not self._holding:
+            self._holding = True
+            self.gate.hold()
+        self._wake()
+
+    def on_error(self, error: Exception) -> None:
+        self.error = error
+        self.done = True
+        self._wake()
+
+    def on_completed(self) -> None:
+        self.done = True
+        self._wake()
+
+    # the sender side
+
+    def take(self) -> bytes:
+        """The frames waiting, joined, and the buffer emptied."""
+        data = bytes(self.data)
+        self.data.clear()
+        if self._holding:
+            self._holding = False
+            self.gate.release()
+        return data
+
+    def sent(self, now: float) -> None:
+        self.last_sent = now
+        self.silent = False
+
+    async def wait(self) -> None:
+        """Until there is something to send: frames, the end, or ``keep_alive`` of silence."""
+        if self.data or self.done or self.silent:
+            return
+        waiter = self._waiter = self.loop.create_future()
+        try:
+            await waiter
+        finally:
+            self._waiter = None
+
+    def close(self) -> None:
+        self.done = True
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        if self._holding:
+            self._holding = False
+            self.gate.release()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _tick(self) -> None:
+        idle = self.loop.time() - self.last_sent
+        if idle >= self.keep_alive:
+            if not self.data and not self.done:
+                self.silent = True  # the sender sends a keep-alive, then calls sent()
+                self._wake()
+            idle = 0.0
+        self.timer = self.loop.call_later(self.keep_alive - idle, self._tick)
