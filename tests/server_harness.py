@@ -60,9 +60,11 @@ QUOTA_PER_DAY: dict[str, Any] = {
 
 
 @contextlib.contextmanager
-def serving(settings: ServerSettings) -> Iterator[str]:
-    """The app in real uvicorn on 127.0.0.1 (an ephemeral port); yields its root URL."""
-    app = create_app(settings)
+def serving(settings: ServerSettings, **app_options: Any) -> Iterator[str]:
+    """The app in real uvicorn on 127.0.0.1 (an ephemeral port); yields its root URL.
+
+    ``app_options`` go to :func:`~rxgem.server.create_app` (``telemetry=``)."""
+    app = create_app(settings, **app_options)
     config = uvicorn_config(
         app, settings, host="127.0.0.1", port=0, log_config=None, timeout_graceful_shutdown=2
     )

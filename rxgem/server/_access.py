@@ -28,8 +28,9 @@ from typing import Any, Final
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ._errors import ErrorReply, internal_error, redact
+from ._telemetry import RequestTelemetry, Telemetry
 
-__all__ = ["RECORD_KEY", "AccessLog", "AccessRecord", "access_record", "clean"]
+__all__ = ["RECORD_KEY", "AccessLog", "AccessRecord", "access_record", "clean", "route_of"]
 
 RECORD_KEY: Final = "rxgem.server.access"
 """The scope key of a request's :class:`AccessRecord`."""
@@ -53,6 +54,8 @@ class AccessRecord:
     tokens: int | None = None
     error: str | None = None
     client_gone: bool = False
+    telemetry: RequestTelemetry | None = field(default=None, repr=False)
+    """The request's metrics and span (set by :class:`AccessLog` with telemetry)."""
     secrets: list[str] = field(default_factory=list, repr=False)
     """Per-request secrets (a pass-through key) to scrub, besides the server's."""
 
@@ -69,6 +72,20 @@ def access_record(scope: Scope) -> AccessRecord:
     return AccessRecord(request_id=_request_id())
 
 
+_ROUTES: Final = frozenset(
+    {"/v1/chat/completions", "/v1/models", "/healthz", "/readyz", "/metrics"}
+)
+
+
+def route_of(path: str) -> str:
+    """The route template of ``path`` (a path is the client's: never a metric label)."""
+    if path in _ROUTES:
+        return path
+    if path.startswith("/v1/models/"):
+        return "/v1/models/{model_id}"
+    return "other"
+
+
 def _request_id() -> str:
     return "req_" + _secrets.token_hex(12)
 
@@ -76,16 +93,26 @@ def _request_id() -> str:
 class AccessLog:
     """ASGI middleware: a request id, the access line, and the error boundary."""
 
-    def __init__(self, app: ASGIApp, *, logger: logging.Logger, secrets: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        logger: logging.Logger,
+        secrets: tuple[str, ...],
+        telemetry: Telemetry | None = None,
+    ) -> None:
         self.app = app
         self.logger = logger
         self.secrets = secrets
+        self.telemetry = telemetry
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         record = AccessRecord(request_id=_request_id())
+        if self.telemetry is not None:
+            record.telemetry = self.telemetry.start(route_of(scope["path"]), scope["method"])
         scope[RECORD_KEY] = record
         began = time.perf_counter()
         status: int | None = None
@@ -117,6 +144,11 @@ class AccessLog:
                 )
                 await send_with_id({"type": "http.response.body", "body": reply.json()})
         finally:
+            final = status if status is not None else (499 if record.client_gone else 500)
+            if record.telemetry is not None:
+                record.telemetry.end(
+                    final, record.error.partition(":")[0] if record.error else None
+                )
             self._log_access(scope, record, status, time.perf_counter() - began)
 
     def _log_bug(self, exc: BaseException, record: AccessRecord) -> None:

@@ -28,6 +28,7 @@ from ._models import valid_model_name
 from ._runner import LIMITS_STATE, connection_limits
 from ._settings import ServerSettings
 from ._stream import CompletionResponse
+from ._telemetry import Telemetry
 from ._upstream import Upstream
 
 __all__ = ["LOGGER_NAME", "create_app"]
@@ -136,6 +137,12 @@ class _Service:
                 )
                 return reply_response(reply, record)
         stream = body.get("stream") is True
+        if record.telemetry is not None:
+            record.telemetry.chat(
+                model if isinstance(model, str) else None,
+                upstream=self.settings.upstream,
+                stream=stream,
+            )
         stream_options = body.get("stream_options")
         send_usage = isinstance(stream_options, dict) and bool(stream_options.get("include_usage"))
         if stream and (stream_options is None or isinstance(stream_options, dict)):
@@ -241,7 +248,7 @@ def _cors(origins: tuple[str, ...]) -> Middleware:
     )
 
 
-def create_app(settings: ServerSettings) -> Starlette:
+def create_app(settings: ServerSettings, *, telemetry: Telemetry | None = None) -> Starlette:
     """The OpenAI-compatible server as a Starlette (ASGI) app.
 
     Routes: ``POST /v1/chat/completions``, ``GET /v1/models``,
@@ -251,6 +258,11 @@ def create_app(settings: ServerSettings) -> Starlette:
     every upstream request; it is closed at the app's shutdown (run the lifespan:
     uvicorn does by default). The app keeps no state between requests, so any number
     of copies can run behind a load balancer.
+
+    ``telemetry``: the app's metrics and traces (default: Prometheus metrics if
+    ``settings.metrics``, OpenTelemetry spans through the global providers); pass one
+    made with your own ``tracer_provider``/``meter_provider`` to route them elsewhere.
+    ``GET /metrics`` is served when its ``metrics`` is on.
 
     The ``rxgem.server`` logger gets ``settings.log_level`` (its handlers are the
     application's business; ``rxgem serve`` logs to stderr).
@@ -279,8 +291,17 @@ def create_app(settings: ServerSettings) -> Starlette:
         Route("/healthz", service.healthz, methods=["GET"]),
         Route("/readyz", service.readyz, methods=["GET"]),
     ]
+    if telemetry is None:
+        telemetry = Telemetry(metrics=settings.metrics)
+    if telemetry.metrics:
+
+        async def metrics(request: Request) -> Response:
+            body, content_type = telemetry.render(request.headers.get("accept"))
+            return Response(body, headers={"content-type": content_type})
+
+        routes.append(Route("/metrics", metrics, methods=["GET"]))
     middleware = [
-        Middleware(AccessLog, logger=logger, secrets=settings.secrets),
+        Middleware(AccessLog, logger=logger, secrets=settings.secrets, telemetry=telemetry),
         Middleware(admission.middleware),
     ]
     if settings.cors_origins:
@@ -295,4 +316,5 @@ def create_app(settings: ServerSettings) -> Starlette:
     app.state.upstream = upstream
     app.state.drain = drain
     app.state.admission = admission
+    app.state.telemetry = telemetry
     return app

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncIterator
 from typing import Final, TypeVar, cast
 
@@ -48,7 +49,7 @@ from reactivex.scheduler.eventloop import AsyncIOScheduler
 from starlette.types import Message, Receive, Scope, Send
 
 from .._bridge import aiterate
-from ..core import ChatCompletion, ChatCompletionChunk
+from ..core import ChatCompletion, ChatCompletionChunk, CompletionUsage
 from ..core._openai_sse import DONE_FRAME
 from ..transport._flow import FlowGate, current_gate
 from ._access import AccessRecord
@@ -257,6 +258,8 @@ class CompletionResponse:
             self.record.client_gone = True
 
     def _reply(self, error: Exception) -> ErrorReply:
+        if self.record.telemetry is not None:
+            self.record.telemetry.upstream_error(error)
         reply = error_reply(error, self.secrets)
         self.record.failed(reply)
         if self.logger.isEnabledFor(logging.DEBUG):
@@ -285,7 +288,9 @@ class CompletionResponse:
                 break
             assert isinstance(item, ChatCompletion)  # one item or an error, never _END first
             if item.usage is not None:
-                self.record.tokens = item.usage.total_tokens
+                _note_usage(self.record, item.usage)
+            if self.record.telemetry is not None:
+                self.record.telemetry.finish_reasons(c.finish_reason for c in item.choices)
             if not sender.started:
                 await sender.start(200, _JSON)
             await sender.body(item.to_json(), more=False)
@@ -306,6 +311,9 @@ class CompletionResponse:
                 await sender.reply(self._reply(frames.error))
                 return
             await sender.start(200, STREAM_HEADERS)
+            telemetry = self.record.telemetry
+            if telemetry is not None:
+                telemetry.stream_opened()
             while True:
                 if frames.data:
                     await sender.body(frames.take())
@@ -322,6 +330,22 @@ class CompletionResponse:
         finally:
             frames.close()
             subscription.dispose()
+            if self.record.telemetry is not None and frames.finish_reasons:
+                reasons = frames.finish_reasons
+                self.record.telemetry.finish_reasons(reasons[i] for i in sorted(reasons))
+
+
+def _note_usage(record: AccessRecord, usage: CompletionUsage) -> None:
+    record.tokens = usage.total_tokens
+    if record.telemetry is not None:
+        completion = usage.completion_tokens_details
+        prompt = usage.prompt_tokens_details
+        record.telemetry.usage(
+            usage.prompt_tokens,
+            usage.completion_tokens,
+            completion.get("reasoning_tokens") if completion else None,
+            prompt.get("cached_tokens") if prompt else None,
+        )
 
 
 class _Frames(abc.ObserverBase[ChatCompletionChunk]):
@@ -339,6 +363,7 @@ class _Frames(abc.ObserverBase[ChatCompletionChunk]):
         "data",
         "done",
         "error",
+        "finish_reasons",
         "gate",
         "keep_alive",
         "last_sent",
@@ -363,6 +388,7 @@ class _Frames(abc.ObserverBase[ChatCompletionChunk]):
         self.send_usage = send_usage
         self.keep_alive = keep_alive
         self.data = bytearray()
+        self.finish_reasons: dict[int, str] = {}
         self.done = False
         self.error: Exception | None = None
         self.silent = False
@@ -374,10 +400,16 @@ class _Frames(abc.ObserverBase[ChatCompletionChunk]):
     # the observer side (on the event loop, from the upstream read task)
 
     def on_next(self, chunk: ChatCompletionChunk) -> None:
+        telemetry = self.record.telemetry
         if chunk.usage is not None:
-            self.record.tokens = chunk.usage.total_tokens
+            _note_usage(self.record, chunk.usage)
             if not chunk.choices and not self.send_usage:
                 return
+        if telemetry is not None:
+            telemetry.chunk(time.perf_counter())
+            for choice in chunk.choices:
+                if choice.finish_reason is not None:
+                    self.finish_reasons[choice.index] = choice.finish_reason
         self.data += b"data: "
         self.data += chunk.to_json()
         self.data += b"\n\n"
