@@ -21,36 +21,59 @@ __all__ = ["Upstream"]
 
 _MAX_PAGES: Final = 20
 _PROBE_TTL: Final = 5.0
+_SHARD_SIZE: Final = 64
+_MAX_SHARDS: Final = 16
 
 
 class Upstream:
-    """Gemini behind the server: the connection pool and the calls made with it.
+    """Gemini behind the server: the connection pools and the calls made with it.
 
-    The ``httpx.AsyncClient`` is made on first use (on the server's event loop) and
-    closed by :meth:`aclose` (the app's shutdown). Streaming responses honour
-    backpressure through the transport's flow gate (:mod:`rxgem.server._stream`).
+    The ``httpx.AsyncClient`` objects (one per pool) are made on the server's event
+    loop at startup (:meth:`open`) and closed by :meth:`aclose` (the app's shutdown).
+    Streaming responses honour backpressure through the transport's flow gate
+    (:mod:`rxgem.server._stream`).
     """
 
     def __init__(self, settings: ServerSettings) -> None:
         self.settings = settings
-        self._client: httpx.AsyncClient | None = None
+        self._clients: list[httpx.AsyncClient] = []
+        self._turn = 0
         self._probe: tuple[float, str | None] | None = None
 
     @property
     def client(self) -> httpx.AsyncClient:
-        """The shared client (made on first use)."""
-        if self._client is None:
+        """The first shared client (made on first use): for the model list and probes."""
+        return self.clients[0]
+
+    @property
+    def clients(self) -> list[httpx.AsyncClient]:
+        """The shared clients, made on first use.
+
+        Several small pools rather than one large: httpcore looks at every connection
+        of a pool for each request (a ``getpeername`` and a ``poll`` per idle one), so
+        with hundreds of streams open one pool's scan costs more than the request.
+        Requests take the pools in turn.
+        """
+        if not self._clients:
             s = self.settings
+            shards = max(1, min(_MAX_SHARDS, -(-s.max_upstream_connections // _SHARD_SIZE)))
+            per_shard = -(-s.max_upstream_connections // shards)
             limits = httpx.Limits(
-                max_connections=s.max_upstream_connections,
-                max_keepalive_connections=min(100, s.max_upstream_connections),
+                max_connections=per_shard,
+                max_keepalive_connections=min(_SHARD_SIZE, per_shard),
             )
-            self._client = httpx.AsyncClient(
-                limits=limits,
-                timeout=httpx.Timeout(s.read_timeout, connect=s.connect_timeout),
-                follow_redirects=False,
-            )
-        return self._client
+            timeout = httpx.Timeout(s.read_timeout, connect=s.connect_timeout)
+            self._clients = [
+                httpx.AsyncClient(limits=limits, timeout=timeout, follow_redirects=False)
+                for _ in range(shards)
+            ]
+        return self._clients
+
+    def next_client(self) -> httpx.AsyncClient:
+        """The pool the next chat request takes."""
+        clients = self.clients
+        self._turn = (self._turn + 1) % len(clients)
+        return clients[self._turn]
 
     def open(self) -> None:
         """Make the shared client now (on the server's event loop), not at first use."""
@@ -58,13 +81,13 @@ class Upstream:
 
     @property
     def is_open(self) -> bool:
-        """Whether the shared client exists and is not closed."""
-        return self._client is not None and not self._client.is_closed
+        """Whether the shared clients exist and are not closed."""
+        return any(not client.is_closed for client in self._clients)
 
     async def aclose(self) -> None:
-        """Close the shared client (idempotent)."""
-        client, self._client = self._client, None
-        if client is not None:
+        """Close the shared clients (idempotent)."""
+        clients, self._clients = self._clients, []
+        for client in clients:
             await client.aclose()
 
     def chat_completions(
@@ -76,7 +99,7 @@ class Upstream:
             base_url=self.settings.upstream,
             api_key=credentials.api_key,
             access_token=credentials.access_token,
-            client=self.client,
+            client=self.next_client(),
         )
 
     async def probe(self) -> str | None:

@@ -9,6 +9,7 @@ flight, first-chunk times, tokens, upstream errors, and one span per chat comple
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -70,9 +71,16 @@ def test_metrics_count_what_the_server_did() -> None:
         with pytest.raises(openai.RateLimitError):
             client.chat.completions.create(model=MODEL, messages=HELLO)
         httpx.get(f"{url}/v1/../../etc/passwd%00{'x' * 50}")
-        text = httpx.get(f"{url}/metrics").text
+        deadline = time.monotonic() + 5
+        while True:  # a request is counted just after its answer went out
+            text = httpx.get(f"{url}/metrics").text
+            metrics = _samples(text)
+            if _value(metrics, "rxgem_requests_total", route="other") or (
+                time.monotonic() > deadline
+            ):
+                break
+            time.sleep(0.05)
     assert chunks[-1].usage is not None
-    metrics = _samples(text)
     route = "/v1/chat/completions"
     assert _value(metrics, "rxgem_requests_total", route=route, status="200", model=MODEL) == 2
     assert _value(metrics, "rxgem_requests_total", route=route, status="429", model=MODEL) == 1
@@ -128,6 +136,11 @@ def test_two_workers_add_up_their_metrics(tmp_path: Path) -> None:
             per_worker = _per_worker(tmp_path / str(sent))
             if len(per_worker) == 2 and min(per_worker.values()) > 0:
                 break
+        # a request is counted just after its answer went out: let the last ones land
+        deadline = time.monotonic() + 5
+        while sum(per_worker.values()) < sent and time.monotonic() < deadline:
+            time.sleep(0.05)
+            per_worker = _per_worker(tmp_path / f"{sent}-{time.monotonic()}")
         texts = [httpx.get(f"{url}/metrics").text for _ in range(4)]
     assert len(per_worker) == 2, per_worker
     assert min(per_worker.values()) > 0, per_worker
