@@ -17,6 +17,7 @@ from typing import Any
 
 from . import captures, fixed_cost, measure, serve
 from .measure import AsyncPhase, AsyncResult, CaptureResult, LatencyResult, Stats
+from .serve import percentile
 
 SECTIONS = ("latency", "fixed", "async", "serve")
 ON_REQUEST = frozenset({"serve"})  # run only when named in --only
@@ -62,22 +63,49 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--streams", type=int, help="concurrent async streams (1000; quick 50)")
     parser.add_argument(
         "--serve-clients",
-        type=int,
-        default=200,
-        metavar="N",
-        help="concurrent clients of the serve part (200; run it with --only serve)",
+        default="1,20,200",
+        metavar="C,...",
+        help="concurrent clients of the serve part's saturated runs; the paced run uses the"
+        " largest (1,20,200; run the part with --only serve)",
+    )
+    parser.add_argument(
+        "--serve-paced-clients",
+        default="20,200",
+        metavar="C,...",
+        help="concurrent clients of the serve part's paced runs (20,200: 200 and 2,000"
+        " chunks/s offered)",
     )
     parser.add_argument(
         "--serve-seconds",
         type=float,
         default=3.0,
         metavar="S",
-        help="seconds of load per path in the serve part (3)",
+        help="seconds of load per run in the serve part (3)",
+    )
+    parser.add_argument(
+        "--serve-workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="rxgem serve --workers in the serve part (1)",
+    )
+    parser.add_argument(
+        "--serve-open",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="open streams held at once against rxgem serve for its memory (1000; 0: skip)",
+    )
+    parser.add_argument(
+        "--serve-rxgem-path",
+        metavar="DIR",
+        help="run rxgem serve with PYTHONPATH=DIR (a checkout, e.g. a clean git worktree)",
     )
     parser.add_argument(
         "--litellm-python",
         metavar="PYTHON",
-        help="measure LiteLLM with this interpreter (a venv that has litellm and rxgem)",
+        help="measure LiteLLM with this interpreter (a venv that has litellm and rxgem; for"
+        " the serve part, one with 'litellm[proxy]': its litellm script is started)",
     )
     parser.add_argument(
         "--litellm-budget",
@@ -109,6 +137,15 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     args.repeat = args.repeat or (3 if args.quick else 7)
     args.min_time = args.min_time if args.min_time is not None else (0.05 if args.quick else 0.2)
     args.streams = args.streams or (50 if args.quick else 1000)
+    for name in ("serve_clients", "serve_paced_clients"):
+        flag = "--" + name.replace("_", "-")
+        try:
+            counts = sorted({int(c) for c in getattr(args, name).split(",") if c})
+        except ValueError:
+            parser.error(f"{flag}: comma-separated numbers, not {getattr(args, name)!r}")
+        if not counts or min(counts) < 1:
+            parser.error(f"{flag}: at least one client count, each at least 1")
+        setattr(args, name, counts)
     if args.litellm_budget is None:
         args.litellm_budget = 4.0 if args.quick else 20.0
     return args
@@ -471,65 +508,171 @@ class Report:
         if res is None:
             return ""
 
-        def row(label: str, p: serve.ServePhase) -> list[str]:
-            return [
-                label,
-                f"{p.pause_s:g}",
-                f"{p.ok}/{p.ok + p.failed + p.wrong}",
-                f"{p.wall_s:.1f}",
-                _num(p.window_events_per_s),
-                _num(p.cpu_us_per_event),
-                str(len(p.latency_us)),
-                _num(p.pct(0.5)),
-                _num(p.pct(0.99)),
-                _num(p.pct(0.5, first=True) / 1000),
-                _num(p.pct(0.99, first=True) / 1000),
-            ]
+        def pct(value: float) -> str:
+            return "-" if math.isnan(value) else f"{value * 100:.0f}%"
 
+        def mb(value: int) -> str:
+            return f"{value / (1 << 20):.1f}" if value else "-"
+
+        def ms(value: float) -> str:
+            return _num(value / 1000, 2)
+
+        rows = []
+        for r in res.runs:
+            if r.kind == "open":
+                continue
+            rows.append(
+                [
+                    r.server,
+                    r.kind,
+                    str(r.clients),
+                    f"{r.pause:g}",
+                    f"{r.ok}/{r.answers}",
+                    _num(r.chunks_per_s),
+                    _num(r.run_chunks_per_s),
+                    _num(r.server_us_per_chunk),
+                    pct(r.share(r.server_cpu_s)),
+                    pct(r.share(r.gen_cpu_s)),
+                    pct(r.share(r.upstream_cpu_s)),
+                    mb(r.rss_idle),
+                    mb(r.rss_peak),
+                    ms(percentile(r.first_us, 0.5)),
+                    ms(percentile(r.first_us, 0.99)),
+                ]
+            )
         headers = [
-            "path",
+            "server",
+            "run",
+            "C",
             "pause s",
             "answers ok",
-            "wall s",
-            "events/s",
-            "CPU µs/ev",
-            "chunks",
-            "p50 µs",
-            "p99 µs",
+            "chunks/s",
+            "run chunks/s",
+            "srv µs/chunk",
+            "srv CPU",
+            "gen CPU",
+            "up CPU",
+            "RSS idle MB",
+            "RSS peak MB",
             "first p50 ms",
             "first p99 ms",
         ]
-        rows = [
-            row("direct, throughput", res.direct),
-            row("server, throughput", res.server),
-            row("direct, latency (paced)", res.direct_paced),
-            row("server, latency (paced)", res.server_paced),
-        ]
-        cpu = res.server.cpu_us_per_event / res.direct.cpu_us_per_event
-        d = res.direct
+        facts = res.servers
+        rx = facts.get("rxgem", {})
+        ll = facts.get("litellm")
+        first = res.runs[0] if res.runs else None
+        seconds = f"{first.seconds - first.record_after:g}" if first else "?"
         lines = [
-            f"7. Serve: {d.clients} concurrent streaming clients on one loop, {d.seconds:g} s of"
-            f" load per run, FakeGemini ({d.events_per_response}-event text capture, one HTTP"
-            " chunk per event) in a child process;",
-            "   direct = aiterate(chat_completions(...)) in this process; server = rxgem serve"
-            " (uvicorn in a thread of this process)",
-            "   read with httpx (SSE lines, json.loads); events/s = content chunks received"
-            " within the load window ÷ its length;",
-            "   p50/p99 = per content chunk: its Gemini event's bytes off the upstream socket →"
-            " the chunk in the client;",
-            "   first = request sent → first content chunk; CPU µs/ev = this process (clients"
-            " and server), per event",
-            _table(headers, rows),
-            f"   server ÷ direct: throughput {_ratio(res.throughput_ratio)}, CPU per event"
-            f" {_ratio(cpu)}; added latency per chunk at equal load (paced):"
-            f" p50 {_num(res.added_paced(0.5))} µs, p99 {_num(res.added_paced(0.99))} µs",
-            f"   every answer complete and correct: {'yes' if res.correct else 'NO'};"
-            f" afterwards: fds {res.fds_before} → {res.fds_after}, threads"
-            f" {', '.join(res.threads_after)}, pending tasks {res.server_leftover_tasks}"
-            f" (servers' loops) and"
-            f" {sum(p.leftover_tasks for p in res.phases)} (clients' loops), upstream client"
-            f" {'closed' if res.upstream_closed else 'OPEN'}: {'clean' if res.clean else 'LEAK'}",
+            "7. Serve under load, process-separated: FakeGemini child (text answer, one HTTP chunk"
+            " per event) → server process → load",
+            f"   generator process (python -m benchmarks._load: one {first.loop if first else '?'}"
+            " loop, raw HTTP/1.1 keep-alive connections, every data: line json.loads'd);"
+            f" {seconds} s of load measured per run",
+            "   (each client repeats its request until then and finishes the answer it is in);"
+            " chunks/s = content chunks within the window ÷ its length; run chunks/s = all ÷"
+            " the whole run's time;",
+            "   srv µs/chunk = the server's CPU time (/proc, its process tree) over the whole run"
+            " ÷ every content chunk delivered; CPU columns = share of one core in the window",
+            "   (srv = server, gen = load generator, up = FakeGemini); RSS = the server's (VmRSS,"
+            " summed over its processes); direct = the generator reading FakeGemini itself",
+            _table(headers, rows, left=2),
         ]
+        paced = [r for r in res.runs if r.kind == "paced"]
+        if paced:
+            prow = [
+                [
+                    r.server,
+                    str(r.clients),
+                    str(len(r.added_us)),
+                    ms(percentile(r.added_us, 0.5)),
+                    ms(percentile(r.added_us, 0.99)),
+                    ms(percentile(r.added_first_us, 0.5)),
+                    ms(percentile(r.added_first_us, 0.99)),
+                    ms(percentile(r.relay_us, 0.5)),
+                    ms(percentile(r.relay_us, 0.99)),
+                    pct(r.share(r.server_cpu_s)),
+                ]
+                for r in paced
+            ]
+            p = paced[0]
+            offered = ", ".join(
+                f"{c} clients {c / p.pause:,.0f}" for c in sorted({r.clients for r in paced})
+            )
+            lines += [
+                f"   Paced ({p.pause:g} s between {p.events} events; chunks/s offered: {offered};"
+                f" first requests spread over a {p.record_after:g} s ramp, then"
+                f" {p.seconds - p.record_after:g} s measured):",
+                "   added = a chunk's offset from its request's start minus the direct run's"
+                " median offset of the same event; added first = the same for the first content"
+                " chunk;",
+                "   relay = added without the set-up (offsets from the answer's first chunk);"
+                " direct row: the method's own spread",
+                _table(
+                    [
+                        "server",
+                        "C",
+                        "chunks",
+                        "added p50 ms",
+                        "added p99 ms",
+                        "added first p50",
+                        "added first p99",
+                        "relay p50 ms",
+                        "relay p99 ms",
+                        "srv CPU",
+                    ],
+                    prow,
+                ),
+            ]
+        for r in res.runs:
+            if r.kind != "open":
+                continue
+            lines.append(
+                f"   {r.server}, {r.clients} open streams ({r.pause:g} s × {r.events} events),"
+                f" fresh server: RSS idle {mb(r.rss_idle)} MB → {mb(r.rss_open)} MB with"
+                f" {r.opened} open (all open after {r.open_s:.1f} s): {_num(r.kb_per_stream)} KB"
+                " per open stream"
+            )
+        if rx:
+            build = "compiled" if rx.get("compiled") else "pure Python"
+            dirty = f", {len(rx['dirty'])} uncommitted file(s) in rxgem/" if rx.get("dirty") else ""
+            ready = ", ".join(f"{t:g}" for t in rx.get("ready_s", []))
+            lines.append(
+                f"   rxgem: {rx.get('root')} at {rx.get('commit')}{dirty} ({build};"
+                f" the server's extension modules from"
+                f" {', '.join(rx.get('loaded', {}).get('extensions_from', [])) or '-'}), --workers"
+                f" {rx.get('workers')}, {rx.get('accelerators')}, uvicorn"
+                f" {rx.get('versions', {}).get('uvicorn')}; ready in {ready} s"
+            )
+        if ll:
+            ready = ", ".join(f"{t:g}" for t in ll.get("ready_s", []))
+            lines.append(
+                f"   litellm: {ll.get('versions', {}).get('litellm')} ({ll.get('python')}),"
+                f" --num_workers 1, {ll.get('accelerators')}, uvicorn"
+                f" {ll.get('versions', {}).get('uvicorn')}; ready in {ready} s"
+            )
+        for check in res.checks:
+            lines.append(f"   upstream check: {check.describe()}")
+        widest = max((r.clients for r in res.runs if r.kind != "open"), default=0)
+        gen = [
+            f"{r.server} {r.kind} {_num(r.gen_us_per_chunk)} µs"
+            for r in res.runs
+            if r.kind != "open" and r.chunks and r.clients == widest
+        ]
+        if gen:
+            lines.append(
+                f"   load generator's CPU per chunk (whole run) at C={widest}: {', '.join(gen)}"
+            )
+        busy = [r for r in res.runs if r.kind == "saturated" and r.share(r.gen_cpu_s) >= 0.85]
+        if busy:
+            lines.append(
+                "   load generator near a whole core (≥ 85%) in: "
+                + ", ".join(f"{r.server} C={r.clients}" for r in busy)
+                + " (there it, not the server, sets chunks/s)"
+            )
+        lines.append(
+            f"   every answer complete and correct, upstream requests as expected:"
+            f" {'yes' if res.correct else 'NO'}"
+        )
         lines.extend(f"   note: {n}" for n in res.notes)
         return "\n".join(lines)
 
@@ -718,10 +861,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if "serve" in args.sections:
         _log(
-            f"serve: {args.serve_clients} concurrent streaming clients, {args.serve_seconds:g} s"
-            " per path (direct, then rxgem serve)"
+            f"serve: rxgem serve{' and the LiteLLM proxy' if args.litellm_python else ''} as"
+            f" processes, C = {','.join(map(str, args.serve_clients))}, {args.serve_seconds:g} s"
+            " per run"
         )
-        report.serve = serve.serve_benchmark(args.serve_clients, args.serve_seconds)
+        report.serve = serve.serve_benchmark(
+            args.serve_clients,
+            args.serve_seconds,
+            workers=args.serve_workers,
+            litellm_python=args.litellm_python,
+            open_streams=args.serve_open,
+            rxgem_path=args.serve_rxgem_path,
+            log=_log,
+            paced_clients=args.serve_paced_clients,
+        )
 
     if args.profile:
         for name, capture in (

@@ -9,13 +9,22 @@ connection, so with the default of 128 some of 1000 simultaneous connects are dr
 With ``--http2`` it speaks cleartext HTTP/2 with prior knowledge instead
 (``FakeGemini(http2=True)``, which needs the ``h2`` package): one asyncio thread, many
 streams per connection.
+
+A line ``stats`` on its standard input makes it print one JSON line on stdout: the
+requests it has received (``requests``; by ``"METHOD path"`` in ``paths``; with the key
+``--key`` in the ``x-goog-api-key`` header or the ``key`` query parameter in ``keyed``; whose
+body holds the benchmark's prompt in ``prompted``; asking for ``alt=sse`` in ``sse``), the
+responses sent completely (``completed``) and cut short by the client (``disconnects``).
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import sys
+from collections import Counter
+from typing import Any
 
 from rxgem.testing import FakeGemini, FakeResponse
 
@@ -28,14 +37,37 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pause", type=float, default=0.0)
     parser.add_argument("--backlog", type=int, default=1024)
     parser.add_argument("--http2", action="store_true")
+    parser.add_argument("--key", default="", help="the API key the stats look for")
     args = parser.parse_args(argv)
     capture = text_answer(args.events)
     bounds = list(itertools.accumulate(len(event) for event in capture.events))[:-1]
     response = FakeResponse(body=capture.body, split_at=bounds, pause=args.pause)
     with FakeGemini(response, backlog=args.backlog, http2=args.http2) as fake:
         print(fake.port, flush=True)
-        sys.stdin.read()  # until the parent closes our stdin
+        for line in sys.stdin:  # until the parent closes our stdin
+            if line.strip() == "stats":
+                print(json.dumps(_stats(fake, args.key)), flush=True)
     return 0
+
+
+def _stats(fake: FakeGemini, key: str) -> dict[str, Any]:
+    requests = fake.requests
+    paths = Counter(f"{r.method} {r.path}" for r in requests)
+    headers = [{k.lower(): v for k, v in r.headers.items()} for r in requests]
+    keyed = sum(
+        1
+        for r, h in zip(requests, headers, strict=True)
+        if key and key in (h.get("x-goog-api-key"), r.query.get("key"))
+    )
+    return {
+        "requests": len(requests),
+        "paths": dict(paths),
+        "keyed": keyed,
+        "prompted": sum(1 for r in requests if b"Write a long answer." in r.body),
+        "sse": sum(1 for r in requests if r.query.get("alt") == "sse"),
+        "completed": fake.completed,
+        "disconnects": fake.disconnects,
+    }
 
 
 if __name__ == "__main__":

@@ -1,572 +1,944 @@
-"""``rxgem serve`` under load: the OpenAI-compatible server against the library called directly.
+"""``rxgem serve`` under load, process-separated, side by side with the LiteLLM proxy.
 
-A FakeGemini child process (``benchmarks._server``: a generated text capture, one HTTP
-chunk per event) is the upstream of two paths, driven in turn by the same number of
-concurrent streaming clients on one asyncio loop in this process:
+Every party is its own process, as in a deployment:
 
-- **direct**: ``rxgem.aiterate(rxgem.chat_completions(body, client=shared httpx client))``,
-  the chunk objects as the library hands them over;
-- **server**: ``rxgem.server.create_app`` in real uvicorn (a thread of this process, its
-  own event loop, 127.0.0.1, an ephemeral port), streamed with ``httpx.AsyncClient``
-  (``POST /v1/chat/completions``, ``"stream": true``, every ``data:`` line decoded with
-  ``json.loads``).
+- **upstream**: a FakeGemini child (``python -m benchmarks._server``: a generated text answer,
+  ``text_answer(n)``, one HTTP chunk per event, ``--pause`` s between events), one per kind of
+  run;
+- **servers**: ``rxgem serve`` (the ``rxgem`` script beside this interpreter, ``--workers``
+  ``--serve-workers``, ``--log-level warning``) and, when ``--litellm-python`` names an
+  interpreter with LiteLLM's proxy, ``litellm --config`` (its ``gemini`` provider with
+  ``api_base`` at the same fake, ``--num_workers 1``, ``LITELLM_LOG=WARNING``), each started
+  for one upstream and stopped after its runs;
+- **load**: ``python -m benchmarks._load`` (one asyncio loop, raw HTTP/1.1 connections, see
+  there), started per run; it reads the server's, the upstream's and its own CPU time
+  (``/proc/PID/stat`` of the process tree) at the start and the end of the measured window
+  (the ``--serve-seconds`` of load), and samples their resident memory (``VmRSS``, summed
+  over the tree) every 0.2 s.
 
-Every client repeats its request until the run's time is up (finishing the answer it is
-in) and checks each answer: the complete expected text, ``finish_reason`` ``stop`` and
-``[DONE]`` (server). Two runs per path: throughput (the upstream sends as fast as it can)
-and latency (a paced upstream, the same offered load on both paths). Per content chunk,
-the latency from its Gemini event's last byte leaving the upstream socket (stamped by an
-httpx transport around the upstream pool, marker ``#n#`` in the prompt) to the chunk in
-the client is recorded. Afterwards the asyncio tasks of every loop, this process's
-threads and its open file descriptors (``/proc/self/fd``) are compared with before.
-See ``benchmarks/README.md``.
+Three kinds of run:
+
+1. **saturated**: the upstream sends each 50-event answer as fast as it can; ``C`` clients
+   (``--serve-clients``, 1, 20 and 200) repeat their request for ``--serve-seconds``: content
+   chunks per second carried (within the window, and over the whole run), the server's CPU µs
+   per chunk (its CPU time over the whole run ÷ every chunk delivered: each answer started is
+   finished, so each request's set-up counts), its memory. Before them, ``max(C)`` clients for
+   0.5 s, not counted (first requests, lazy imports, the upstream pool filled), then the
+   server's idle memory.
+2. **paced**: 0.1 s between the upstream's 50 events, ``C`` in ``--serve-paced-clients`` (20
+   and 200: 200 and 2,000 chunks/s offered). The clients' first requests are spread over one
+   answer's length (5 s, the ramp, which also warms the server up), then each repeats its
+   request for ``--serve-seconds`` more: only that steady window is measured (the answers
+   started in it, the chunks and the CPU share within it). The added latency per chunk is each
+   chunk's offset from its request's start minus the median offset of the same event in the
+   direct run (so it includes the request's set-up); ``relay`` leaves the set-up out (offsets
+   from the answer's first chunk, against the same in the direct run). Also the server's share
+   of a core.
+3. **open streams** (rxgem only): ``--serve-open`` (1,000) streams from a slow upstream
+   (2 s × 30 events: 500 chunks/s for 1,000 streams, so that the server is not saturated
+   while they open; at 0.5 s it was, and the first streams ended before the last opened)
+   held open at once against a fresh server: its memory growth per open stream ((RSS 1 s
+   after the last one opened − RSS idle after a warm-up) ÷ streams).
+
+The **direct** rows are the same load generator reading the fake's
+``streamGenerateContent?alt=sse`` itself: the ceiling of upstream + generator on this machine,
+and the paced run's reference times. Every answer is checked (the whole text, ``finish_reason``
+``stop``, ``[DONE]``), and so is what reached the upstream (the fake's own count of requests
+by path, with the key, with the prompt, ``alt=sse``) against the answers the clients got.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import gc
 import json
 import os
-import re
-import threading
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
 import time
-from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+import urllib.request
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import median
 from typing import Any
 
-from .captures import MODEL, Capture, text_answer
-from .measure import _Server
+from ._load import raise_nofile, tree_pids, tree_rss
 
-__all__ = ["ServePhase", "ServeResult", "serve_benchmark"]
+__all__ = ["ServeResult", "ServeRun", "percentile", "serve_benchmark"]
 
+ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "bench-client-token"
-PROMPT = [{"role": "user", "content": "Write a long answer."}]
+GEMINI_KEY = "bench-gemini-key"
+STREAM_PATH = "POST /v1beta/models/gemini-2.5-flash:streamGenerateContent"
+SATURATED = (50, 0.0)  # events, pause
+PACED = (50, 0.1)
+OPEN = (30, 2.0)  # slow enough that the server is not saturated while they open
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+# --------------------------------------------------------------------------- results
 
 
 @dataclass
-class ServePhase:
-    """One path's run: ``clients`` concurrent streaming clients for about ``seconds``."""
+class ServeRun:
+    """One load generator run against one server (or the upstream directly)."""
 
-    path: str
+    server: str  # "direct", "rxgem", "litellm"
+    kind: str  # "saturated", "paced", "open"
     clients: int
     seconds: float
-    events_per_response: int
+    events: int
+    pause: float
     ok: int = 0
     failed: int = 0
-    wrong: int = 0  # answers that arrived but differed from the expected text/finish
+    wrong: int = 0
     errors: list[str] = field(default_factory=list)
     chunks: int = 0
+    in_window: int = 0
     wall_s: float = 0.0
-    cpu_s: float = 0.0
-    latency_us: list[float] = field(default_factory=list, repr=False)
-    first_us: list[float] = field(default_factory=list, repr=False)
-    leftover_tasks: int = 0
-    pause_s: float = 0.0  # the upstream's pause between events
-    in_window: int = 0  # content chunks (one per Gemini event here) that arrived in time
+    record_after: float = 0.0  # the measured window: from here to ``seconds``
+    window_s: float = float("nan")
+    gen_cpu_s: float = float("nan")  # CPU time within the window
+    gen_cpu_run_s: float = float("nan")  # over the whole run
+    server_cpu_s: float = float("nan")
+    server_cpu_run_s: float = float("nan")  # over the whole run, every answer to its end
+    upstream_cpu_s: float = float("nan")
+    rss_idle: int = 0  # the server's, before the run
+    rss_peak: int = 0
+    rss_end: int = 0
+    rss_open: int = 0
+    opened: int = 0
+    open_s: float = 0.0
+    loop: str = ""
+    first_us: list[int] = field(default_factory=list, repr=False)
+    offsets: list[list[int]] = field(default_factory=list, repr=False)
+    added_us: list[float] = field(default_factory=list, repr=False)
+    added_first_us: list[float] = field(default_factory=list, repr=False)
+    relay_us: list[float] = field(default_factory=list, repr=False)
+
+    @classmethod
+    def from_load(
+        cls, server: str, kind: str, events: int, pause: float, data: dict[str, Any]
+    ) -> ServeRun:
+        run = cls(server, kind, data["clients"], data["seconds"], events, pause)
+        for name in ("ok", "failed", "wrong", "errors", "chunks", "in_window", "wall_s"):
+            setattr(run, name, data[name])
+        for name in ("first_us", "offsets", "opened", "open_s", "loop", "record_after"):
+            setattr(run, name, data[name])
+        nan = float("nan")
+
+        def window(cpu: float | None, whole: float) -> float:
+            return whole if run.kind == "open" else (nan if cpu is None else cpu)
+
+        run.window_s = data["window_s"] if data["window_s"] is not None else nan
+        run.gen_cpu_s = window(data["window_cpu_s"], data["cpu_s"])
+        run.gen_cpu_run_s = data["cpu_s"]
+        watched = data["watched"]
+        if "server" in watched:
+            s = watched["server"]
+            run.server_cpu_s = window(s["window_cpu_s"], s["cpu_s"])
+            run.server_cpu_run_s = s["cpu_s"]
+            run.rss_peak, run.rss_end, run.rss_open = s["rss_peak"], s["rss_end"], s["rss_open"]
+        if "upstream" in watched:
+            u = watched["upstream"]
+            run.upstream_cpu_s = window(u["window_cpu_s"], u["cpu_s"])
+        return run
 
     @property
-    def window_events_per_s(self) -> float:
-        """Content chunks that reached the clients within the ``seconds`` of load, per s."""
-        return self.in_window / self.seconds
+    def answers(self) -> int:
+        return self.ok + self.failed + self.wrong
 
     @property
-    def events(self) -> int:
-        """Gemini events turned into chunks for the clients (complete, correct answers only)."""
-        return self.ok * self.events_per_response
+    def chunks_per_s(self) -> float:
+        """Content chunks that reached the clients within the measured window, per s."""
+        return self.in_window / self.window_s if self.window_s else float("nan")
 
     @property
-    def events_per_s(self) -> float:
-        return self.events / self.wall_s if self.wall_s else float("nan")
+    def run_chunks_per_s(self) -> float:
+        """Every content chunk of the run ÷ the run's wall time (ramp and tail included)."""
+        return self.chunks / self.wall_s if self.wall_s else float("nan")
 
     @property
-    def cpu_us_per_event(self) -> float:
-        return self.cpu_s * 1e6 / self.events if self.events else float("nan")
+    def server_us_per_chunk(self) -> float:
+        """The server's CPU time over the whole run ÷ every content chunk it delivered.
 
-    def pct(self, q: float, first: bool = False) -> float:
-        values = sorted(self.first_us if first else self.latency_us)
-        if not values:
+        Every answer started is finished within the run, so this counts each request's
+        set-up and all of its chunks, also when few chunks fell within the window.
+        """
+        return self.server_cpu_run_s * 1e6 / self.chunks if self.chunks else float("nan")
+
+    @property
+    def gen_us_per_chunk(self) -> float:
+        """The load generator's CPU time over the whole run ÷ every content chunk it read."""
+        return self.gen_cpu_run_s * 1e6 / self.chunks if self.chunks else float("nan")
+
+    def share(self, cpu_s: float) -> float:
+        """``cpu_s`` (of the window, or of the whole open-streams run) as a share of a core."""
+        span = self.wall_s if self.kind == "open" else self.window_s
+        return cpu_s / span if span else float("nan")
+
+    @property
+    def kb_per_stream(self) -> float:
+        if not self.opened or not self.rss_open:
             return float("nan")
-        return values[min(len(values) - 1, int(q * len(values)))]
+        return (self.rss_open - self.rss_idle) / self.opened / 1024
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        del data["latency_us"], data["first_us"]
-        data.update(
-            events=self.events,
-            events_per_s=self.events_per_s,
-            window_events_per_s=self.window_events_per_s,
-            cpu_us_per_event=self.cpu_us_per_event,
-            latency_samples=len(self.latency_us),
-            latency_p50_us=self.pct(0.5),
-            latency_p99_us=self.pct(0.99),
-            first_p50_us=self.pct(0.5, first=True),
-            first_p99_us=self.pct(0.99, first=True),
+        return {
+            "server": self.server,
+            "kind": self.kind,
+            "clients": self.clients,
+            "seconds": self.seconds,
+            "events": self.events,
+            "pause": self.pause,
+            "ok": self.ok,
+            "failed": self.failed,
+            "wrong": self.wrong,
+            "errors": self.errors,
+            "chunks": self.chunks,
+            "in_window": self.in_window,
+            "chunks_per_s": self.chunks_per_s,
+            "run_chunks_per_s": self.run_chunks_per_s,
+            "wall_s": self.wall_s,
+            "record_after": self.record_after,
+            "window_s": self.window_s,
+            "gen_cpu_s": self.gen_cpu_s,
+            "gen_cpu_run_s": self.gen_cpu_run_s,
+            "gen_us_per_chunk": self.gen_us_per_chunk,
+            "gen_share": self.share(self.gen_cpu_s),
+            "server_cpu_s": self.server_cpu_s,
+            "server_cpu_run_s": self.server_cpu_run_s,
+            "server_share": self.share(self.server_cpu_s),
+            "server_us_per_chunk": self.server_us_per_chunk,
+            "upstream_cpu_s": self.upstream_cpu_s,
+            "upstream_share": self.share(self.upstream_cpu_s),
+            "rss_idle": self.rss_idle,
+            "rss_peak": self.rss_peak,
+            "rss_end": self.rss_end,
+            "rss_open": self.rss_open,
+            "opened": self.opened,
+            "open_s": self.open_s,
+            "kb_per_stream": self.kb_per_stream,
+            "first_p50_us": percentile(self.first_us, 0.5),
+            "first_p99_us": percentile(self.first_us, 0.99),
+            "added_p50_us": percentile(self.added_us, 0.5),
+            "added_p99_us": percentile(self.added_us, 0.99),
+            "added_first_p50_us": percentile(self.added_first_us, 0.5),
+            "added_first_p99_us": percentile(self.added_first_us, 0.99),
+            "added_samples": len(self.added_us),
+            "relay_p50_us": percentile(self.relay_us, 0.5),
+            "relay_p99_us": percentile(self.relay_us, 0.99),
+            "loop": self.loop,
+        }
+
+
+@dataclass
+class UpstreamCheck:
+    """What one server sent the fake during its runs, against what its clients got."""
+
+    server: str
+    requests: int
+    expected: int  # requests the clients made (answers, warm-ups included)
+    paths: dict[str, int]
+    keyed: int
+    prompted: int
+    sse: int
+
+    @property
+    def ok(self) -> bool:
+        return (
+            self.requests == self.expected
+            and self.paths == {STREAM_PATH: self.requests}
+            and self.keyed == self.prompted == self.sse == self.requests
         )
-        return data
+
+    def describe(self) -> str:
+        if self.ok:
+            return (
+                f"{self.server}: {self.requests} upstream requests for {self.expected} client"
+                f" requests, every one {STREAM_PATH}?alt=sse with the key and the prompt"
+            )
+        return (
+            f"{self.server}: upstream MISMATCH: {self.requests} requests for {self.expected}"
+            f" client requests; paths {self.paths}; with the key {self.keyed}, with the"
+            f" prompt {self.prompted}, alt=sse {self.sse}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "server": self.server,
+            "requests": self.requests,
+            "expected": self.expected,
+            "paths": self.paths,
+            "keyed": self.keyed,
+            "prompted": self.prompted,
+            "sse": self.sse,
+            "ok": self.ok,
+        }
 
 
 @dataclass
 class ServeResult:
-    direct: ServePhase
-    server: ServePhase
-    direct_paced: ServePhase
-    server_paced: ServePhase
-    fds_before: int
-    fds_after: int
-    threads_before: list[str]
-    threads_after: list[str]
-    server_leftover_tasks: int
-    upstream_closed: bool
+    runs: list[ServeRun]
+    checks: list[UpstreamCheck]
+    servers: dict[str, dict[str, Any]]  # name → facts (command, versions, start time)
     notes: list[str] = field(default_factory=list)
 
-    def added(self, q: float) -> float:
-        """The server's added latency per chunk at quantile ``q`` (server − direct), µs."""
-        return self.server.pct(q) - self.direct.pct(q)
-
-    def added_paced(self, q: float) -> float:
-        """The same with a paced upstream: both paths at the same load, below saturation."""
-        return self.server_paced.pct(q) - self.direct_paced.pct(q)
-
-    @property
-    def phases(self) -> tuple[ServePhase, ...]:
-        return (self.direct, self.server, self.direct_paced, self.server_paced)
-
-    @property
-    def throughput_ratio(self) -> float:
-        """server ÷ direct events/s within the window (1.0 = the server costs nothing)."""
-        return self.server.window_events_per_s / self.direct.window_events_per_s
-
-    @property
-    def clean(self) -> bool:
-        return (
-            self.fds_after <= self.fds_before
-            and self.threads_after == self.threads_before
-            and self.server_leftover_tasks == 0
-            and all(p.leftover_tasks == 0 for p in self.phases)
-            and self.upstream_closed
-        )
+    def find(self, server: str, kind: str, clients: int | None = None) -> ServeRun | None:
+        for run in self.runs:
+            same = run.server == server and run.kind == kind
+            if same and (clients is None or run.clients == clients):
+                return run
+        return None
 
     @property
     def correct(self) -> bool:
-        return all(p.failed == 0 and p.wrong == 0 and p.ok > 0 for p in self.phases)
+        return all(
+            r.failed == 0 and r.wrong == 0 and (r.ok > 0 or r.opened > 0) for r in self.runs
+        ) and all(c.ok for c in self.checks)
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "direct": self.direct.to_json(),
-            "server": self.server.to_json(),
-            "direct_paced": self.direct_paced.to_json(),
-            "server_paced": self.server_paced.to_json(),
-            "added_paced_p50_us": self.added_paced(0.5),
-            "added_paced_p99_us": self.added_paced(0.99),
-            "throughput_ratio": self.throughput_ratio,
-            "added_p50_us": self.added(0.5),
-            "added_p99_us": self.added(0.99),
-            "fds_before": self.fds_before,
-            "fds_after": self.fds_after,
-            "threads_before": self.threads_before,
-            "threads_after": self.threads_after,
-            "server_leftover_tasks": self.server_leftover_tasks,
-            "upstream_closed": self.upstream_closed,
-            "clean": self.clean,
+            "method": "process-separated",
+            "runs": [r.to_json() for r in self.runs],
+            "upstream_checks": [c.to_json() for c in self.checks],
+            "servers": self.servers,
             "correct": self.correct,
             "notes": self.notes,
         }
 
 
-def expected_text(capture: Capture) -> str:
-    """The answer's whole text: every text part of every event, in order."""
-    out: list[str] = []
-    for raw in capture.events:
-        data = json.loads(raw.decode().removeprefix("data: "))
-        for candidate in data.get("candidates", ()):
-            for part in candidate.get("content", {}).get("parts", ()):
-                if "text" in part and not part.get("thought"):
-                    out.append(part["text"])
-    return "".join(out)
+# --------------------------------------------------------------------------- processes
 
 
-class _Stamps:
-    """When each upstream response's bytes came off the network, keyed by the request's marker.
-
-    A marker ``#<n>#`` in the prompt reaches the upstream request body on both paths (the
-    server translates the messages into ``contents``), so the client's chunks can be
-    matched with the upstream bytes of the same request.
-    """
-
-    def __init__(self) -> None:
-        self.by_marker: dict[str, list[tuple[int, int]]] = {}
-
-    def transport(self, inner: Any) -> Any:
-        import httpx
-
-        stamps = self
-
-        class Stream(httpx.AsyncByteStream):
-            def __init__(self, inner: httpx.AsyncByteStream, log: list[tuple[int, int]]):
-                self._inner, self._log = inner, log
-
-            async def __aiter__(self) -> Any:
-                total = 0
-                async for piece in self._inner:
-                    total += len(piece)
-                    self._log.append((time.perf_counter_ns(), total))
-                    yield piece
-
-            async def aclose(self) -> None:
-                await self._inner.aclose()
-
-        class Transport(httpx.AsyncBaseTransport):
-            async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-                match = _MARKER.search(request.content)
-                response: httpx.Response = await inner.handle_async_request(request)
-                if match is not None and isinstance(response.stream, httpx.AsyncByteStream):
-                    log: list[tuple[int, int]] = []
-                    stamps.by_marker[match.group(1).decode()] = log
-                    response.stream = Stream(response.stream, log)
-                return response
-
-            async def aclose(self) -> None:
-                await inner.aclose()
-
-        return Transport()
+def _raise_limits() -> None:  # in each child before exec: room for thousands of sockets
+    raise_nofile()
 
 
-_Once = tuple[str, str | None, bool, list[tuple[int, int]]]
-"""One request's ``(text, finish_reason, [DONE] seen, [(arrival ns, text length so far)])``."""
+class Upstream:
+    """``benchmarks._server`` (a FakeGemini) in a child process."""
 
-_MARKER = re.compile(rb"#(\d+)#")
-
-
-def _index(capture: Capture) -> tuple[dict[int, int], list[int]]:
-    """``(cumulative text length after event i → i, body offset at the end of event i)``."""
-    by_length: dict[int, int] = {}
-    ends: list[int] = []
-    length = offset = 0
-    for i, raw in enumerate(capture.events):
-        offset += len(raw)
-        ends.append(offset)
-        data = json.loads(raw.decode().removeprefix("data: "))
-        for candidate in data.get("candidates", ()):
-            for part in candidate.get("content", {}).get("parts", ()):
-                if "text" in part and not part.get("thought"):
-                    length += len(part["text"])
-        by_length[length] = i
-    return by_length, ends
-
-
-def _fds() -> int:
-    return len(os.listdir("/proc/self/fd"))
-
-
-def _threads() -> list[str]:
-    return sorted(t.name for t in threading.enumerate())
-
-
-class _Uvicorn:
-    """``rxgem.server.create_app`` in uvicorn on its own event loop in a thread.
-
-    Unlike ``uvicorn.Server.run`` (``asyncio.run``, which cancels what is left), the
-    loop is inspected after ``serve()`` returns: :attr:`leftover` counts its tasks that
-    are still pending then.
-    """
-
-    def __init__(self, upstream: str, stamps: _Stamps) -> None:
-        import httpx
-        import uvicorn
-
-        from rxgem.server import ServerSettings, create_app
-
-        settings = ServerSettings(
-            upstream=upstream,
-            api_key="bench-gemini-key",
-            client_tokens=(TOKEN,),
-            log_level="warning",  # no access line per request on stderr
+    def __init__(self, events: int, pause: float) -> None:
+        command = [sys.executable, "-m", "benchmarks._server", "--events", str(events)]
+        command += ["--pause", str(pause), "--backlog", "4096", "--key", GEMINI_KEY]
+        self.events, self.pause = events, pause
+        self.proc = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            preexec_fn=_raise_limits,
         )
-        self.app = create_app(settings)
-        # The upstream client as rxgem.server.Upstream.client makes it (pool, timeouts),
-        # with the stamping transport: a private attribute, set before the first request
-        # so that the app never makes its own. Backpressure is the transport's flow gate.
-        limits = httpx.Limits(
-            max_connections=settings.max_upstream_connections,
-            max_keepalive_connections=min(100, settings.max_upstream_connections),
-        )
-        inner = stamps.transport(httpx.AsyncHTTPTransport(limits=limits))
-        self.app.state.upstream._client = httpx.AsyncClient(
-            transport=inner,
-            timeout=httpx.Timeout(settings.read_timeout, connect=settings.connect_timeout),
-            follow_redirects=False,
-        )
-        config = uvicorn.Config(
-            self.app,
-            host="127.0.0.1",
-            port=0,
-            log_config=None,
-            log_level="warning",
-            access_log=False,
-            lifespan="on",
-            backlog=2048,
-            timeout_graceful_shutdown=10,
-        )
-        self.server = uvicorn.Server(config)
-        self.leftover = -1
-        self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._run, name="bench-uvicorn", daemon=True)
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line.strip().isdigit():
+            self.close()
+            raise RuntimeError(f"benchmark upstream did not start: {line!r}")
+        self.port = int(line)
+        self.pid = self.proc.pid
 
-    def _run(self) -> None:
-        loop = asyncio.new_event_loop()
+    def stats(self) -> dict[str, Any]:
+        assert self.proc.stdin is not None
+        assert self.proc.stdout is not None
+        self.proc.stdin.write("stats\n")
+        self.proc.stdin.flush()
+        return dict(json.loads(self.proc.stdout.readline()))
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
         try:
-            loop.run_until_complete(self.server.serve())
-            self.leftover = sum(1 for t in asyncio.all_tasks(loop) if not t.done())
-            loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.run_until_complete(loop.shutdown_default_executor())
-        except BaseException as exc:  # reported by stop()
-            self.error = exc
-        finally:
-            loop.close()
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
 
-    @contextlib.contextmanager
-    def running(self) -> Iterator[str]:
-        self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started:
-            if not self.thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError(f"uvicorn did not start ({self.error!r})")
-            time.sleep(0.005)
-        port = self.server.servers[0].sockets[0].getsockname()[1]
+
+_Command = tuple[list[str], dict[str, str]]
+"""A server's argv and environment."""
+
+
+@dataclass
+class ServerSpec:
+    """How to start one kind of server in front of an upstream."""
+
+    name: str
+    health: str  # the path polled until it answers 200
+    token: str
+    ready_timeout: float
+    facts: dict[str, Any] = field(default_factory=dict)
+
+    def command(
+        self, upstream_port: int, port: int, workdir: Path
+    ) -> tuple[list[str], dict[str, str]]:
+        raise NotImplementedError
+
+
+@dataclass
+class RxgemSpec(ServerSpec):
+    workers: int = 1
+    path: Path | None = None  # import rxgem from this checkout (PYTHONPATH)
+
+    def command(
+        self, upstream_port: int, port: int, workdir: Path
+    ) -> tuple[list[str], dict[str, str]]:
+        script = Path(sys.executable).parent / "rxgem"
+        if script.exists():
+            head = [str(script)]
+        else:
+            head = [
+                sys.executable,
+                "-c",
+                "import sys; from rxgem._cli import main; sys.exit(main())",
+            ]
+        command = [
+            *head,
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--upstream",
+            f"http://127.0.0.1:{upstream_port}/v1beta",
+            "--api-key",
+            GEMINI_KEY,
+            "--client-token",
+            TOKEN,
+            "--workers",
+            str(self.workers),
+            "--log-level",
+            "warning",
+        ]
+        env = dict(os.environ)
+        if self.path is not None:
+            env["PYTHONPATH"] = str(self.path)
+        return command, env
+
+
+@dataclass
+class LitellmSpec(ServerSpec):
+    python: Path = Path()
+
+    def command(
+        self, upstream_port: int, port: int, workdir: Path
+    ) -> tuple[list[str], dict[str, str]]:
+        config = workdir / "config.yaml"
+        # LiteLLM's gemini provider builds {api_base}/models/{model}:streamGenerateContent,
+        # so its api_base is the API root with the version, as Google's is.
+        config.write_text(
+            "model_list:\n"
+            "  - model_name: gemini-2.5-flash\n"
+            "    litellm_params:\n"
+            "      model: gemini/gemini-2.5-flash\n"
+            f"      api_base: http://127.0.0.1:{upstream_port}/v1beta\n"
+            f"      api_key: {GEMINI_KEY}\n"
+            "general_settings:\n"
+            f"  master_key: {self.token}\n"
+        )
+        script = self.python.parent / "litellm"
+        head = (
+            [str(script)]
+            if script.exists()
+            else [
+                str(self.python),
+                "-c",
+                "from litellm_cli.main import proxy_server; proxy_server()",
+            ]
+        )
+        command = [
+            *head,
+            "--config",
+            str(config),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--num_workers",
+            "1",
+        ]
+        env = dict(os.environ)
+        env.pop("PYTHONPATH", None)
+        # No price list from the network; no access line per request (as rxgem's
+        # --log-level warning).
+        env.update(LITELLM_LOCAL_MODEL_COST_MAP="True", LITELLM_LOG="WARNING")
+        return command, env
+
+
+class ServerProcess:
+    def __init__(self, spec: ServerSpec, upstream: Upstream) -> None:
+        self.spec = spec
+        self.workdir = Path(tempfile.mkdtemp(prefix=f"bench-{spec.name}-"))
+        self.port = _free_port()
+        command, env = spec.command(upstream.port, self.port, self.workdir)
+        self.log_path = self.workdir / "server.log"
+        self.log = self.log_path.open("wb")
+        started = time.perf_counter()
+        self.proc = subprocess.Popen(
+            command,
+            cwd=self.workdir,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            preexec_fn=_raise_limits,
+        )
+        self.pid = self.proc.pid
+        self.url = f"http://127.0.0.1:{self.port}"
         try:
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            self.server.should_exit = True
-            self.thread.join(30)
-            if self.thread.is_alive():
-                raise RuntimeError("uvicorn did not stop within 30 s")
-            if self.error is not None:
-                raise RuntimeError(f"uvicorn failed: {self.error!r}")
+            self._wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        self.ready_s = time.perf_counter() - started
+
+    def loaded(self, package: str) -> dict[str, Any]:
+        """Where the running server's ``package`` comes from: the directories of its
+        extension modules mapped in the process (``/proc/PID/maps``), and its PYTHONPATH."""
+        roots: set[str] = set()
+        with contextlib.suppress(OSError), open(f"/proc/{self.pid}/maps") as f:
+            for line in f:
+                path = line.split(maxsplit=5)[-1].strip()
+                marker = f"/{package}/"
+                if path.endswith(".so") and marker in path:
+                    roots.add(path[: path.index(marker)])
+        environ = b""
+        with contextlib.suppress(OSError), open(f"/proc/{self.pid}/environ", "rb") as f:
+            environ = f.read()
+        pythonpath = next(
+            (v[11:].decode() for v in environ.split(b"\0") if v.startswith(b"PYTHONPATH=")),
+            None,
+        )
+        return {"extensions_from": sorted(roots), "pythonpath": pythonpath}
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + self.spec.ready_timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(
+                    f"{self.spec.name} exited with {self.proc.returncode}: {self.tail()}"
+                )
+            try:
+                with urllib.request.urlopen(self.url + self.spec.health, timeout=2) as response:
+                    if response.status == 200:
+                        return
+            except OSError:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError(
+            f"{self.spec.name} not ready in {self.spec.ready_timeout:g} s: {self.tail()}"
+        )
+
+    def tail(self, lines: int = 8) -> str:
+        self.log.flush()
+        text = self.log_path.read_text(errors="replace").strip().splitlines()
+        return " | ".join(text[-lines:])
+
+    def stop(self) -> None:
+        pids = tree_pids(self.pid)
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                for pid in reversed(pids):  # our own child and its workers
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal.SIGKILL)
+                self.proc.wait()
+        self.log.close()
+        shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-async def _drive(
-    path: str,
-    target: str,
+@contextlib.contextmanager
+def _serving(spec: ServerSpec, upstream: Upstream) -> Iterator[ServerProcess]:
+    server = ServerProcess(spec, upstream)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _load(
+    url: str,
+    *,
+    api: str,
+    token: str,
     clients: int,
     seconds: float,
-    capture: Capture,
-    stamps: _Stamps,
-) -> ServePhase:
-    """``clients`` concurrent streaming clients, each repeating its request for ``seconds``."""
-    import httpx
+    events: int,
+    watch: dict[str, int],
+    offsets: bool = False,
+    hold: float | None = None,
+    stagger: float = 0.0,
+    record_after: float = 0.0,
+) -> dict[str, Any]:
+    command = [sys.executable, "-m", "benchmarks._load", "--url", url, "--api", api]
+    command += ["--token", token, "--clients", str(clients), "--seconds", str(seconds)]
+    command += ["--events", str(events), "--stagger", str(stagger)]
+    command += ["--record-after", str(record_after)]
+    if offsets:
+        command.append("--offsets")
+    if hold is not None:
+        command += ["--hold", str(hold)]
+    for name, pid in watch.items():
+        command += ["--watch", f"{name}={pid}"]
+    done = subprocess.run(
+        command,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=seconds + 300,
+        preexec_fn=_raise_limits,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"load generator failed ({done.returncode}): {done.stderr[-2000:]}")
+    return dict(json.loads(done.stdout))
 
-    import rxgem
 
-    events = len(capture.events)
-    expected = expected_text(capture)
-    by_length, ends = _index(capture)
-    phase = ServePhase(path, clients, seconds, events)
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    perf = time.perf_counter_ns
-    # Every request asks for its connection to be closed after the response (both paths,
-    # as measure.async_throughput does): with keep-alive, httpcore 1.0.x's pool scans every
-    # pooled connection at each request's start and end (_assign_requests_to_connections,
-    # is_idle), which at 200 busy connections costs ~8 ms a time and would be most of what
-    # is measured. The server's own upstream pool is left as rxgem configures it.
-    close = {"connection": "close"}
-    headers = {"authorization": f"Bearer {TOKEN}", **close}
-    url = f"{target}/v1/chat/completions"
-    transport = httpx.AsyncHTTPTransport(limits=limits)
-    if path == "direct":  # the library's own client: stamp its upstream bytes
-        transport = stamps.transport(transport)
-    serial = iter(range(1 << 62))
+# --------------------------------------------------------------------------- the benchmark
 
-    def latencies(marker: str, arrivals: list[tuple[int, int]]) -> None:
-        """Each content chunk's arrival − when its Gemini event's last byte came in."""
-        log = stamps.by_marker.pop(marker, [])
-        j = 0
-        for t_chunk, length in arrivals:
-            i = by_length.get(length)
-            if i is None:
-                continue
-            while j < len(log) and log[j][1] < ends[i]:
-                j += 1
-            if j < len(log):
-                phase.latency_us.append((t_chunk - log[j][0]) / 1000)
 
-    async with httpx.AsyncClient(transport=transport, timeout=httpx.Timeout(120.0)) as client:
+def _probe(python: str, code: str, env: dict[str, str] | None = None) -> str | None:
+    try:  # not from the checkout: "-c" puts the working directory first on sys.path
+        done = subprocess.run(
+            [python, "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+            check=False,
+            cwd=tempfile.gettempdir(),
+        )
+    except OSError:
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
 
-        async def direct_once(body: dict[str, Any]) -> _Once:
-            parts: list[str] = []
-            arrivals: list[tuple[int, int]] = []
-            length = 0
-            finish = None
-            source = rxgem.chat_completions(
-                body, base_url=target, api_key="bench", client=client, headers=close
-            )
-            async for chunk in rxgem.aiterate(source):
-                assert isinstance(chunk, rxgem.ChatCompletionChunk)
-                now = perf()
-                phase.chunks += 1
-                for choice in chunk.choices:
-                    if choice.delta.content:
-                        parts.append(choice.delta.content)
-                        length += len(choice.delta.content)
-                        arrivals.append((now, length))
-                    if choice.finish_reason is not None:
-                        finish = choice.finish_reason
-            return "".join(parts), finish, True, arrivals
 
-        async def server_once(body: dict[str, Any]) -> _Once:
-            parts: list[str] = []
-            arrivals: list[tuple[int, int]] = []
-            length = 0
-            finish = None
-            done = False
-            async with client.stream("POST", url, json=body, headers=headers) as response:
-                if response.status_code != 200:
-                    await response.aread()
-                    raise RuntimeError(f"HTTP {response.status_code}: {response.text[:200]}")
-                async for line in response.aiter_lines():
-                    if not line.startswith("data: "):
-                        continue
-                    data = line[6:]
-                    if data == "[DONE]":
-                        done = True
-                        continue
-                    chunk = json.loads(data)
-                    now = perf()
-                    phase.chunks += 1
-                    for choice in chunk["choices"]:
-                        content = choice["delta"].get("content")
-                        if content:
-                            parts.append(content)
-                            length += len(content)
-                            arrivals.append((now, length))
-                        if choice.get("finish_reason") is not None:
-                            finish = choice["finish_reason"]
-            return "".join(parts), finish, done, arrivals
+_STACK = (
+    "import importlib.util as u, importlib.metadata as m\n"
+    "names = ('uvloop', 'httptools')\n"
+    "print(','.join(n for n in names if u.find_spec(n)) or '-',"
+    " *(m.version(p) for p in ('{package}', 'uvicorn', 'starlette', 'httpx')))"
+)
 
-        once = direct_once if path == "direct" else server_once
-        deadline = time.perf_counter() + seconds
-        deadline_ns = int(deadline * 1e9)
 
-        async def one_client() -> None:
-            while time.perf_counter() < deadline:
-                marker = str(next(serial))
-                prompt = [{"role": "user", "content": f"Write a long answer. #{marker}#"}]
-                body = {"model": MODEL, "messages": prompt, "stream": True}
-                start = perf()
-                try:
-                    got, finish, done, arrivals = await once(body)
-                except Exception as exc:
-                    stamps.by_marker.pop(marker, None)
-                    phase.failed += 1
-                    if len(phase.errors) < 5:
-                        phase.errors.append(f"{type(exc).__name__}: {exc}")
-                    continue
-                if arrivals:
-                    phase.first_us.append((arrivals[0][0] - start) / 1000)
-                latencies(marker, arrivals)
-                phase.in_window += sum(1 for t, _ in arrivals if t <= deadline_ns)
-                if got == expected and finish == "stop" and done:
-                    phase.ok += 1
-                else:
-                    phase.wrong += 1
-                    if len(phase.errors) < 5:
-                        phase.errors.append(
-                            f"wrong answer: {len(got)} of {len(expected)} characters,"
-                            f" finish {finish!r}, [DONE] {done}"
-                        )
+def _rxgem_facts(spec: RxgemSpec) -> dict[str, Any]:
+    env = dict(os.environ)
+    if spec.path is not None:
+        env["PYTHONPATH"] = str(spec.path)
+    where = _probe(
+        sys.executable,
+        "import os, rxgem; print(rxgem.COMPILED, os.path.dirname(os.path.dirname(rxgem.__file__)))",
+        env,
+    )
+    compiled, _, root = (where or "? ?").partition(" ")
+    commit = dirty = None
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        commit = subprocess.run(
+            ["git", "-C", root, "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", root, "status", "--porcelain", "--", "rxgem"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.splitlines()
+    stack = (_probe(sys.executable, _STACK.format(package="rxgem"), env) or "").split()
+    return {
+        "root": root,
+        "commit": commit,
+        "dirty": dirty,
+        "compiled": compiled == "True",
+        "accelerators": stack[0] if stack else "?",
+        "versions": dict(zip(("rxgem", "uvicorn", "starlette", "httpx"), stack[1:], strict=False)),
+        "workers": spec.workers,
+    }
 
-        wall0, cpu0 = time.perf_counter(), time.process_time()
-        await asyncio.gather(*(one_client() for _ in range(clients)))
-        phase.wall_s = time.perf_counter() - wall0
-        phase.cpu_s = time.process_time() - cpu0
-    await asyncio.sleep(0)  # let closed connections' callbacks run
-    me = asyncio.current_task()
-    phase.leftover_tasks = sum(1 for t in asyncio.all_tasks() if t is not me and not t.done())
-    return phase
+
+def _litellm_spec(python: str | None) -> tuple[LitellmSpec | None, str]:
+    if not python:
+        return None, (
+            "LiteLLM proxy not measured: pass --litellm-python PATH (an interpreter with"
+            " 'litellm[proxy]' installed, in its own venv)"
+        )
+    stack = _probe(python, _STACK.format(package="litellm") + "\nimport fastapi, litellm.proxy")
+    if stack is None:
+        return None, f"LiteLLM proxy not measured: {python} cannot import litellm's proxy"
+    accel, *versions = stack.split()
+    spec = LitellmSpec(
+        "litellm",
+        "/health/readiness",
+        "sk-" + secrets.token_hex(32),
+        ready_timeout=180.0,
+        python=Path(python),
+    )
+    spec.facts = {
+        "python": python,
+        "accelerators": accel,
+        "versions": dict(zip(("litellm", "uvicorn", "starlette", "httpx"), versions, strict=False)),
+        "workers": 1,
+    }
+    return spec, ""
+
+
+def _direct(upstream: Upstream, kind: str, clients: int, seconds: float, **extra: Any) -> ServeRun:
+    data = _load(
+        f"http://127.0.0.1:{upstream.port}",
+        api="gemini",
+        token=GEMINI_KEY,
+        clients=clients,
+        seconds=seconds,
+        events=upstream.events,
+        watch={"upstream": upstream.pid},
+        **extra,
+    )
+    return ServeRun.from_load("direct", kind, upstream.events, upstream.pause, data)
+
+
+def _through(
+    server: ServerProcess,
+    upstream: Upstream,
+    kind: str,
+    clients: int,
+    seconds: float,
+    **extra: Any,
+) -> ServeRun:
+    data = _load(
+        server.url,
+        api="openai",
+        token=server.spec.token,
+        clients=clients,
+        seconds=seconds,
+        events=upstream.events,
+        watch={"server": server.pid, "upstream": upstream.pid},
+        **extra,
+    )
+    return ServeRun.from_load(server.spec.name, kind, upstream.events, upstream.pause, data)
+
+
+def _warm(server: ServerProcess, upstream: Upstream, clients: int, **extra: Any) -> int:
+    """Load that is not counted (first requests, lazy imports, the upstream pool filled);
+    the requests made."""
+    data = _load(
+        server.url,
+        api="openai",
+        token=server.spec.token,
+        clients=clients,
+        seconds=0.5 if "hold" not in extra else 0.0,
+        events=upstream.events,
+        watch={},
+        **extra,
+    )
+    return int(data["ok"] + data["failed"] + data["wrong"] + data["opened"])
+
+
+def _idle_rss(pid: int) -> int:
+    time.sleep(0.5)
+    return tree_rss(pid)
 
 
 def serve_benchmark(
-    clients: int = 200,
+    clients: Sequence[int] = (1, 20, 200),
     seconds: float = 3.0,
-    events: int = 50,
-    pause: float = 0.2,
-    paced_events: int = 12,
+    workers: int = 1,
+    litellm_python: str | None = None,
+    open_streams: int = 1000,
+    rxgem_path: str | None = None,
+    log: Any = None,
+    paced_clients: Sequence[int] = (20, 200),
 ) -> ServeResult:
-    """Both paths, ``clients`` concurrent streams for ``seconds`` each, twice.
+    """Every run of the module docstring; ``log(message)`` reports progress."""
 
-    Throughput: FakeGemini sends each answer as fast as it can; the loop is saturated.
-    Latency: FakeGemini sends a ``paced_events``-event answer with ``pause`` s between
-    events, so that both paths carry the same offered load (``clients ÷ pause`` events/s,
-    1,000 by default: each event then travels alone, and the server path's CPU per event
-    is about 3× the unpaced one, so 4,000/s saturated its one GIL on a 2-core VM) and
-    the per-chunk latency is compared at equal load, below saturation.
-    Each upstream (a FakeGemini child process) has its own server in front of it. A
-    short warm-up of each path (``min(clients, 20)`` clients, 0.3 s) comes first and is
-    not counted. CPU time is this whole process's (the clients, and for the server path
-    also uvicorn's thread); the FakeGemini child's is not included.
-    """
-    captures = {0.0: text_answer(events), pause: text_answer(paced_events)}
-    stamps = _Stamps()
-    gc.collect()
-    fds_before, threads_before = _fds(), _threads()
-    phases: dict[tuple[str, float], ServePhase] = {}
-    leftover = 0
-    upstream_closed = True
-    for wait, capture in captures.items():
-        upstream = _Server(len(capture.events), wait)
-        try:
-            base = upstream.base_url
-            uv = _Uvicorn(base, stamps)
-            with uv.running() as url:
-                for path, target in (("direct", base), ("server", url)):
-                    if wait == 0.0:
-                        warm = min(clients, 20)
-                        asyncio.run(_drive(path, target, warm, 0.3, capture, stamps))
-                    gc.collect()
-                    phase = asyncio.run(_drive(path, target, clients, seconds, capture, stamps))
-                    phase.pause_s = wait
-                    phases[path, wait] = phase
-            upstream_closed = upstream_closed and not uv.app.state.upstream.is_open
-            leftover += uv.leftover
-            del uv
-        finally:
-            upstream.close()
-            if upstream.proc.stdout is not None:  # _Server.close leaves it to the GC
-                upstream.proc.stdout.close()
-            del upstream
-    direct, server = phases["direct", 0.0], phases["server", 0.0]
-    direct_paced, server_paced = phases["direct", pause], phases["server", pause]
-    # fds and threads settle once the child's pipes and the sockets are collected
-    gc.collect()
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and (_fds() > fds_before or _threads() != threads_before):
-        time.sleep(0.05)
-        gc.collect()
-    result = ServeResult(
-        direct=direct,
-        server=server,
-        direct_paced=direct_paced,
-        server_paced=server_paced,
-        fds_before=fds_before,
-        fds_after=_fds(),
-        threads_before=threads_before,
-        threads_after=_threads(),
-        server_leftover_tasks=leftover,
-        upstream_closed=upstream_closed,
+    def say(message: str) -> None:
+        if log is not None:
+            log(message)
+
+    rxgem = RxgemSpec(
+        "rxgem",
+        "/healthz",
+        TOKEN,
+        ready_timeout=60.0,
+        workers=workers,
+        path=Path(rxgem_path) if rxgem_path else None,
     )
-    for phase in result.phases:
-        if phase.failed or phase.wrong:
+    rxgem.facts = _rxgem_facts(rxgem)
+    litellm, note = _litellm_spec(litellm_python)
+    specs: list[ServerSpec] = [rxgem] + ([litellm] if litellm is not None else [])
+    result = ServeResult([], [], {s.name: s.facts for s in specs})
+    if note:
+        result.notes.append(note)
+    expected: dict[str, int] = {}
+    before: dict[str, dict[str, Any]] = {}
+    after: dict[str, dict[str, Any]] = {}
+
+    def counted(name: str, requests: int) -> None:
+        expected[name] = expected.get(name, 0) + requests
+
+    def add(run: ServeRun) -> ServeRun:
+        result.runs.append(run)
+        if run.failed or run.wrong:
             result.notes.append(
-                f"{phase.path}: {phase.failed} failed, {phase.wrong} wrong"
-                f" ({phase.errors[0] if phase.errors else '?'})"
+                f"{run.server} {run.kind} C={run.clients}: {run.failed} failed, {run.wrong}"
+                f" wrong ({run.errors[0] if run.errors else '?'})"
             )
-    if not result.clean:
-        result.notes.append(
-            f"leak check: fds {fds_before} → {result.fds_after}, threads"
-            f" {threads_before} → {result.threads_after}, pending tasks server loop {leftover},"
-            f" client loops {[p.leftover_tasks for p in result.phases]},"
-            " upstream client"
-            f" {'closed' if upstream_closed else 'OPEN'}"
+        return run
+
+    def upstream_stats(up: Upstream, name: str, start: bool) -> None:
+        stats = up.stats()
+        if start:
+            before.setdefault(name, stats)
+        else:
+            merged = after.setdefault(name, {"requests": 0, "keyed": 0, "prompted": 0, "sse": 0})
+            b = before.pop(name)
+            for key in ("requests", "keyed", "prompted", "sse"):
+                merged[key] += stats[key] - b[key]
+            paths = merged.setdefault("paths", {})
+            for path, count in stats["paths"].items():
+                paths[path] = paths.get(path, 0) + count - b["paths"].get(path, 0)
+
+    # 1. saturated
+    events, pause = SATURATED
+    up = Upstream(events, pause)
+    try:
+        say(f"serve: direct, saturated, C = {', '.join(map(str, clients))}")
+        _direct(up, "saturated", min(20, max(clients)), 0.3)  # warm-up, not counted
+        for c in clients:
+            add(_direct(up, "saturated", c, seconds))
+        for spec in specs:
+            with _serving(spec, up) as server:
+                say(f"serve: {spec.name} ready in {server.ready_s:.1f} s; saturated")
+                if spec is rxgem:
+                    rxgem.facts["loaded"] = server.loaded("rxgem")
+                spec.facts.setdefault("ready_s", []).append(round(server.ready_s, 2))
+                upstream_stats(up, spec.name, True)
+                counted(spec.name, _warm(server, up, max(clients)))
+                idle = _idle_rss(server.pid)
+                for c in clients:
+                    run = add(_through(server, up, "saturated", c, seconds))
+                    run.rss_idle = idle
+                    counted(spec.name, run.answers)
+                upstream_stats(up, spec.name, False)
+    finally:
+        up.close()
+
+    # 2. paced: a ramp of one answer's length (the clients' first requests spread over it),
+    # then ``seconds`` of steady load, measured; the answers started in the ramp are checked
+    # but not timed, and warm the server up.
+    events, pause = PACED
+    ramp = events * pause
+    paced = {"offsets": True, "stagger": ramp, "record_after": ramp}
+    references: dict[int, tuple[list[float], float]] = {}
+
+    def added(run: ServeRun) -> None:
+        reference, first_reference = references[run.clients]
+        n = len(reference)
+        run.added_us = [o - reference[i] for offs in run.offsets for i, o in enumerate(offs[:n])]
+        run.relay_us = [
+            (o - offs[0]) - (reference[i] - reference[0])
+            for offs in run.offsets
+            for i, o in enumerate(offs[:n])
+            if i
+        ]
+        run.added_first_us = [f - first_reference for f in run.first_us]
+        if run.answers and not run.first_us:
+            result.notes.append(
+                f"{run.server} paced C={run.clients}: no answer started in the measured window"
+                f" (the first ones took too long: it carried {run.run_chunks_per_s:,.0f} of"
+                f" {run.clients / pause:,.0f} chunks/s offered), so no latency"
+            )
+
+    up = Upstream(events, pause)
+    try:
+        for c in paced_clients:
+            say(f"serve: direct, paced ({pause:g} s × {events} events), C = {c}, {ramp:g} s ramp")
+            direct = add(_direct(up, "paced", c, ramp + seconds, **paced))
+            references[c] = (
+                [
+                    median(o[i] for o in direct.offsets if len(o) > i)
+                    for i in range(max(map(len, direct.offsets), default=0))
+                ],
+                median(direct.first_us) if direct.first_us else float("nan"),
+            )
+            added(direct)  # the reference's own spread: the noise floor of the method
+        for spec in specs:
+            with _serving(spec, up) as server:
+                say(f"serve: {spec.name} ready in {server.ready_s:.1f} s; paced")
+                spec.facts.setdefault("ready_s", []).append(round(server.ready_s, 2))
+                upstream_stats(up, spec.name, True)
+                for c in paced_clients:
+                    run = add(_through(server, up, "paced", c, ramp + seconds, **paced))
+                    counted(spec.name, run.answers)
+                    added(run)
+                upstream_stats(up, spec.name, False)
+    finally:
+        up.close()
+
+    # 3. open streams, rxgem only
+    if open_streams > 0:
+        events, pause = OPEN
+        up = Upstream(events, pause)
+        try:
+            with _serving(rxgem, up) as server:
+                say(f"serve: rxgem, {open_streams} open streams ({pause:g} s × {events} events)")
+                upstream_stats(up, "rxgem", True)
+                counted("rxgem", _warm(server, up, 20, hold=0.0))
+                idle = _idle_rss(server.pid)
+                data = _load(
+                    server.url,
+                    api="openai",
+                    token=TOKEN,
+                    clients=open_streams,
+                    seconds=0.0,
+                    events=events,
+                    watch={"server": server.pid, "upstream": up.pid},
+                    hold=1.0,
+                    stagger=pause,
+                )
+                run = add(ServeRun.from_load("rxgem", "open", events, pause, data))
+                run.rss_idle = idle
+                counted("rxgem", run.opened + run.failed)
+                upstream_stats(up, "rxgem", False)
+        finally:
+            up.close()
+
+    for name, stats in after.items():
+        paths = {path: count for path, count in stats["paths"].items() if count}
+        result.checks.append(
+            UpstreamCheck(
+                name,
+                stats["requests"],
+                expected.get(name, 0),
+                paths,
+                stats["keyed"],
+                stats["prompted"],
+                stats["sse"],
+            )
         )
+    for check in result.checks:
+        if not check.ok:
+            result.notes.append(check.describe())
     return result
