@@ -86,6 +86,18 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="use each client's bearer token as its Gemini key (the server holds no key)",
     )
     parser.add_argument(
+        "--loop",
+        choices=("auto", "asyncio", "uvloop"),
+        default="auto",
+        help="the event loop (default auto: uvloop where it is installed)",
+    )
+    parser.add_argument(
+        "--http",
+        choices=("auto", "h11", "httptools"),
+        default="auto",
+        help="the HTTP/1.1 parser (default auto: httptools where it is installed)",
+    )
+    parser.add_argument(
         "--keep-alive",
         metavar="SECONDS",
         type=float,
@@ -257,8 +269,12 @@ def run_serve(args: argparse.Namespace) -> int:
             " uses the server's Gemini credentials (pass --client-token)",
             file=sys.stderr,
         )
+    try:
+        protocol = uvicorn_options(settings, http=args.http, loop=args.loop)
+    except ValueError as exc:
+        return _fail(str(exc))
     options: dict[str, Any] = {
-        **uvicorn_options(settings),
+        **protocol,
         "host": args.host,
         "port": args.port,
         "log_level": settings.log_level,

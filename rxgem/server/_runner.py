@@ -47,6 +47,7 @@ __all__ = [
     "GuardedH11Protocol",
     "GuardedHttpToolsProtocol",
     "connection_limits",
+    "protocol_named",
     "uvicorn_config",
     "uvicorn_options",
 ]
@@ -195,10 +196,31 @@ PROTOCOL: Final = (
 """The guarded protocol ``rxgem serve`` runs: httptools' where it is installed, else h11's."""
 
 
-def uvicorn_options(settings: ServerSettings) -> dict[str, Any]:
-    """The :class:`uvicorn.Config` keywords ``rxgem serve`` runs its app with."""
+def protocol_named(http: str) -> str:
+    """The guarded protocol for uvicorn's ``--http`` choice (``auto``, ``h11``,
+    ``httptools``), as an import string."""
+    if http == "h11":
+        return f"{__name__}:GuardedH11Protocol"
+    if http == "httptools":
+        if GuardedHttpToolsProtocol is None:
+            raise ValueError("--http httptools needs httptools: pip install 'rxgem[server]'")
+        return f"{__name__}:GuardedHttpToolsProtocol"
+    if http == "auto":
+        return PROTOCOL
+    raise ValueError(f"--http must be auto, h11 or httptools, not {http!r}")
+
+
+def uvicorn_options(
+    settings: ServerSettings, *, http: str = "auto", loop: str = "auto"
+) -> dict[str, Any]:
+    """The :class:`uvicorn.Config` keywords ``rxgem serve`` runs its app with.
+
+    ``http`` and ``loop`` are uvicorn's choices (``auto`` takes httptools and uvloop
+    where they are installed); the HTTP protocol is always the guarded one.
+    """
     return {
-        "http": PROTOCOL,
+        "http": protocol_named(http),
+        "loop": loop,
         "lifespan": "on",
         "timeout_keep_alive": settings.idle_timeout,
         # uvicorn cancels what is left after this; the app ends its own streams first

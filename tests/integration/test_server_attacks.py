@@ -344,3 +344,21 @@ def test_requests_beyond_the_limit_get_503_with_retry_after(
     assert "max_concurrent_requests" in json.dumps(ready.json())
     assert alive.status_code == 200
     assert after.status_code == 200
+
+
+@pytest.mark.parametrize(("http", "loop"), [("h11", "asyncio"), ("httptools", "uvloop")])
+def test_each_http_parser_and_loop_keeps_the_guard(http: str, loop: str) -> None:
+    with (
+        FakeGemini(samples.read("text")) as fake,
+        serve_process(
+            "--workers", "1", "--upstream", fake.base_url, "--client-token", TOKEN,
+            "--http", http, "--loop", loop, "--head-timeout", "0.5",
+            env={"RXGEM_API_KEY": KEY},
+        ) as (url, _),
+    ):  # fmt: skip
+        with socket.create_connection(("127.0.0.1", _port(url))) as idle:
+            closed, _ = _closed_within(idle, 3)
+        with sdk(url) as client:
+            answer = client.chat.completions.create(model=MODEL, messages=HELLO)
+    assert closed
+    assert answer.choices[0].message.content == expected_content("text.sse")
