@@ -16,6 +16,7 @@ import dataclasses
 import json
 import re
 import threading
+from collections.abc import Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, Literal
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -32,8 +33,27 @@ if TYPE_CHECKING:
 __all__ = ["FakeGemini", "FakeResponse", "ReceivedRequest"]
 
 _STREAM_PATH: Final = re.compile(r"/v1beta/models/([^/]+):streamGenerateContent")
+_MODEL_PATH: Final = re.compile(r"/v1beta/models/([^/:]+)")
+_MODELS: Final = (
+    "gemini-2.5-flash",
+    "gemini-2.5-flash-lite",
+    "gemini-2.5-pro",
+    "gemini-3-flash-preview",
+    "gemini-3-pro-preview",
+)
+
+
+def _model(name: str) -> dict[str, Any]:
+    return {
+        "name": f"models/{name}",
+        "displayName": name,
+        "supportedGenerationMethods": ["generateContent", "streamGenerateContent", "countTokens"],
+    }
+
+
 _BLANK_LINE_ENDS: Final = (b"\n\n", b"\r\r", b"\r\n\r\n", b"\n\r\n", b"\r\n\n", b"\r\r\n")
 _KEEPALIVE_CHUNK: Final = chunk(b": keep-alive\n\n")
+_JSON: Final = "application/json; charset=UTF-8"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,8 +125,10 @@ class FakeGemini:
 
     It answers ``POST /v1beta/models/{model}:streamGenerateContent`` (any query)
     with the given responses: one per such request, in order, the last one
-    repeating. Any other method or path gets a Google-style 404 JSON error (and
-    uses up no response). Every request is recorded in :attr:`requests` before it
+    repeating; ``GET /v1beta/models`` and ``GET /v1beta/models/{model}`` with
+    Gemini's model list (``models``, one page) and model (uses up no response). Any
+    other method or path gets a Google-style 404 JSON error (and uses up no
+    response). Every request is recorded in :attr:`requests` before it
     is answered. Connections are kept alive between requests.
 
     Args:
@@ -121,6 +143,8 @@ class FakeGemini:
             refuse is recorded and answered with Google's 400 ``INVALID_ARGUMENT`` error
             (its ``message`` worded like Google's), and uses up no response: the next
             valid request gets the response it would have got.
+        models: the model ids ``GET /v1beta/models`` lists (default
+            :attr:`DEFAULT_MODELS`).
         http2: speak cleartext HTTP/2 with prior knowledge (h2c) instead of HTTP/1.1,
             for ``httpx.AsyncClient(http2=True, http1=False)`` (needs the ``h2``
             package: ``pip install 'rxgem[http2]'``). Many requests share one
@@ -139,12 +163,16 @@ class FakeGemini:
             assert httpx.post(url, json=hello).content == samples.read("text")
     """
 
+    DEFAULT_MODELS: Final = _MODELS
+    """The models listed unless ``models`` says otherwise."""
+
     def __init__(
         self,
         *responses: FakeResponse | bytes,
         backlog: int = 128,
         strict: bool = False,
         http2: bool = False,
+        models: Sequence[str] = _MODELS,
     ) -> None:
         items: list[FakeResponse] = []
         for response in responses:
@@ -156,6 +184,7 @@ class FakeGemini:
                 raise TypeError(f"expected FakeResponse or bytes, not {type(response).__name__}")
         self._responses = tuple(items) or (FakeResponse(body=samples.read("text")),)
         self._strict = bool(strict)
+        self._models = tuple(models)
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
         self._requests: list[ReceivedRequest] = []
@@ -316,6 +345,9 @@ class FakeGemini:
             headers=dict(request.headers),
             body=request.body,
         )
+        if request.method == "GET" and (path == "/v1beta/models" or _MODEL_PATH.fullmatch(path)):
+            self._record(received, serve=False)
+            return self._model_answer(path)
         route = _STREAM_PATH.fullmatch(path) if request.method == "POST" else None
         refusal = None
         if route is not None and self._strict:
@@ -332,6 +364,16 @@ class FakeGemini:
                 f" not {request.method} {path}.",
             )
         return response
+
+    def _model_answer(self, path: str) -> FakeResponse:
+        """``models.list`` (every model, one page) or ``models.get``, as Gemini answers."""
+        if path == "/v1beta/models":
+            listing = {"models": [_model(name) for name in self._models]}
+            return FakeResponse(body=json.dumps(listing).encode(), content_type=_JSON)
+        name = path.rpartition("/")[2]
+        if name not in self._models:
+            return _google_error(404, f"models/{name} is not found for API version v1beta.")
+        return FakeResponse(body=json.dumps(_model(name)).encode(), content_type=_JSON)
 
     def _reject(self, conn: Connection, status: int, message: str) -> None:
         """Answer a request that could not be parsed (the connection closes after it)."""

@@ -1078,7 +1078,7 @@ def test_without_strict_anything_is_served(client: httpx.Client) -> None:
 def test_strict_fake_refuses_a_body_that_is_not_json(client: httpx.Client) -> None:
     with FakeGemini(TEXT, strict=True) as fake:
         reply = client.post(f"{fake.base_url}{STREAM}", content=b"{not json")
-        other = client.get(f"{fake.base_url}/models")  # other routes: the usual 404
+        other = client.get(f"{fake.base_url}/files")  # other routes: the usual 404
     assert reply.status_code == 400
     assert reply.json()["error"]["message"] == "Invalid JSON payload received. Unexpected token."
     assert other.status_code == 404
@@ -1090,3 +1090,31 @@ def test_strict_docstring_example_runs() -> None:
     example = textwrap.dedent(doc.split("Example (strict)::\n", 1)[1])
     namespace: dict[str, Any] = {"FakeGemini": FakeGemini, "samples": samples, "httpx": httpx}
     exec(compile(example, "FakeGemini strict example", "exec"), namespace)
+
+
+def test_the_model_list_and_one_model_as_gemini_serves_them(client: httpx.Client) -> None:
+    with FakeGemini(TEXT, models=("gemini-2.5-flash", "gemini-3-pro-preview")) as fake:
+        listing = client.get(f"{fake.base_url}/models", params={"pageSize": "1000"})
+        one = client.get(f"{fake.base_url}/models/gemini-3-pro-preview")
+        missing = client.get(f"{fake.base_url}/models/gemini-0")
+        answer = client.post(f"{fake.base_url}{STREAM}", json=REQUEST)  # no response used
+        assert [r.method for r in fake.requests] == ["GET", "GET", "GET", "POST"]
+    assert listing.status_code == 200
+    names = [m["name"] for m in listing.json()["models"]]
+    assert names == ["models/gemini-2.5-flash", "models/gemini-3-pro-preview"]
+    assert "streamGenerateContent" in listing.json()["models"][0]["supportedGenerationMethods"]
+    assert one.json()["name"] == "models/gemini-3-pro-preview"
+    assert missing.status_code == 404
+    assert missing.json()["error"]["status"] == "NOT_FOUND"
+    assert answer.content == TEXT
+
+
+def test_the_servers_model_routes_work_offline_in_front_of_fakegemini() -> None:
+    from server_harness import sdk, serving, settings_for
+
+    with FakeGemini() as fake, serving(settings_for(fake)) as url, sdk(url) as openai_client:
+        ids = [model.id for model in openai_client.models.list()]
+        one = openai_client.models.retrieve("gemini-2.5-pro")
+    assert ids == list(FakeGemini.DEFAULT_MODELS)
+    assert one.id == "gemini-2.5-pro"
+    assert one.owned_by == "google"
