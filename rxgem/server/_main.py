@@ -65,6 +65,12 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
         " .../publishers/google base with --access-token)",
     )
     parser.add_argument(
+        "--fake",
+        action="store_true",
+        help="answer from FakeGemini, started in this process, instead of Gemini (no key"
+        " needed: try the server and its clients offline; every answer is the text sample)",
+    )
+    parser.add_argument(
         "--api-key",
         metavar="KEY",
         help="the server's Gemini key (default: RXGEM_API_KEY, GEMINI_API_KEY, GOOGLE_API_KEY;"
@@ -246,7 +252,22 @@ def run_serve(args: argparse.Namespace) -> int:
         import uvicorn
     except ImportError:
         return _fail("rxgem serve needs the server extra: pip install 'rxgem[server]'")
+    from ..testing import FakeGemini
     from ._app import create_app
+
+    with contextlib.ExitStack() as stack:
+        if args.fake:
+            if args.upstream:
+                return _fail("--fake is the upstream: leave out --upstream")
+            fake = stack.enter_context(FakeGemini())
+            args.upstream = fake.base_url
+            if not (args.pass_through_auth or args.api_key or args.access_token):
+                args.api_key = "fake-gemini-key"
+            print(f"rxgem serve: answering from FakeGemini at {fake.base_url}", file=sys.stderr)
+        return _run(args, uvicorn, create_app)
+
+
+def _run(args: argparse.Namespace, uvicorn: Any, create_app: Any) -> int:
     from ._runner import uvicorn_options
 
     try:

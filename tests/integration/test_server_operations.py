@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 import signal
 import statistics
+import subprocess
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -25,6 +27,7 @@ from server_harness import (
     HELLO,
     KEY,
     MODEL,
+    SERVE,
     TOKEN,
     event_ends,
     expected_content,
@@ -230,3 +233,53 @@ def test_the_sdk_retries_a_503_from_a_full_server_and_gets_its_answer() -> None:
             client = openai.OpenAI(base_url=f"{url}/v1", api_key=TOKEN, max_retries=3)
             completion = client.chat.completions.create(model=MODEL, messages=HELLO)
     assert completion.choices[0].message.content == expected_content("text.sse")
+
+
+def test_serve_fake_answers_offline_without_a_key() -> None:
+    env = {"GEMINI_API_KEY": "", "GOOGLE_API_KEY": ""}
+    with serve_process(
+        "--workers", "1", "--fake", "--client-token", TOKEN, env=env
+    ) as (url, _):  # fmt: skip
+        with sdk(url) as client:
+            ids = [model.id for model in client.models.list()]
+            stream = client.chat.completions.create(model=MODEL, messages=HELLO, stream=True)
+            content = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+        ready = httpx.get(f"{url}/readyz")
+    assert MODEL in ids
+    assert content == expected_content("text.sse")
+    assert ready.status_code == 200
+
+
+def test_serve_fake_refuses_an_upstream_too() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", SERVE, "--fake", "--upstream", "http://x/v1beta"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        "rxgem serve: error: --fake is the upstream: leave out --upstream"
+    )
+
+
+def test_python_m_rxgem_testing_prints_a_base_url_that_answers() -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rxgem.testing", "--sample", "thinking_tools"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        base = process.stdout.readline().strip()
+        assert base.startswith("http://127.0.0.1:")
+        assert base.endswith("/v1beta")
+        url = f"{base}/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+        body = httpx.post(url, json={"contents": []}).content
+        listing = httpx.get(f"{base}/models").json()
+    finally:
+        process.send_signal(signal.SIGINT)
+        code = process.wait(10)
+    assert body == samples.read("thinking_tools")
+    assert listing["models"]
+    assert code == 130
