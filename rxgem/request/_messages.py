@@ -14,6 +14,12 @@
 
 Adjacent contents of one role are merged, except that text is never merged into a
 content of function responses (Gemini 3 answers such a turn with an empty candidate).
+
+The translation is linear in the size of the messages: each message is read once, each
+content merged in place, each image restored once. Tool-call arguments and the parts kept in
+``extra_content`` nested deeper than :data:`~rxgem.request._json.MAX_JSON_DEPTH` levels are
+refused (Gemini would be sent what Python cannot even copy); a tool result that deep is sent
+as text.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import msgspec
 
 from ..core import InvalidRequestError, Part
 from ..core._openai_parts import render_code
+from ._json import MAX_JSON_DEPTH, check_depth, loads
 from ._signatures import PLACEHOLDER, call_signature, message_signature, split_id
 
 __all__ = ["SignatureWarning", "messages_to_contents"]
@@ -132,17 +139,31 @@ def _text(content: Any, where: str) -> str:
     raise InvalidRequestError("content must be a string or a list of parts", where=where)
 
 
-def _restore(part: JSONObject, entry: JSONObject, message: JSONObject) -> JSONObject | None:
-    """The part as Gemini sent it: an image's base64 is back from ``images``."""
+def _restore(
+    part: JSONObject, entry: JSONObject, message: JSONObject, where: str, restored: set[int]
+) -> JSONObject | None:
+    """The part as Gemini sent it: an image's base64 is back from ``images``.
+
+    Each image goes back once (``restored`` holds the indexes already sent): a part per
+    image is what rxgem emits, and parts naming one big image over and over would make the
+    request grow with their product.
+    """
     index = entry.get("image_index")
     inline = part.get("inlineData")
     if type(index) is int and type(inline) is dict and "data" not in inline:
+        if index in restored:
+            raise InvalidRequestError(
+                f"images[{index}] was already sent back for an earlier part",
+                where=f"{where}.image_index",
+            )
         images = message.get("images")
         image = images[index] if type(images) is list and 0 <= index < len(images) else None
         url = image.get("image_url", {}).get("url") if type(image) is dict else None
-        found = _data_url(url, "") if type(url) is str else None
+        at = f"{where.rpartition('.extra_content')[0]}.images[{index}].image_url.url"
+        found = _data_url(url, at) if type(url) is str else None
         if found is None:
             return None  # the client kept no image: nothing to send
+        restored.add(index)
         part = {**part, "inlineData": {**inline, "data": found[1]}}
     return part
 
@@ -184,12 +205,14 @@ def _assistant_parts(message: JSONObject, where: str) -> list[JSONObject]:
     entries = entries if type(entries) is list else []
     clips = iter(_audio_clips(message, entries))
     parts: list[JSONObject] = []
+    restored: set[int] = set()
     position = 0
     for n, entry in enumerate(entries):
         at = f"{where}.extra_content.google.parts[{n}]"
         part = entry.get("part") if type(entry) is dict else None
         if type(part) is not dict:
             raise InvalidRequestError("an entry needs its Gemini part", where=f"{at}.part")
+        check_depth(part, f"{at}.part")
         index = entry.get("content_index")
         if type(index) is int and position <= index <= len(content):
             if index > position:
@@ -204,9 +227,9 @@ def _assistant_parts(message: JSONObject, where: str) -> list[JSONObject]:
             if clip is not None and type(inline) is dict:
                 parts.append({**part, "inlineData": {**inline, "data": clip}})
             continue  # without its data, a clip cannot be sent back
-        restored = _restore(part, entry, message)
-        if restored is not None:
-            parts.append(restored)
+        back = _restore(part, entry, message, at, restored)
+        if back is not None:
+            parts.append(back)
     if position < len(content):
         parts.append({"text": content[position:]})
     signature = message_signature(message)
@@ -236,11 +259,12 @@ def _arguments(value: Any, where: str) -> JSONObject:
     if value is None or value == "":
         return {}
     if type(value) is dict:
+        check_depth(value, where)
         return value
     if type(value) is not str:
         raise InvalidRequestError("arguments must be a JSON string", where=where)
     try:
-        args = json.loads(value)
+        args = loads(value, where)
     except json.JSONDecodeError as exc:
         raise InvalidRequestError(
             f"arguments are not valid JSON ({exc.msg})", where=where
@@ -251,11 +275,13 @@ def _arguments(value: Any, where: str) -> JSONObject:
 
 
 def _response(content: Any, where: str) -> JSONObject:
-    """A tool result as Gemini's ``functionResponse.response`` (always an object)."""
+    """A tool result as Gemini's ``functionResponse.response`` (always an object): its JSON
+    object, or ``{"output": text}`` for any other text (also for JSON nested deeper than
+    ``MAX_JSON_DEPTH`` levels: the model still reads it, and nothing is lost)."""
     text = _text(content, where)
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
+        value = loads(text, where, MAX_JSON_DEPTH)
+    except (json.JSONDecodeError, InvalidRequestError):
         value = None
     return value if type(value) is dict else {"output": text}
 

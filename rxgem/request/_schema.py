@@ -25,40 +25,52 @@ schema raises :class:`~rxgem.InvalidRequestError` whose ``where`` is the path of
 in the OpenAI request, e.g. ``tools[2].function.parameters.properties.when.$ref``.
 
 Both walks have a budget (:data:`MAX_SCHEMA_NODES` schema nodes, :data:`MAX_SCHEMA_DEPTH`
-levels): inlining ``$ref`` can grow a schema exponentially, and a deep one would otherwise end
-in a ``RecursionError``.
+levels), and the ``openapi`` walk a third (:data:`MAX_SCHEMA_SIZE`, about the characters it
+reads and writes): inlining ``$ref`` and distributing a union's keywords into its branches copy
+content, and can grow a schema exponentially; a deep one would otherwise end in a
+``RecursionError``. Values that are not schemas (``default``, ``const`` ...) are copied and
+compared without recursion, and refused past :data:`~rxgem.request._json.MAX_JSON_DEPTH`
+levels. Every step is linear in what it reads: no list is searched per element.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias
 from urllib.parse import unquote
 
 from ..core import InvalidRequestError
+from ._json import at as _at
+from ._json import copy_json, fingerprint, json_equal, json_size
 
 __all__ = [
     "KEPT_KEYWORDS",
     "MAX_SCHEMA_DEPTH",
     "MAX_SCHEMA_NODES",
+    "MAX_SCHEMA_NOTES",
+    "MAX_SCHEMA_SIZE",
     "SchemaTarget",
     "to_gemini_schema",
 ]
 
 SchemaTarget: TypeAlias = Literal["json_schema", "openapi"]
 JSONObject: TypeAlias = dict[str, Any]
-Refs: TypeAlias = tuple[str, ...]
-"""The ``$ref`` chain that led to a node (for the ``openapi`` target's cycle check)."""
 
 MAX_SCHEMA_NODES: Final = 4096
 """Most schema nodes one conversion may write (after ``$ref`` inlining)."""
 MAX_SCHEMA_DEPTH: Final = 64
 """Deepest nesting of schemas (``properties``, ``items``, ``anyOf`` ... levels)."""
+MAX_SCHEMA_NOTES: Final = 100
+"""Most notes one conversion lists (then one line says more were left out): a schema with
+thousands of approximations (or a ``$ref`` inlined thousands of times) would otherwise
+bury the reader, and cost a warning each."""
+MAX_SCHEMA_SIZE: Final = 1 << 21
+"""Most the ``openapi`` walk may read and write, about in characters: every keyword of every
+node it writes (after ``$ref`` inlining), the length of its strings and names, the size of its
+``enum``, ``default`` and ``example`` values."""
 
 KEPT_KEYWORDS: Final = frozenset(
     {
@@ -194,7 +206,9 @@ _SCHEMA_VALUES: Final = frozenset(
     }
 )
 _NO_EXTRA_KEYS: Final = "dropped: Gemini's Schema cannot describe keys beyond properties"
-_PLAIN_KEY = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*")
+# What the openapi walk reads on a node besides annotations: a union distributes only these
+# into its branches (any other keyword is dropped, and noted once, on the union itself).
+_DISTRIBUTED: Final = _ANY_TYPE_KEYWORDS | {"type", "nullable", "enum", "const"}
 
 
 def to_gemini_schema(
@@ -205,6 +219,7 @@ def to_gemini_schema(
     notes: list[str] | None = None,
     max_nodes: int = MAX_SCHEMA_NODES,
     max_depth: int = MAX_SCHEMA_DEPTH,
+    max_size: int = MAX_SCHEMA_SIZE,
 ) -> JSONObject:
     """A JSON Schema from an OpenAI request as Gemini takes it (a new dict).
 
@@ -214,37 +229,51 @@ def to_gemini_schema(
             every note.
         target: ``"json_schema"`` (``parametersJsonSchema``, ``responseJsonSchema``) or
             ``"openapi"`` (Gemini's ``Schema``: ``parameters``, ``responseSchema``, Vertex).
-        notes: if given, one ``"<where>: <what>"`` line is appended per approximation made.
+        notes: if given, one ``"<where>: <what>"`` line is appended per approximation made
+            (the first :data:`MAX_SCHEMA_NOTES`, then a line saying more were left out).
         max_nodes: the most schema nodes the result may hold.
         max_depth: the deepest nesting allowed.
+        max_size: for ``"openapi"``, the most the walk may read and write (about in
+            characters; see :data:`MAX_SCHEMA_SIZE`).
 
     Raises:
         InvalidRequestError: a malformed schema, a ``$ref`` that points nowhere (or, for
-            ``"openapi"``, outside the document or back into itself), a budget exceeded.
+            ``"openapi"``, outside the document or back into itself), a budget exceeded, a
+            value nested deeper than ``MAX_JSON_DEPTH`` levels.
     """
     if target not in ("json_schema", "openapi"):
         raise ValueError(f"target must be 'json_schema' or 'openapi', not {target!r}")
-    walk = _Walk(schema, max_nodes, max_depth)
+    walk = _Walk(schema, max_nodes, max_depth, max_size)
     if target == "json_schema":
         result = _json_node(walk, schema, where, 0)
     else:
-        result = _node(walk, schema, where, 0, ("#",))  # the root is "#" to a $ref
+        walk.refs["#"] = None  # the root is "#" to a $ref
+        result = _node(walk, schema, where, 0)
     if type(result) is not dict:  # a boolean root schema
         raise InvalidRequestError("must be a JSON Schema object", where=where)
     if notes is not None:
-        notes.extend(line for line in walk.notes if line not in notes)
+        known = set(notes)
+        notes.extend(line for line in walk.notes if line not in known)
+        if walk.full:
+            notes.append(f"{where}: more than {MAX_SCHEMA_NOTES} approximations; not all listed")
     return result
 
 
 @dataclass
 class _Walk:
-    """One conversion's state: the document (for ``$ref``), the notes, the budget."""
+    """One conversion's state: the document (for ``$ref``), the notes, the budgets, and the
+    ``$ref`` chain that led to the current node (for the ``openapi`` target's cycle check:
+    pushed and popped as the walk goes down and back up, so a lookup costs no scan)."""
 
     root: JSONObject
     max_nodes: int
     max_depth: int
+    max_size: int
     nodes: int = 0
-    notes: list[str] = field(default_factory=list)
+    size: int = 0
+    notes: dict[str, None] = field(default_factory=dict)  # an ordered set
+    full: bool = False  # MAX_SCHEMA_NOTES reached
+    refs: dict[str, None] = field(default_factory=dict)  # an ordered set, used as a stack
 
     def enter(self, where: str, depth: int) -> None:
         """Count one more schema node, within the budget."""
@@ -260,19 +289,21 @@ class _Walk:
                 f"schema nested deeper than {self.max_depth} levels", where=where
             )
 
+    def spend(self, where: str, size: int) -> None:
+        """Count ``size`` more against the size budget (the ``openapi`` walk)."""
+        self.size += size
+        if self.size > self.max_size:
+            raise InvalidRequestError(
+                f"schema too large for Gemini: more than {self.max_size} characters"
+                " (after inlining $ref)",
+                where=where,
+            )
+
     def note(self, where: str, what: str) -> None:
-        line = f"{where}: {what}" if where else what
-        if line not in self.notes:
-            self.notes.append(line)
-
-
-def _at(where: str, key: str | int) -> str:
-    """``where`` + one step: ``.key`` for plain keys, ``["odd key"]`` or ``[3]`` otherwise."""
-    if isinstance(key, int):
-        return f"{where}[{key}]"
-    if _PLAIN_KEY.fullmatch(key):
-        return f"{where}.{key}" if where else key
-    return f"{where}[{json.dumps(key, ensure_ascii=False)}]"
+        if len(self.notes) >= MAX_SCHEMA_NOTES:
+            self.full = True
+            return
+        self.notes[f"{where}: {what}" if where else what] = None
 
 
 def _pointer(root: JSONObject, ref: str) -> tuple[bool, Any]:
@@ -331,16 +362,16 @@ def _json_child(walk: _Walk, key: str, value: Any, where: str, depth: int) -> An
         return [_json_node(walk, v, _at(where, i), depth + 1) for i, v in enumerate(value)]
     if key in _SCHEMA_VALUES:
         return _json_node(walk, value, where, depth + 1)
-    return copy.deepcopy(value)
+    return copy_json(value, where)
 
 
 # -- target "openapi": Gemini's Schema object ------------------------------------------------
 
 
-def _node(walk: _Walk, node: Any, where: str, depth: int, refs: Refs) -> JSONObject:
+def _node(walk: _Walk, node: Any, where: str, depth: int) -> JSONObject:
     """One subschema → Gemini's ``Schema`` (counted against the budget)."""
     walk.enter(where, depth)
-    return _schema(walk, _as_schema(node, where), where, depth, refs)
+    return _schema(walk, _as_schema(node, where), where, depth)
 
 
 def _as_schema(node: Any, where: str) -> JSONObject:
@@ -356,34 +387,47 @@ def _as_schema(node: Any, where: str) -> JSONObject:
     return node
 
 
-def _schema(walk: _Walk, raw: JSONObject, where: str, depth: int, refs: Refs) -> JSONObject:
-    raw, refs = _inline_ref(walk, raw, where, refs)
-    raw = _merge_all_of(walk, raw, where, refs)
-    if "anyOf" in raw or "oneOf" in raw:
-        return _union(walk, raw, where, depth, refs)
-    return _plain(walk, raw, where, depth, refs)
+def _schema(walk: _Walk, raw: JSONObject, where: str, depth: int) -> JSONObject:
+    pushed = len(walk.refs)
+    try:
+        raw = _inline_ref(walk, raw, where)
+        raw = _merge_all_of(walk, raw, where)
+        if "anyOf" in raw or "oneOf" in raw:
+            return _union(walk, raw, where, depth)
+        return _plain(walk, raw, where, depth)
+    finally:
+        _pop_refs(walk, pushed)
 
 
-def _inline_ref(walk: _Walk, raw: JSONObject, where: str, refs: Refs) -> tuple[JSONObject, Refs]:
+def _pop_refs(walk: _Walk, keep: int) -> None:
+    """Leave the ``$ref`` chain as it was when it held ``keep`` refs."""
+    while len(walk.refs) > keep:
+        walk.refs.popitem()
+
+
+def _inline_ref(walk: _Walk, raw: JSONObject, where: str) -> JSONObject:
     """Replace ``$ref`` by what it points to; its siblings win (they describe this use).
 
     Gemini's ``Schema`` has no ``$ref`` the Gemini API takes, so each use is inlined. A ref
-    already in the chain that led here is a recursion, which inlining cannot end.
+    already in the chain that led here is a recursion, which inlining cannot end. Each ref
+    inlined joins the chain (``walk.refs``); the caller takes it off again.
     """
     while "$ref" in raw:
         ref = raw["$ref"]
         at = _at(where, "$ref")
         if type(ref) is not str:
             raise InvalidRequestError("must be a string", where=at)
+        walk.spend(at, len(raw) + len(ref))
         if not _is_pointer(ref):
             raise InvalidRequestError(
                 f"$ref {ref!r} cannot be inlined: only same-document refs ('#/...') can",
                 where=at,
             )
-        if ref in refs:
-            chain = " → ".join((*refs[refs.index(ref) :], ref))
+        if ref in walk.refs:
+            chain = list(walk.refs)
+            shown = " → ".join((*chain[chain.index(ref) :], ref))
             raise InvalidRequestError(
-                f"recursive $ref {ref!r} ({chain}) cannot be inlined into Gemini's Schema",
+                f"recursive $ref {ref!r} ({shown}) cannot be inlined into Gemini's Schema",
                 where=at,
             )
         found, target = _pointer(walk.root, ref)
@@ -391,41 +435,79 @@ def _inline_ref(walk: _Walk, raw: JSONObject, where: str, refs: Refs) -> tuple[J
             raise InvalidRequestError(f"$ref {ref!r} points to nothing in this schema", where=at)
         siblings = {k: v for k, v in raw.items() if k != "$ref" and k not in _SILENT}
         raw = {**_as_schema(target, at), **siblings}
-        refs = (*refs, ref)
-    return raw, refs
+        walk.refs[ref] = None
+    return raw
 
 
-def _merge_all_of(walk: _Walk, raw: JSONObject, where: str, refs: Refs) -> JSONObject:
+def _merge_all_of(walk: _Walk, raw: JSONObject, where: str) -> JSONObject:
     """Fold ``allOf`` (not in Gemini's ``Schema``) into one schema.
 
     ``properties`` and ``required`` are united; any other keyword keeps its first value (a
     conflict is noted: the intersection of two constraints is beyond a merge). A branch's
     ``$ref`` does not join the chain below: ``Derived = allOf[Base, {parent: Base}]`` is no
     recursion (a real one is caught a level further down).
+
+    The united ``properties`` and ``required`` are built once, at the end, from every
+    branch's: a later branch's properties come first, an earlier branch's schema wins.
     """
-    while "allOf" in raw:
-        branches = raw["allOf"]
+    if "allOf" not in raw:
+        return raw
+    properties: list[JSONObject] = []  # the properties to unite, in branch order
+    required: list[Any] = []
+    seen: set[str] = set()
+    merged = raw
+    while "allOf" in merged:
+        branches = merged["allOf"]
         at = _at(where, "allOf")
         if type(branches) is not list:
             raise InvalidRequestError("must be a list of schemas", where=at)
-        merged = {k: v for k, v in raw.items() if k != "allOf"}
+        walk.spend(at, len(merged) + len(branches))
+        merged = {k: v for k, v in merged.items() if k != "allOf"}
+        if not properties and type(merged.get("properties")) is dict:
+            properties.append(merged["properties"])
+        if not required and type(merged.get("required")) is list:
+            _unite(required, seen, merged["required"])
         for i, branch in enumerate(branches):
-            part, _ = _inline_ref(walk, _as_schema(branch, _at(at, i)), _at(at, i), refs)
+            pushed = len(walk.refs)
+            part = _inline_ref(walk, _as_schema(branch, _at(at, i)), _at(at, i))
+            _pop_refs(walk, pushed)
+            walk.spend(at, len(part))
             for key, value in part.items():
-                _merge_keyword(walk, merged, key, value, at)
-        raw = merged
-    return raw
+                if key not in merged:
+                    merged[key] = value
+                    if key == "properties" and type(value) is dict:
+                        properties.append(value)
+                    elif key == "required" and type(value) is list:
+                        _unite(required, seen, value)
+                elif key == "properties" and type(value) is dict and properties:
+                    properties.append(value)
+                elif key == "required" and type(value) is list and type(merged[key]) is list:
+                    _unite(required, seen, value)
+                elif (
+                    key not in _SILENT
+                    and key not in _ANNOTATIONS
+                    and not json_equal(merged[key], value)
+                ):
+                    walk.note(at, f"branches disagree on {key}: the first value is kept")
+    if len(properties) > 1:
+        united: JSONObject = {}
+        for names in reversed(properties):  # the first branch's schema is written last: it wins
+            united.update(names)
+        merged["properties"] = united
+    if "required" in merged and type(merged["required"]) is list:
+        merged["required"] = required
+    return merged
 
 
-def _merge_keyword(walk: _Walk, merged: JSONObject, key: str, value: Any, where: str) -> None:
-    if key not in merged:
-        merged[key] = value
-    elif key == "properties" and type(value) is dict and type(merged[key]) is dict:
-        merged[key] = {**value, **merged[key]}
-    elif key == "required" and type(value) is list and type(merged[key]) is list:
-        merged[key] = [*merged[key], *(n for n in value if n not in merged[key])]
-    elif merged[key] != value and key not in _SILENT and key not in _ANNOTATIONS:
-        walk.note(where, f"branches disagree on {key}: the first value is kept")
+def _unite(names: list[Any], seen: set[str], more: list[Any]) -> None:
+    """Append the names of ``more`` not yet in ``names`` (other values: always; they make the
+    list invalid, which :func:`_names` notes)."""
+    for name in more:
+        if type(name) is not str:
+            names.append(name)
+        elif name not in seen:
+            seen.add(name)
+            names.append(name)
 
 
 def _is_null(branch: Any) -> bool:
@@ -440,7 +522,7 @@ def _is_null(branch: Any) -> bool:
     return ("const" in branch and branch["const"] is None) or branch.get("enum") == [None]
 
 
-def _union(walk: _Walk, raw: JSONObject, where: str, depth: int, refs: Refs) -> JSONObject:
+def _union(walk: _Walk, raw: JSONObject, where: str, depth: int) -> JSONObject:
     """``anyOf`` / ``oneOf``: a ``null`` branch becomes ``nullable``; one branch left is merged
     into the node; several stay an ``anyOf`` (``oneOf`` is sent as ``anyOf``).
 
@@ -458,21 +540,27 @@ def _union(walk: _Walk, raw: JSONObject, where: str, depth: int, refs: Refs) -> 
     nullable = any(_is_null(b) for b in branches)
     others = [(i, b) for i, b in enumerate(branches) if not _is_null(b)]
     if not others:
-        return _plain(walk, {**rest, "type": "null"}, where, depth, refs)
+        return _plain(walk, {**rest, "type": "null"}, where, depth)
     if len(others) == 1:
         i, only = others[0]
         merged = {**_as_schema(only, _at(at, i)), **rest}
         if nullable:
             merged["nullable"] = True
-        return _schema(walk, merged, where, depth, refs)
+        return _schema(walk, merged, where, depth)
     if key == "oneOf":
         walk.note(at, "sent as anyOf: Gemini does not enforce that exactly one branch matches")
+    walk.spend(where, _own_size(raw))
     out = _annotations(walk, rest, where)
     if nullable or rest.get("nullable") is True:
         out["nullable"] = True
-    shared = {k: v for k, v in rest.items() if k not in _ANNOTATIONS and k != "nullable"}
+    shared = {}
+    for k, v in rest.items():
+        if k in _DISTRIBUTED and k != "nullable":
+            shared[k] = v
+        elif k not in _ANNOTATIONS and k not in _SILENT and k != "nullable" and k[:2] != "x-":
+            walk.note(_at(where, k), "dropped: not in Gemini's Schema")  # once, not per branch
     out["anyOf"] = [
-        _node(walk, {**shared, **_as_schema(b, _at(at, i))}, _at(at, i), depth + 1, refs)
+        _node(walk, {**shared, **_as_schema(b, _at(at, i))}, _at(at, i), depth + 1)
         for i, b in others
     ]
     return out
@@ -488,7 +576,7 @@ def _annotations(walk: _Walk, raw: JSONObject, where: str) -> JSONObject:
         if key in ("title", "description") and type(value) is not str:
             walk.note(_at(where, key), "dropped: must be a string")
             continue
-        out[key] = copy.deepcopy(value)
+        out[key] = copy_json(value, _at(where, key))
     return out
 
 
@@ -510,7 +598,7 @@ def _types(raw: JSONObject, where: str) -> list[str]:
     return out
 
 
-def _plain(walk: _Walk, raw: JSONObject, where: str, depth: int, refs: Refs) -> JSONObject:
+def _plain(walk: _Walk, raw: JSONObject, where: str, depth: int) -> JSONObject:
     """A schema without union or ``$ref``: its type, its enum, its type's keywords."""
     declared = _types(raw, where)
     if "nullable" in raw and type(raw["nullable"]) is not bool:
@@ -523,8 +611,9 @@ def _plain(walk: _Walk, raw: JSONObject, where: str, depth: int, refs: Refs) -> 
     elif declared and not types:
         walk.note(where, "a null-only schema is sent untyped and nullable")
     if len(types) > 1:
-        return _split_types(walk, raw, where, depth, refs, types, nullable)
+        return _split_types(walk, raw, where, depth, types, nullable)
     kind = _TYPES[types[0]] if types else _inferred_type(raw)
+    walk.spend(where, _own_size(raw))
     out = _annotations(walk, raw, where)
     if nullable:
         out["nullable"] = True
@@ -532,12 +621,30 @@ def _plain(walk: _Walk, raw: JSONObject, where: str, depth: int, refs: Refs) -> 
         out["enum"] = enum
         if out.get("default") is not None and type(out["default"]) is not str:
             out["default"] = _as_string(out["default"])
-    handled = _typed(walk, raw, where, depth, refs, kind, out)
+    handled = _typed(walk, raw, where, depth, kind, out)
     if kind == "OBJECT" and "properties" not in out and depth > 0:
         _free_form(walk, where, out)
         kind = None
     _note_dropped(walk, raw, where, kind, handled)
     return out
+
+
+def _own_size(raw: JSONObject) -> int:
+    """What the walk reads and writes on a node, about in characters: its keywords, its
+    strings, the names of its properties, its ``enum``, ``const``, ``default``, ``example``."""
+    size = len(raw)
+    for key, value in raw.items():
+        kind = type(value)
+        if kind is str:
+            size += len(value)
+        elif key == "properties" and kind is dict:
+            size += sum(len(name) + 1 for name in value)
+        elif key in _VALUES and (kind is list or kind is dict):
+            size += json_size(value)
+    return size
+
+
+_VALUES: Final = frozenset({"enum", "const", "default", "example", "required", "propertyOrdering"})
 
 
 def _inferred_type(raw: JSONObject) -> str | None:
@@ -554,7 +661,6 @@ def _split_types(
     raw: JSONObject,
     where: str,
     depth: int,
-    refs: Refs,
     types: list[str],
     nullable: bool,
 ) -> JSONObject:
@@ -564,7 +670,7 @@ def _split_types(
     if nullable:
         out["nullable"] = True
     shared = {k: v for k, v in raw.items() if k not in _ANNOTATIONS and k != "nullable"}
-    out["anyOf"] = [_node(walk, {**shared, "type": t}, where, depth + 1, refs) for t in types]
+    out["anyOf"] = [_node(walk, {**shared, "type": t}, where, depth + 1) for t in types]
     return out
 
 
@@ -600,10 +706,7 @@ def _enum(
         return None, nullable
     if any(type(v) is not str for v in values) or (types and types != ["string"]):
         walk.note(at, "sent as strings with type STRING: Gemini's enum holds strings only")
-    strings: list[str] = []
-    for text in map(_as_string, values):
-        if text not in strings:
-            strings.append(text)
+    strings = list(dict.fromkeys(map(_as_string, values)))
     if "" in strings:
         walk.note(at, "the empty string is dropped: Gemini refuses an empty enum value")
         strings.remove("")
@@ -615,7 +718,6 @@ def _typed(
     raw: JSONObject,
     where: str,
     depth: int,
-    refs: Refs,
     kind: str | None,
     out: JSONObject,
 ) -> frozenset[str]:
@@ -626,11 +728,11 @@ def _typed(
     writer = _WRITERS.get(kind)
     if writer is None:
         return frozenset()
-    return writer(walk, raw, where, depth, refs, out)
+    return writer(walk, raw, where, depth, out)
 
 
 def _write_string(
-    walk: _Walk, raw: JSONObject, where: str, depth: int, refs: Refs, out: JSONObject
+    walk: _Walk, raw: JSONObject, where: str, depth: int, out: JSONObject
 ) -> frozenset[str]:
     _format(walk, raw, where, "STRING", out)
     _count(walk, raw, where, ("minLength", "maxLength"), out)
@@ -643,7 +745,7 @@ def _write_string(
 
 
 def _write_number(
-    walk: _Walk, raw: JSONObject, where: str, depth: int, refs: Refs, out: JSONObject
+    walk: _Walk, raw: JSONObject, where: str, depth: int, out: JSONObject
 ) -> frozenset[str]:
     kind = out["type"]
     _format(walk, raw, where, kind, out)
@@ -688,7 +790,7 @@ def _exclusive(
 
 
 def _write_array(
-    walk: _Walk, raw: JSONObject, where: str, depth: int, refs: Refs, out: JSONObject
+    walk: _Walk, raw: JSONObject, where: str, depth: int, out: JSONObject
 ) -> frozenset[str]:
     """``items`` (always written: Gemini refuses an ARRAY without it; a bare array gets
     ``{}``, any value), a tuple's positions folded into it, ``minItems``, ``maxItems``."""
@@ -700,11 +802,17 @@ def _write_array(
         at = _at(where, prefix_key)
         if type(prefix) is not list:
             raise InvalidRequestError("must be a list of schemas", where=at)
-        branches += [_node(walk, p, _at(at, i), depth + 1, refs) for i, p in enumerate(prefix)]
+        branches += [_node(walk, p, _at(at, i), depth + 1) for i, p in enumerate(prefix)]
     if items is not None and not (items is False and branches):
         rest_key = "additionalItems" if prefix_key == "items" else "items"
-        branches.append(_node(walk, items, _at(where, rest_key), depth + 1, refs))
-    distinct = [b for i, b in enumerate(branches) if b not in branches[:i]]
+        branches.append(_node(walk, items, _at(where, rest_key), depth + 1))
+    seen: set[tuple[Any, ...]] = set()
+    distinct: list[JSONObject] = []
+    for branch in branches:
+        key = fingerprint(branch)
+        if key not in seen:
+            seen.add(key)
+            distinct.append(branch)
     if len(distinct) > 1:
         walk.note(_at(where, prefix_key), "a tuple is sent as items: anyOf of its positions")
         out["items"] = {"anyOf": distinct}
@@ -715,7 +823,7 @@ def _write_array(
 
 
 def _write_object(
-    walk: _Walk, raw: JSONObject, where: str, depth: int, refs: Refs, out: JSONObject
+    walk: _Walk, raw: JSONObject, where: str, depth: int, out: JSONObject
 ) -> frozenset[str]:
     """``properties`` (written only if non-empty: Gemini refuses an empty one), ``required``
     and ``propertyOrdering`` cut to the properties (Gemini refuses unknown names)."""
@@ -724,8 +832,7 @@ def _write_object(
     if type(properties) is not dict:
         raise InvalidRequestError("must be an object of schemas", where=at)
     converted = {
-        name: _node(walk, value, _at(at, name), depth + 1, refs)
-        for name, value in properties.items()
+        name: _node(walk, value, _at(at, name), depth + 1) for name, value in properties.items()
     }
     if converted:
         out["properties"] = converted
@@ -756,7 +863,7 @@ def _names(
     if type(names) is not list or any(type(n) is not str for n in names):
         walk.note(at, "dropped: must be a list of property names")
         return
-    kept = [n for i, n in enumerate(names) if n in properties and n not in names[:i]]
+    kept = list(dict.fromkeys(n for n in names if n in properties))
     unknown = [n for n in names if n not in properties]
     if unknown and key == "required":
         walk.note(at, f"names without a property dropped: {', '.join(map(repr, unknown))}")
@@ -815,6 +922,8 @@ def _note_dropped(
     on this node), ``additionalProperties`` when ``true``/``false``/``{}`` (``false`` is not
     enforced, but Gemini fills in the declared properties).
     """
+    if walk.full:
+        return  # nothing more would be listed
     if kind is None:
         own = _ANY_TYPE_KEYWORDS
     else:
@@ -835,7 +944,7 @@ def _note_dropped(
             walk.note(_at(where, key), "dropped: not in Gemini's Schema")
 
 
-_Writer: TypeAlias = Callable[[_Walk, JSONObject, str, int, Refs, JSONObject], frozenset[str]]
+_Writer: TypeAlias = Callable[[_Walk, JSONObject, str, int, JSONObject], frozenset[str]]
 _WRITERS: Final[dict[str, _Writer]] = {
     "STRING": _write_string,
     "NUMBER": _write_number,
