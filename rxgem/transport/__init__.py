@@ -1,6 +1,6 @@
 """Gemini's streaming endpoint over httpx, as an ``Observable[bytes]`` (and of chunks)."""
 
-from ._exchange import TransportOptions, from_gemini
+from ._exchange import DEFAULT_MAX_LINE_BYTES, TransportOptions, from_gemini
 from ._http import (
     DEFAULT_BASE_URL,
     DEFAULT_TIMEOUT,
@@ -15,6 +15,7 @@ from ._stream_chat import StreamChatOptions, api_of, stream_chat
 
 __all__ = [
     "DEFAULT_BASE_URL",
+    "DEFAULT_MAX_LINE_BYTES",
     "DEFAULT_TIMEOUT",
     "RetryPolicy",
     "StreamChatOptions",

@@ -25,6 +25,12 @@ in :data:`~rxgem.transport._flow.current_gate` at subscription is held
 Disposing of the subscription (``dispose()``, ``take(n)``, an error downstream) closes
 the HTTP response at once: the socket is shut down under a blocked read, the asyncio
 task is cancelled, and nothing keeps running.
+
+A line of the body longer than ``max_line_bytes`` (64 MiB by default) ends the stream
+with a :class:`~rxgem.MalformedStreamError` before any of the chunk that makes it so
+is emitted: the SSE decoder downstream holds a line until its end, so an endless one
+would otherwise grow in memory until the process dies. Each chunk costs one ``rfind``
+(in C); a closer look happens only when the chunk could take a line past the limit.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from reactivex import Observable, abc
 from reactivex.disposable import Disposable
 from reactivex.scheduler.eventloop import AsyncIOScheduler
 
+from ..core import MalformedStreamError
 from ._flow import FlowGate, current_gate
 from ._http import (
     DEFAULT_TIMEOUT,
@@ -53,7 +60,10 @@ from ._http import (
     transport_error,
 )
 
-__all__ = ["TransportOptions", "from_gemini"]
+__all__ = ["DEFAULT_MAX_LINE_BYTES", "TransportOptions", "from_gemini"]
+
+DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+"""The longest line of a response body :func:`from_gemini` lets through by default (64 MiB)."""
 
 
 class TransportOptions(TypedDict, total=False):
@@ -67,6 +77,7 @@ class TransportOptions(TypedDict, total=False):
     headers: Mapping[str, str] | None
     retry: RetryPolicy | int | None
     scheduler: abc.SchedulerBase | None
+    max_line_bytes: int | None
 
 
 def _shutdown(response: httpx.Response | None) -> None:
@@ -82,6 +93,33 @@ def _shutdown(response: httpx.Response | None) -> None:
     if isinstance(sock, socket.socket):
         with contextlib.suppress(OSError):
             sock.shutdown(socket.SHUT_RDWR)
+
+
+def _line_after(chunk: bytes, line: int, limit: int) -> int:
+    """The length of the line in progress after ``chunk``, which follows a line in progress
+    of ``line`` bytes; ``-1`` when a line (bytes between two ``\\n``) gets longer than
+    ``limit`` within ``chunk``.
+
+    One ``rfind`` when the whole chunk fits in what the line in progress may still grow;
+    else a search of ``limit + 1``-byte windows, each from its last ``\\n`` on (at most two
+    per ``limit`` bytes of the chunk).
+    """
+    size = len(chunk)
+    position = 0
+    while size - position > limit - line:  # the rest could hold a line too long
+        newline = chunk.rfind(b"\n", position, position + limit - line + 1)
+        if newline < 0:
+            return -1
+        position, line = newline + 1, 0
+    newline = chunk.rfind(b"\n", position)
+    return line + size - position if newline < 0 else size - newline - 1
+
+
+def _line_too_long(limit: int) -> MalformedStreamError:
+    return MalformedStreamError(
+        f"an upstream line is longer than max_line_bytes={limit} bytes"
+        " (the stream was stopped there)"
+    )
 
 
 class _Run:
@@ -105,6 +143,7 @@ def from_gemini(
     headers: Mapping[str, str] | None = None,
     retry: RetryPolicy | int | None = None,
     scheduler: abc.SchedulerBase | None = None,
+    max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
 ) -> Observable[bytes]:
     """Stream a Gemini response body as byte chunks.
 
@@ -135,8 +174,18 @@ def from_gemini(
             honours ``retry_after``. Off by default; never retries once bytes were emitted.
         scheduler: for a sync client, where the request runs (default: a new thread);
             for an async client, an ``AsyncIOScheduler`` whose loop runs the task.
+        max_line_bytes: the longest line the body may hold, in bytes between two
+            ``\\n`` (64 MiB by default, :data:`DEFAULT_MAX_LINE_BYTES`: each Gemini
+            event is one line, and one with an image or audio can be tens of MB). A longer
+            line stops the read: the response is closed and the Observable errors with
+            :class:`MalformedStreamError` ("an upstream line is longer than
+            max_line_bytes=N bytes"), after emitting every chunk before the one that
+            took the line past the limit, and none of that one. Nothing is buffered
+            here, so the SSE decoder downstream never holds more than about this much
+            of a line. ``None``: no limit.
 
     Raises:
+        ValueError: at call time, for ``max_line_bytes`` not a positive int or None.
         MissingCredentialsError: at call time, when no key or token can be found.
         InvalidRequestError: at call time, when ``model`` is not a model id (one path
             segment under ``models/``; see :func:`~rxgem.transport.model_segment`).
@@ -152,7 +201,11 @@ def from_gemini(
     policy = RetryPolicy(attempts=retry) if isinstance(retry, int) else retry
     if policy is not None and policy.attempts < 1:
         raise ValueError("retry attempts must be at least 1")
-    exchange = _Exchange(url, send_headers, body, timeout, policy)
+    if max_line_bytes is not None and (
+        type(max_line_bytes) is not int or max_line_bytes < 1  # not a bool either
+    ):
+        raise ValueError(f"max_line_bytes must be a positive int or None, not {max_line_bytes!r}")
+    exchange = _Exchange(url, send_headers, body, timeout, policy, max_line_bytes)
 
     def subscribe(
         observer: abc.ObserverBase[bytes], default: abc.SchedulerBase | None = None
@@ -195,12 +248,14 @@ class _Exchange:
         body: dict[str, Any],
         timeout: httpx.Timeout | float | UseClientDefault | None,
         policy: RetryPolicy | None,
+        max_line_bytes: int | None,
     ) -> None:
         self.url = url
         self.headers = headers
         self.body = body
         self.timeout = timeout
         self.policy = policy
+        self.max_line_bytes = max_line_bytes
 
     def _retry_delay(self, attempt: int, error: BaseException) -> float | None:
         return self.policy.delay(attempt, error) if self.policy is not None else None
@@ -243,8 +298,11 @@ class _Exchange:
         self, observer: abc.ObserverBase[bytes], http: httpx.Client, run: _Run
     ) -> None:
         attempt = 0
+        limit = self.max_line_bytes
         while not run.cancelled.is_set():
             started = False
+            line = 0  # bytes since the last b"\n"
+            too_long = False
             try:
                 with http.stream(
                     "POST", self.url, json=self.body, headers=self.headers, timeout=self.timeout
@@ -264,11 +322,17 @@ class _Exchange:
                         for chunk in response.iter_bytes():
                             if run.cancelled.is_set():
                                 return
+                            if limit is not None:
+                                line = _line_after(chunk, line, limit)
+                                if line < 0:
+                                    too_long = True
+                                    break  # leaving the block closes the response
                             started = True
                             observer.on_next(chunk)
-                        if not run.cancelled.is_set():
-                            observer.on_completed()
-                        return
+                        if not too_long:
+                            if not run.cancelled.is_set():
+                                observer.on_completed()
+                            return
             except httpx.HTTPError as exc:
                 if run.cancelled.is_set():
                     return
@@ -279,6 +343,10 @@ class _Exchange:
             finally:
                 with run.lock:
                     run.response = None
+            if too_long and limit is not None:  # the response is closed
+                if not run.cancelled.is_set():
+                    observer.on_error(_line_too_long(limit))
+                return
             delay = None if started else self._retry_delay(attempt, error)
             if delay is None:
                 if not run.cancelled.is_set():
@@ -333,8 +401,11 @@ class _Exchange:
         self, observer: abc.ObserverBase[bytes], http: httpx.AsyncClient, gate: FlowGate | None
     ) -> None:
         attempt = 0
+        limit = self.max_line_bytes
         while True:
             started = False
+            line = 0  # bytes since the last b"\n"
+            too_long = False
             try:
                 async with http.stream(
                     "POST", self.url, json=self.body, headers=self.headers, timeout=self.timeout
@@ -348,16 +419,25 @@ class _Exchange:
                         )
                     else:
                         async for chunk in response.aiter_bytes():
+                            if limit is not None:
+                                line = _line_after(chunk, line, limit)
+                                if line < 0:
+                                    too_long = True
+                                    break  # leaving the block closes the response
                             started = True
                             observer.on_next(chunk)
                             if gate is not None and not gate.is_open:
                                 await gate.ready()  # before the next read
-                        observer.on_completed()
-                        return
+                        if not too_long:
+                            observer.on_completed()
+                            return
             except httpx.HTTPError as exc:
                 error = transport_error(exc, self.url)
             except Exception as exc:  # raised downstream, inside on_next
                 observer.on_error(exc)
+                return
+            if too_long and limit is not None:  # the response is closed
+                observer.on_error(_line_too_long(limit))
                 return
             delay = None if started else self._retry_delay(attempt, error)
             if delay is None:

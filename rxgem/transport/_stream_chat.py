@@ -39,11 +39,12 @@ def stream_chat(
     """``from_gemini(request, model=model, ...)`` piped through ``gemini_to_openai(...)``.
 
     Options of :func:`from_gemini` (``api_key``, ``access_token``, ``base_url``,
-    ``client``, ``timeout``, ``headers``, ``retry``, ``scheduler``) go to the request;
-    the others (``include_usage``, ``reasoning_field``, ``slot_policy``, ...) to
-    :func:`~rxgem.gemini_to_openai`. ``model`` is both the Gemini model and the
-    ``model`` of every chunk. Without ``api``, the enum numbering follows the base
-    URL: ``"vertex"`` for an ``aiplatform.googleapis.com`` host, else ``"gemini"``.
+    ``client``, ``timeout``, ``headers``, ``retry``, ``scheduler``, ``max_line_bytes``)
+    go to the request; the others (``include_usage``, ``reasoning_field``,
+    ``slot_policy``, ...) to :func:`~rxgem.gemini_to_openai`. ``model`` is both the
+    Gemini model and the ``model`` of every chunk. Without ``api``, the enum numbering
+    follows the base URL: ``"vertex"`` for an ``aiplatform.googleapis.com`` host, else
+    ``"gemini"``.
 
     Returns:
         ``Observable[ChatCompletionChunk]``.
