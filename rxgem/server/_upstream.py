@@ -100,6 +100,7 @@ class Upstream:
             api_key=credentials.api_key,
             access_token=credentials.access_token,
             client=self.next_client(),
+            max_line_bytes=self.settings.max_upstream_line_bytes,
         )
 
     async def probe(self) -> str | None:

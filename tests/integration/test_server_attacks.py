@@ -31,7 +31,7 @@ from server_harness import (
 )
 
 from rxgem import samples
-from rxgem.testing import FakeGemini, FakeResponse
+from rxgem.testing import FakeGemini, FakeResponse, event, text
 
 AUTH = f"Authorization: Bearer {TOKEN}\r\n".encode()
 
@@ -362,3 +362,38 @@ def test_each_http_parser_and_loop_keeps_the_guard(http: str, loop: str) -> None
             answer = client.chat.completions.create(model=MODEL, messages=HELLO)
     assert closed
     assert answer.choices[0].message.content == expected_content("text.sse")
+
+
+# --------------------------------------------------------------------------- upstream
+
+
+def test_an_endless_upstream_line_is_a_502_within_the_cap() -> None:
+    """Before: a 100 MB line without a newline was buffered whole (508 MB) before the 502."""
+    first = event(text("Hello"))
+    endless = first + b"data: " + b"x" * 100_000_000
+    with (
+        FakeGemini(FakeResponse(body=endless, chunk_size=1 << 20)) as fake,
+        serve_process(
+            "--workers", "1", "--upstream", fake.base_url, "--client-token", TOKEN,
+            "--max-upstream-line-bytes", str(8 << 20),
+            env={"RXGEM_API_KEY": KEY},
+        ) as (url, process),
+    ):  # fmt: skip
+        before = _peak_rss_kb(process.pid)
+        body = {"model": MODEL, "messages": HELLO, "stream": True}
+        with httpx.stream(
+            "POST",
+            f"{url}/v1/chat/completions",
+            json=body,
+            headers={"authorization": f"Bearer {TOKEN}"},
+            timeout=60,
+        ) as response:
+            frames = [f for f in response.read().decode().split("\n\n") if f]
+        grown_mb = (_peak_rss_kb(process.pid) - before) / 1024
+    assert response.status_code == 200  # the first event had gone out
+    assert json.loads(frames[0].removeprefix("data: "))["choices"][0]["delta"]["content"] == (
+        "Hello"
+    )
+    error = json.loads(frames[-1].removeprefix("data: "))["error"]
+    assert "max_line_bytes" in error["message"]
+    assert grown_mb < 60, grown_mb
