@@ -283,3 +283,52 @@ def test_python_m_rxgem_testing_prints_a_base_url_that_answers() -> None:
     assert body == samples.read("thinking_tools")
     assert listing["models"]
     assert code == 130
+
+
+def test_every_setting_survives_the_trip_to_the_workers_environment() -> None:
+    from dataclasses import fields
+
+    from rxgem.server import ServerSettings, settings_from_env
+
+    changed: dict[str, Any] = {}
+    for field in fields(ServerSettings):
+        if isinstance(field.default, bool) or field.default is None:
+            continue
+        if isinstance(field.default, int | float) and field.name != "log_level":
+            changed[field.name] = field.default * 2 + 1
+    assert len(changed) >= 14
+    settings = ServerSettings(
+        api_key=KEY,
+        client_tokens=(TOKEN,),
+        cors_origins=("https://chat.example.com", "http://127.0.0.1:3000"),
+        metrics=True,
+        max_connections=77,
+        **changed,
+    )
+    assert settings_from_env(settings.to_env()) == settings
+
+
+def test_a_limit_given_as_a_flag_holds_in_every_worker() -> None:
+    """Before: the limits existed only as ServerSettings fields; --workers dropped them."""
+    with (
+        FakeGemini(samples.read("text")) as fake,
+        serve_process(
+            "--workers", "2", "--upstream", fake.base_url, "--client-token", TOKEN,
+            "--max-request-bytes", "300", "--log-level", "warning",
+            env={"RXGEM_API_KEY": KEY},
+        ) as (url, _),
+    ):  # fmt: skip
+        body = {"model": MODEL, "messages": [{"role": "user", "content": "x" * 400}]}
+        statuses = set()
+        for _ in range(12):  # new connections reach both workers
+            with httpx.Client() as client:
+                statuses.add(
+                    client.post(
+                        f"{url}/v1/chat/completions", json=body, headers=HEADERS
+                    ).status_code
+                )
+        small = httpx.post(
+            f"{url}/v1/chat/completions", json={"model": MODEL, "messages": HELLO}, headers=HEADERS
+        )
+    assert statuses == {413}
+    assert small.status_code == 200
