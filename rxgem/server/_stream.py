@@ -1,29 +1,29 @@
 """Answering one chat completion over ASGI: streaming or not, watching the client.
 
 :class:`CompletionResponse` is an ASGI app (a Starlette ``Response`` stand-in) for one
-request. It subscribes to the ``chat_completions`` Observable through
-:func:`~rxgem.aiterate` in a task, and watches ``receive()`` for ``http.disconnect``
-in another (Starlette's ``StreamingResponse`` does not on ASGI ≥ 2.4). When the
-client goes away first, the work is cancelled: the iterator is closed, which
-disposes of the subscription, which cancels the upstream request and closes its
-connection, whether Gemini had sent its first byte or not.
+request. The work runs in a task, and ``receive()`` is watched for
+``http.disconnect`` in another (Starlette's ``StreamingResponse`` does not on ASGI ≥
+2.4). When the client goes away first, the work is cancelled: the subscription is
+disposed of, which cancels the upstream request and closes its connection, whether
+Gemini had sent its first byte or not.
 
-Streaming:
+Streaming (one observer, :class:`_Frames`, subscribed to the ``chat_completions``
+Observable on the event loop):
 
+- Each chunk is encoded to its SSE frame as it arrives (``data: {json}``); the frames
+  that wait while a send is in progress go out together in the next write. At the
+  end, ``data: [DONE]``; an error after the 200 is one ``data: {"error": {...}}``
+  frame, and the body ends there.
 - The status is decided by the first thing the pipeline gives: an error before any
   chunk is an ordinary HTTP error reply (429 with ``Retry-After``, ...). When Gemini
   stays silent for ``keep_alive`` seconds, the 200 headers are sent anyway, with a
-  ``: keep-alive`` comment, and then one every ``keep_alive`` seconds of silence.
-- Chunks are framed as OpenAI does (``data: {json}``, then ``data: [DONE]``). An error
-  after the 200 is one ``data: {"error": {...}}`` frame, and the body ends there
-  (no ``[DONE]``).
-- Each send is awaited, and the response holds its
-  :class:`~rxgem.transport._flow.FlowGate` (set in :data:`current_gate` in the task
-  that subscribes, shared by ``aiterate`` and inherited by ``from_gemini``'s read
-  task) while a send is in progress: a send that does not complete at once is the
-  ASGI server's flow control saying the client is behind, so the upstream socket is
-  not read, its kernel buffer fills, and TCP slows Gemini down. What is buffered per
-  stream is about one upstream read (64 KiB) plus the socket buffers.
+  ``: keep-alive`` comment, and then one every ``keep_alive`` seconds of silence: one
+  timer per stream, re-armed when it fires, never per chunk.
+- Backpressure: the response holds its :class:`~rxgem.transport._flow.FlowGate`
+  (in :data:`current_gate` when it subscribes, so ``from_gemini``'s read task
+  inherits it) while a send is in progress, and while more than 256 KiB of frames
+  wait. The upstream socket is then not read, its kernel buffer fills, and TCP slows
+  Gemini down.
 
 Not streaming: the assembled ``chat.completion`` as JSON, or an error reply. While
 Gemini is silent for ``keep_alive`` seconds, the 200 headers and then a space every
@@ -48,7 +48,7 @@ from reactivex import Observable, abc
 from reactivex.scheduler.eventloop import AsyncIOScheduler
 from starlette.types import Message, Receive, Scope, Send
 
-from .._bridge import aiterate
+from .._bridge import aiterate  # the non-streaming answer: one item
 from ..core import ChatCompletion, ChatCompletionChunk, CompletionUsage
 from ..core._openai_sse import DONE_FRAME
 from ..transport._flow import FlowGate, current_gate
