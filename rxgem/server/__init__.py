@@ -14,15 +14,17 @@ Or build the ASGI app yourself and run it with any ASGI server::
 
 Routes: ``POST /v1/chat/completions`` (streaming and not, through
 :func:`rxgem.chat_completions`), ``GET /v1/models`` and ``GET /v1/models/{id}``
-(Gemini's model list in OpenAI's shape), ``GET /healthz``.
+(Gemini's model list in OpenAI's shape), ``GET /healthz`` (liveness), ``GET /readyz``
+(readiness) and, with ``metrics``, ``GET /metrics`` (Prometheus).
 
-Several worker processes (``rxgem serve --workers N``, or ``uvicorn
-rxgem.server:app_from_env --factory --workers N``) each build their app with
+Several worker processes (``rxgem serve --workers N``, by default one per core, or
+``uvicorn rxgem.server:app_from_env --factory --workers N
+--http rxgem.server._runner:GuardedHttpToolsProtocol``) each build their app with
 :func:`app_from_env`, from the environment variables of :func:`settings_from_env`
 (``RXGEM_UPSTREAM``, ``RXGEM_API_KEY``/``GEMINI_API_KEY``, ``RXGEM_CLIENT_TOKENS``,
-...); ``rxgem serve`` sets them from its arguments before it starts the workers.
-The server keeps no state between requests: run as many copies as you like behind a
-load balancer.
+every limit and timeout as ``RXGEM_<NAME>``); ``rxgem serve`` sets them from its
+arguments before it starts the workers. Chat completions keep no state between
+requests: run as many copies as you like behind a load balancer.
 
 The modules. Sans-IO (no sockets, no Starlette, no event loop):
 
@@ -30,13 +32,18 @@ The modules. Sans-IO (no sockets, no Starlette, no event loop):
 - ``_auth``: client tokens, pass-through keys.
 - ``_errors``: exceptions → OpenAI error bodies, statuses and retry headers.
 - ``_models``: Gemini's model list → OpenAI's.
+- ``_body``: a request body's nesting and value count, checked before decoding.
 
 On top of them:
 
+- ``_runner``: uvicorn's HTTP protocols with the connection guard (head deadline and
+  size, connection cap, ``TCP_NODELAY``), and the uvicorn configuration.
+- ``_admission``: the concurrent-request limit and the SIGTERM drain.
 - ``_stream``: one chat completion over ASGI (disconnects, keep-alives, framing,
-  backpressure from a slow client to the upstream read).
-- ``_access``: the access log and the error boundary; ``_upstream``: the shared
-  ``httpx.AsyncClient``; ``_app``: the Starlette app; ``_main``: the command.
+  backpressure from a slow client to the upstream read, heartbeats).
+- ``_access``: the access log and the error boundary; ``_telemetry``: Prometheus
+  metrics and OpenTelemetry spans; ``_upstream``: the shared ``httpx.AsyncClient``
+  pools; ``_app``: the Starlette app; ``_main``: the command.
 
 Importing this package does not import Starlette or uvicorn; the names that need
 them load on first use.
