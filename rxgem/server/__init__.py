@@ -17,14 +17,15 @@ Routes: ``POST /v1/chat/completions`` (streaming and not, through
 (Gemini's model list in OpenAI's shape), ``GET /healthz`` (liveness), ``GET /readyz``
 (readiness) and, with ``metrics``, ``GET /metrics`` (Prometheus).
 
-Several worker processes (``rxgem serve --workers N``, by default one per core, or
-``uvicorn rxgem.server:app_from_env --factory --workers N
---http rxgem.server._runner:GuardedHttpToolsProtocol``) each build their app with
+Several worker processes (``rxgem serve --workers N``, by default one per core) each
+build their app with
 :func:`app_from_env`, from the environment variables of :func:`settings_from_env`
 (``RXGEM_UPSTREAM``, ``RXGEM_API_KEY``/``GEMINI_API_KEY``, ``RXGEM_CLIENT_TOKENS``,
 every limit and timeout as ``RXGEM_<NAME>``); ``rxgem serve`` sets them from its
 arguments before it starts the workers. Chat completions keep no state between
-requests: run as many copies as you like behind a load balancer.
+requests: run as many copies as you like behind a load balancer. (Under plain
+``uvicorn rxgem.server:app_from_env --factory`` the app works, but uvicorn's own HTTP
+protocol lacks the connection guard: head deadlines, the connection cap.)
 
 The modules. Sans-IO (no sockets, no Starlette, no event loop):
 
