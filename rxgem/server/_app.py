@@ -161,6 +161,7 @@ class _Service:
             secrets=self._secrets(record),
             logger=self.logger,
             drain=self.drain,
+            send_timeout=self.settings.send_timeout,
         )
 
     async def list_models(self, request: Request) -> Response:

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from ._settings import ServerSettings
 
 __all__ = [
+    "ABORT_EXTENSION",
     "LIMITS_STATE",
     "PROTOCOL",
     "ConnectionLimits",
@@ -51,6 +52,10 @@ __all__ = [
     "uvicorn_config",
     "uvicorn_options",
 ]
+
+ABORT_EXTENSION: Final = "rxgem.abort"
+"""The scope extension (``scope["extensions"][ABORT_EXTENSION]``) that closes the
+connection at once, unsent data dropped: for a client that stopped reading."""
 
 LIMITS_STATE: Final = "rxgem.connection_limits"
 """The lifespan-state key of the app's :class:`ConnectionLimits`."""
@@ -153,6 +158,9 @@ def _guarded(base: type[Any]) -> type[Any]:
             if guard.timer is None and (self.cycle is None or self.cycle.response_complete):
                 self._arm()  # the first bytes of a next request on a kept-alive connection
             super().data_received(data)
+            scope = self.scope
+            if scope is not None:  # the app's way to drop a client that stopped reading
+                scope.setdefault("extensions", {})[ABORT_EXTENSION] = self.transport.abort
             if guard.timer is not None:
                 if self.cycle is not guard.cycle:  # the head is complete
                     guard.timer.cancel()

@@ -43,6 +43,7 @@ ENV: Final = {
     "head_timeout": "RXGEM_HEAD_TIMEOUT",
     "body_timeout": "RXGEM_BODY_TIMEOUT",
     "idle_timeout": "RXGEM_IDLE_TIMEOUT",
+    "send_timeout": "RXGEM_SEND_TIMEOUT",
     "connect_timeout": "RXGEM_CONNECT_TIMEOUT",
     "read_timeout": "RXGEM_READ_TIMEOUT",
     "max_upstream_connections": "RXGEM_MAX_UPSTREAM_CONNECTIONS",
@@ -62,6 +63,7 @@ _SECONDS: Final = (
     "head_timeout",
     "body_timeout",
     "idle_timeout",
+    "send_timeout",
     "connect_timeout",
     "read_timeout",
     "shutdown_grace",
@@ -133,6 +135,9 @@ class ServerSettings:
             headers), from the connection or from the first byte of a next request.
         body_timeout: seconds a client has to send a whole request body (408).
         idle_timeout: seconds an idle keep-alive connection stays open.
+        send_timeout: seconds a client may take to take in a part of an answer (its
+            socket accepting more); a client that stops reading is cut off after it,
+            and its upstream request cancelled.
         connect_timeout: seconds to connect to the upstream.
         read_timeout: seconds the upstream may stay silent before the request fails.
         max_upstream_connections: the connection pool's size toward Gemini.
@@ -165,6 +170,7 @@ class ServerSettings:
     head_timeout: float = 10.0
     body_timeout: float = 60.0
     idle_timeout: float = 15.0
+    send_timeout: float = 120.0
     connect_timeout: float = 10.0
     read_timeout: float = 300.0
     max_upstream_connections: int = 1000

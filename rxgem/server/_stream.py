@@ -41,20 +41,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Final, TypeVar, cast
 
 from reactivex import Observable, abc
 from reactivex.scheduler.eventloop import AsyncIOScheduler
 from starlette.types import Message, Receive, Scope, Send
 
-from .._bridge import aiterate  # the non-streaming answer: one item
-from ..core import ChatCompletion, ChatCompletionChunk, CompletionUsage
-from ..core._openai_sse import DONE_FRAME
-from ..transport._flow import FlowGate, current_gate
+from ..bridge import FlowGate, aiterate, current_gate  # aiterate: the non-streaming answer
+from ..core import DONE_FRAME, ChatCompletion, ChatCompletionChunk, CompletionUsage
 from ._access import AccessRecord
 from ._admission import Drain
 from ._errors import ErrorReply, error_reply
+from ._runner import ABORT_EXTENSION
 
 __all__ = [
     "HEARTBEAT",
@@ -150,13 +149,15 @@ def reply_messages(reply: ErrorReply) -> tuple[Message, Message]:
 class _Sender:
     """``send`` with the response's state: started, finished, and its flow gate."""
 
-    __slots__ = ("finished", "gate", "send", "started")
+    __slots__ = ("finished", "gate", "send", "sending_since", "started")
 
     def __init__(self, send: Send) -> None:
         self.send = send
         self.started = False
         self.finished = False
         self.gate: FlowGate | None = None
+        self.sending_since: float | None = None
+        """When the send in progress began (``time.monotonic()``), for the stall check."""
 
     async def start(self, status: int, headers: tuple[tuple[bytes, bytes], ...]) -> None:
         self.started = True
@@ -166,10 +167,12 @@ class _Sender:
         gate = self.gate
         if gate is not None:
             gate.hold()
+        self.sending_since = time.monotonic()
         try:
             await self.send({"type": "http.response.body", "body": data, "more_body": more})
             self.finished = not more
         finally:
+            self.sending_since = None
             if gate is not None:
                 gate.release()
 
@@ -195,6 +198,9 @@ class CompletionResponse:
         logger: where upstream errors are logged (at DEBUG, scrubbed).
         drain: the server's shutdown grace; when it expires, :meth:`stop` ends this
             response (an error frame, or a 503 if nothing was sent yet).
+        send_timeout: seconds one send may wait for the client to take it in; after
+            that the client is cut off (the connection dropped, where the server
+            offers the ``rxgem.abort`` extension) and the upstream request cancelled.
     """
 
     def __init__(
@@ -208,6 +214,7 @@ class CompletionResponse:
         secrets: tuple[str, ...],
         logger: logging.Logger,
         drain: Drain | None = None,
+        send_timeout: float = 120.0,
     ) -> None:
         self.source = source
         self.stream = stream
@@ -219,6 +226,16 @@ class CompletionResponse:
         self.drain = drain
         self._worker: asyncio.Future[None] | None = None
         self._stopped = False
+        self._abort: Callable[[], None] | None = None
+        self.send_timeout = send_timeout
+
+    def _stalled(self) -> None:
+        """The client took in nothing for ``send_timeout`` seconds: cut it off."""
+        self.record.client_gone = True
+        if self._abort is not None:
+            self._abort()  # the send returns, receive() says disconnect, the work ends
+        elif self._worker is not None:
+            self._worker.cancel()
 
     def stop(self) -> None:
         """End the response now: the server is shutting down (see :class:`Drain`)."""
@@ -227,6 +244,7 @@ class CompletionResponse:
             self._worker.cancel()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self._abort = scope.get("extensions", {}).get(ABORT_EXTENSION)
         sender = _Sender(send)
         work = self._stream(sender) if self.stream else self._complete(sender)
         worker = self._worker = asyncio.ensure_future(work)
@@ -301,6 +319,7 @@ class CompletionResponse:
         loop = asyncio.get_running_loop()
         gate = sender.gate = FlowGate()
         frames = _Frames(loop, gate, self.record, self.send_usage, self.keep_alive)
+        frames.watch(sender, self.send_timeout, self._stalled)
         # this task's context: the upstream read task, made at subscription, inherits it
         current_gate.set(gate)
         source = cast(Observable[ChatCompletionChunk], self.source)
@@ -359,6 +378,9 @@ class _Frames(abc.ObserverBase[ChatCompletionChunk]):
 
     __slots__ = (
         "_holding",
+        "_on_stall",
+        "_send_timeout",
+        "_sender",
         "_waiter",
         "data",
         "done",
@@ -396,6 +418,16 @@ class _Frames(abc.ObserverBase[ChatCompletionChunk]):
         self._waiter: asyncio.Future[None] | None = None
         self._holding = False
         self.timer: asyncio.TimerHandle | None = loop.call_later(keep_alive, self._tick)
+        self._sender: _Sender | None = None
+        self._send_timeout = 0.0
+        self._on_stall: Callable[[], None] | None = None
+
+    def watch(self, sender: _Sender, timeout: float, on_stall: Callable[[], None]) -> None:
+        """Call ``on_stall`` when one of ``sender``'s sends waits over ``timeout`` seconds
+        (checked when the timer fires: at most ``min(keep_alive, timeout)`` late)."""
+        self._sender = sender
+        self._send_timeout = timeout
+        self._on_stall = on_stall
 
     # the observer side (on the event loop, from the upstream read task)
 
@@ -467,10 +499,20 @@ class _Frames(abc.ObserverBase[ChatCompletionChunk]):
             waiter.set_result(None)
 
     def _tick(self) -> None:
+        sender = self._sender
+        since = sender.sending_since if sender is not None else None
+        if since is not None and time.monotonic() - since >= self._send_timeout:
+            self.timer = None
+            if self._on_stall is not None:
+                self._on_stall()
+            return
         idle = self.loop.time() - self.last_sent
         if idle >= self.keep_alive:
             if not self.data and not self.done:
                 self.silent = True  # the sender sends a keep-alive, then calls sent()
                 self._wake()
             idle = 0.0
-        self.timer = self.loop.call_later(self.keep_alive - idle, self._tick)
+        delay = self.keep_alive - idle
+        if sender is not None:
+            delay = min(delay, self._send_timeout)
+        self.timer = self.loop.call_later(delay, self._tick)

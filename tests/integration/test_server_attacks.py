@@ -8,6 +8,7 @@ limit. Servers are real (uvicorn on 127.0.0.1, in a thread or in their own proce
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import resource
@@ -31,7 +32,7 @@ from server_harness import (
 )
 
 from rxgem import samples
-from rxgem.testing import FakeGemini, FakeResponse, event, text
+from rxgem.testing import FakeGemini, FakeResponse, event, finish, text, usage
 
 AUTH = f"Authorization: Bearer {TOKEN}\r\n".encode()
 
@@ -397,3 +398,28 @@ def test_an_endless_upstream_line_is_a_502_within_the_cap() -> None:
     error = json.loads(frames[-1].removeprefix("data: "))["error"]
     assert "max_line_bytes" in error["message"]
     assert grown_mb < 60, grown_mb
+
+
+def test_a_client_that_stops_reading_is_cut_off_after_the_send_timeout() -> None:
+    piece = "x" * 65536
+    big = b"".join(event(text(piece)) for _ in range(600)) + event(finish("STOP"), usage(1, 1))
+    request = json.dumps({"model": MODEL, "messages": HELLO, "stream": True}).encode()
+    overrides = {"send_timeout": 1.0, "keep_alive": 0.3}
+    with (
+        FakeGemini(FakeResponse(body=big, chunk_size=65536)) as fake,
+        serving(settings_for(fake, **overrides)) as url,
+        socket.create_connection(("127.0.0.1", _port(url))) as client,
+    ):
+        client.sendall(_post_head(len(request)) + request)
+        time.sleep(0.5)  # the client reads nothing; the server's sends stall
+        assert fake.wait_for_disconnect(timeout=10)  # the upstream request was cancelled
+        # and the server dropped the connection: what is left to read ends soon
+        client.settimeout(10)
+        started = time.monotonic()
+        received = 0
+        with contextlib.suppress(ConnectionResetError):
+            while chunk := client.recv(1 << 20):
+                received += len(chunk)
+        assert time.monotonic() - started < 5
+        assert fake.completed == 0
+    assert received < len(big)
