@@ -1,4 +1,5 @@
-"""The server's side toward Gemini: one shared ``httpx.AsyncClient``, chat and model calls."""
+"""The server's side toward Gemini: the shared ``httpx.AsyncClient`` pools, and the chat,
+model and probe calls made on them (the HTTP itself is :mod:`rxgem.transport`'s)."""
 
 from __future__ import annotations
 
@@ -6,20 +7,17 @@ import time
 from typing import Any, Final
 
 import httpx
-import msgspec
 from reactivex import Observable
 
 from ..client import chat_completions
-from ..core import ChatCompletion, ChatCompletionChunk, GeminiAPIError, MalformedStreamError
-from ..transport import http_error, model_url, resolve_headers
-from ..transport._http import transport_error
+from ..core import ChatCompletion, ChatCompletionChunk, GeminiAPIError, GeminiTransportError
+from ..transport import get_model, list_models, models_status
 from ._auth import Credentials
 from ._models import openai_model, openai_model_list
 from ._settings import ServerSettings
 
 __all__ = ["Upstream"]
 
-_MAX_PAGES: Final = 20
 _PROBE_TTL: Final = 5.0
 _SHARD_SIZE: Final = 64
 _MAX_SHARDS: Final = 16
@@ -114,20 +112,18 @@ class Upstream:
         if self._probe is not None and now - self._probe[0] < _PROBE_TTL:
             return self._probe[1]
         s = self.settings
-        headers = {"accept": "application/json"}
-        if s.api_key or s.access_token:
-            headers = resolve_headers(s.api_key, s.access_token, headers, {})
-            headers.pop("content-type", None)
-        url = f"{s.upstream.rstrip('/')}/models"
         problem: str | None = None
         try:
-            response = await self.client.get(
-                url, params={"pageSize": "1"}, headers=headers, timeout=s.connect_timeout
+            status = await models_status(
+                self.client,
+                s.upstream,
+                api_key=s.api_key,
+                access_token=s.access_token,
+                timeout=s.connect_timeout,
             )
-        except httpx.HTTPError as exc:
-            problem = f"upstream unreachable ({type(exc).__name__})"
+        except GeminiTransportError as exc:
+            problem = f"upstream unreachable ({type(exc.cause).__name__})"
         else:
-            status = response.status_code
             refused = status in (401, 403) and bool(s.api_key or s.access_token)
             if status >= 500 or refused:
                 problem = f"upstream answered HTTP {status}"
@@ -136,48 +132,26 @@ class Upstream:
 
     async def list_models(self, credentials: Credentials) -> dict[str, Any]:
         """Gemini's model list (every page), in OpenAI's shape."""
-        url = f"{self.settings.upstream.rstrip('/')}/models"
-        pages: list[dict[str, Any]] = []
-        page_token: str | None = None
-        for _ in range(_MAX_PAGES):
-            params = {"pageSize": "1000"}
-            if page_token:
-                params["pageToken"] = page_token
-            page = await self._get_json(url, credentials, params)
-            pages.append(page)
-            next_token = page.get("nextPageToken")
-            if not isinstance(next_token, str) or not next_token:
-                break
-            page_token = next_token
+        pages = await list_models(
+            self.client,
+            self.settings.upstream,
+            api_key=credentials.api_key,
+            access_token=credentials.access_token,
+            environ={},
+        )
         return openai_model_list(pages)
 
     async def get_model(self, credentials: Credentials, name: str) -> dict[str, Any]:
         """One model, in OpenAI's shape (``name`` already checked to be a plain id)."""
-        url = model_url(self.settings.upstream, name)
-        model = openai_model(await self._get_json(url, credentials, {}))
+        found = await get_model(
+            self.client,
+            name,
+            self.settings.upstream,
+            api_key=credentials.api_key,
+            access_token=credentials.access_token,
+            environ={},
+        )
+        model = openai_model(found)
         if model is None:
             raise GeminiAPIError(f"model {name} not found", code=404, http_status=404)
         return model
-
-    async def _get_json(
-        self, url: str, credentials: Credentials, params: dict[str, str]
-    ) -> dict[str, Any]:
-        headers = resolve_headers(
-            credentials.api_key, credentials.access_token, {"accept": "application/json"}, {}
-        )
-        headers.pop("content-type", None)
-        try:
-            response = await self.client.get(url, params=params, headers=headers)
-        except httpx.HTTPError as exc:
-            raise transport_error(exc, url) from exc
-        if response.status_code != 200:
-            raise http_error(
-                response.status_code, response.headers, response.content, response.reason_phrase
-            )
-        try:
-            data = msgspec.json.decode(response.content)
-        except msgspec.DecodeError:
-            data = None
-        if not isinstance(data, dict):
-            raise MalformedStreamError("the model list is not a JSON object")
-        return data

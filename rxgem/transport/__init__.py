@@ -1,4 +1,5 @@
-"""Gemini's streaming endpoint over httpx, as an ``Observable[bytes]`` (and of chunks)."""
+"""Gemini over httpx: its streaming endpoint as an ``Observable[bytes]`` (and of chunks),
+and its model list."""
 
 from ._exchange import DEFAULT_MAX_LINE_BYTES, TransportOptions, from_gemini
 from ._http import (
@@ -11,20 +12,25 @@ from ._http import (
     resolve_headers,
     stream_url,
 )
+from ._models import MAX_MODEL_PAGES, get_model, list_models, models_status
 from ._stream_chat import StreamChatOptions, api_of, stream_chat
 
 __all__ = [
     "DEFAULT_BASE_URL",
     "DEFAULT_MAX_LINE_BYTES",
     "DEFAULT_TIMEOUT",
+    "MAX_MODEL_PAGES",
     "RetryPolicy",
     "StreamChatOptions",
     "TransportOptions",
     "api_of",
     "from_gemini",
+    "get_model",
     "http_error",
+    "list_models",
     "model_segment",
     "model_url",
+    "models_status",
     "resolve_headers",
     "stream_chat",
     "stream_url",
