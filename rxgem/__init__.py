@@ -6,8 +6,12 @@ The pipeline::
     bytes ─decode_sse→ SSEEvent ─parse→ GenerateContentResponse ─group_by_slot→
     items ─latest_args→ items ─flush_on_finish→ items ─to_openai→ ChatCompletionChunk
 
-The layers, each importing only from the ones above it in this list:
+The layers, each importing only from the ones above it in this list (and from a
+package's face, its ``__init__``, never from another package's private modules):
 
+- :mod:`rxgem.bridge`: ``iterate``/``aiterate``, which bridge Observables to plain
+  iterators, and the flow gate a slow consumer holds the transport's reads with.
+  Imports nothing of rxgem.
 - :mod:`rxgem.core`: the sans-IO cores (``SSEDecoder``, ``ResponseParser``,
   ``SlotTable``, ``ArgsTable``, ``FinishBuffer``, ``ChunkBuilder``), the Gemini and
   OpenAI models and the errors. No Rx, no I/O.
@@ -16,13 +20,16 @@ The layers, each importing only from the ones above it in this list:
 - :mod:`rxgem.operators`: one reactivex operator per core, ``gemini_to_openai()``
   and ``sse_encode()``.
 - :mod:`rxgem.transport`: Gemini's endpoint over httpx (``from_gemini``,
-  ``stream_chat``); ``iterate``/``aiterate`` bridge Observables to plain iterators.
-  Beside it, :mod:`rxgem.request`: OpenAI Chat Completions requests → Gemini
-  requests (``to_gemini_request``), sans-IO.
+  ``stream_chat``, the model list). Beside it, :mod:`rxgem.request`: OpenAI Chat
+  Completions requests → Gemini requests (``to_gemini_request``), sans-IO.
 - :mod:`rxgem.client`: ``chat_completions``, an OpenAI request answered by Gemini
   (the request translation, the transport and the pipeline in one call).
 - :mod:`rxgem.viz`, :mod:`rxgem.testing` and the ``rxgem`` command, at the edges
   (``viz`` and ``testing`` load on first use).
+
+``import rxgem`` loads neither httpx nor Starlette: the names that need httpx
+(``from_gemini``, ``stream_chat``, ``RetryPolicy``, ``chat_completions``) load it on
+first use, and ``to_gemini_request`` loads the request translation then.
 
 Every stream error is an :class:`RxGemError`.
 
@@ -35,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 # `_build` first: it chooses between the compiled and the pure-Python modules (RXGEM_PURE_PYTHON)
 from . import _build, items, operators, samples
-from ._bridge import aiterate, iterate
+from .bridge import aiterate, iterate
 from .converter import Converter, PipelineOptions
 from .core import (
     ArgsTable,

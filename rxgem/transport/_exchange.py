@@ -18,8 +18,8 @@ Where the request runs:
 Backpressure: the worker thread of a sync client reads the next piece of the body
 only once ``on_next`` returns, so a consumer that blocks it (``rxgem.iterate`` does
 when it holds too many items) holds back the read. The task of an async client
-waits before each read while the :class:`~rxgem.transport._flow.FlowGate` that was
-in :data:`~rxgem.transport._flow.current_gate` at subscription is held
+waits before each read while the :class:`~rxgem.bridge.FlowGate` that was
+in :data:`~rxgem.bridge.current_gate` at subscription is held
 (``rxgem.aiterate`` sets one). Either way TCP then slows Gemini down.
 
 Disposing of the subscription (``dispose()``, ``take(n)``, an error downstream) closes
@@ -49,8 +49,8 @@ from reactivex import Observable, abc
 from reactivex.disposable import Disposable
 from reactivex.scheduler.eventloop import AsyncIOScheduler
 
+from ..bridge import FlowGate, current_gate
 from ..core import MalformedStreamError
-from ._flow import FlowGate, current_gate
 from ._http import (
     DEFAULT_TIMEOUT,
     RetryPolicy,

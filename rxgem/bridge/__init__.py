@@ -1,0 +1,37 @@
+"""Bridges for code that does not want Rx (a blocking iterator and an async iterator),
+and the flow gate that lets a slow consumer hold back the transport's reads.
+
+Both iterators subscribe lazily (at the first item requested) and dispose of the
+subscription as soon as the consumer stops: at the end, on an error, on
+``close()``/``aclose()``, when a ``with``/``async with`` block exits, or when the
+iterator is dropped (``break`` out of a ``for`` loop), so a stream from
+``from_gemini`` closes its HTTP connection right away.
+
+Both hold at most about :data:`MAX_BUFFERED` items for a consumer slower than the
+source, by pushing back on the producer once that many wait, until the consumer is
+down to :data:`~rxgem.bridge._gate.RESUME_AT`:
+
+- a producer on another thread (``from_gemini``'s worker thread with an
+  ``httpx.Client``) is blocked inside ``on_next`` at a
+  :class:`~rxgem.bridge._gate.ThreadGate`, so it reads no more of the body;
+- :func:`aiterate` holds the :class:`FlowGate` it set in :data:`current_gate` for
+  the subscription, so ``from_gemini``'s task with an ``httpx.AsyncClient`` waits
+  before its next read. The items of the read in progress still arrive: the bound
+  is exceeded by what one read (at most 64 KiB) decodes to.
+
+A source that emits on the consumer's own thread (``reactivex.from_iterable``
+during ``iterate``'s subscription, any source on ``aiterate``'s loop other than
+``from_gemini``) cannot be made to wait without deadlocking, and its items are
+already in memory: they are queued whatever their number.
+
+The modules: ``_gate`` (the two gates and the bound), ``_base`` (what both
+iterators share), ``_iterate`` and ``_aiterate``. This package imports nothing of
+rxgem and no HTTP library: the transport imports it (to wait at the gate), not the
+reverse.
+"""
+
+from ._aiterate import aiterate
+from ._gate import MAX_BUFFERED, FlowGate, current_gate
+from ._iterate import iterate
+
+__all__ = ["MAX_BUFFERED", "FlowGate", "aiterate", "current_gate", "iterate"]
