@@ -83,6 +83,7 @@ from ._openai_models import (
     CompletionUsage,
     FinishReason,
 )
+from ._openai_parts import ID_MARK, render_code
 from ._openai_sse import DONE_FRAME, SSEEncoder, encode_chunk, encode_error, error_payload
 from ._protocol import Core
 from ._slot_policies import (
@@ -100,6 +101,7 @@ __all__ = [
     "DONE",
     "DONE_FRAME",
     "ENUM_TABLES",
+    "ID_MARK",
     "MAX_ARRAY_GAP",
     "MAX_CANDIDATES",
     "MAX_PATH_DEPTH",
@@ -184,6 +186,7 @@ __all__ = [
     "normalize_enums",
     "parse_json_path",
     "random_id",
+    "render_code",
     "resolve_policy",
     "same_args",
     "snippet",

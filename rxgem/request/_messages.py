@@ -34,8 +34,7 @@ from typing import Any
 
 import msgspec
 
-from ..core import InvalidRequestError, Part
-from ..core._openai_parts import render_code
+from ..core import InvalidRequestError, Part, render_code
 from ._json import MAX_JSON_DEPTH, check_depth, loads
 from ._signatures import PLACEHOLDER, call_signature, message_signature, split_id
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core._openai_parts import ID_MARK
+from ..core import ID_MARK
 
 __all__ = ["ID_MARK", "PLACEHOLDER", "call_signature", "message_signature", "split_id"]
 

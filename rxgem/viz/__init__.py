@@ -41,6 +41,7 @@ operators that buffer, delay or reorder.
 from typing import TYPE_CHECKING, Any
 
 from ..operators import pipeline_stages
+from ._describe import describe, short
 from ._record import Emission, Kind, Recorder, XMode
 from ._render import Diagram, SideBySide, side_by_side
 from ._trace import Stage, atrace, tour, trace, trace_bytes, trace_sample
@@ -57,8 +58,10 @@ __all__ = [
     "Stage",
     "XMode",
     "atrace",
+    "describe",
     "main",
     "pipeline_stages",
+    "short",
     "side_by_side",
     "tour",
     "trace",

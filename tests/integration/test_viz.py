@@ -387,7 +387,7 @@ def test_the_viz_api_is_exactly_this() -> None:
     assert set(viz.__all__) == {
         *("Diagram", "Emission", "Kind", "Recorder", "SideBySide", "Stage", "XMode"),
         *("atrace", "main", "pipeline_stages", "side_by_side", "tour", "trace"),
-        *("trace_bytes", "trace_sample"),
+        *("trace_bytes", "trace_sample", "describe", "short"),
     }
     for name in viz.__all__:
         value = getattr(viz, name)
