@@ -1,7 +1,9 @@
 """HTTP/1.1 on the wire, without sockets: chunk framing, response heads, parsed requests.
 
-Shared by the loopback server (:mod:`._loopback_http`), which parses requests,
-and FakeGemini, which frames its responses.
+Shared by the loopback server (:mod:`._loopback_http`), which has h11 parse each
+request into a :class:`Request`, and FakeGemini, which frames its responses here as
+raw bytes, not with h11, so that it can also send them broken the way a failing
+upstream does (h11 would refuse to write a chunk shorter than its size line).
 """
 
 from __future__ import annotations

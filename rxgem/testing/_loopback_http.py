@@ -5,8 +5,9 @@ this module knows nothing about Gemini.
 
 Design notes:
 
-* Standard library only: one accept thread plus one thread per connection, raw
-  non-blocking sockets, and a small hand-written HTTP/1.1 request parser.
+* One accept thread plus one thread per connection, raw non-blocking sockets, and
+  h11 to parse requests. Responses are whatever bytes ``handle`` sends: h11 never
+  writes them, so a fake can cut a chunk short or break its framing on purpose.
 * Every wait (reading a request, :meth:`Connection.idle`, a full send buffer) is a
   ``poll()``/``select()`` on the client socket *and* a shared wake-up socket, so
   ``close()`` stops every thread at once, and a client that goes away is noticed
@@ -25,7 +26,9 @@ import time
 from collections.abc import Callable
 from typing import Final, Literal
 
-from ._http_wire import TOKEN, BadRequest, Request
+import h11
+
+from ._http_wire import BadRequest, Request
 
 __all__ = ["ClientGone", "Connection", "Handler", "LoopbackServer", "Rejecter", "ServerClosing"]
 
@@ -33,6 +36,7 @@ _MAX_HEAD: Final = 64 * 1024
 _MAX_READAHEAD: Final = 1 << 20  # pipelined bytes kept while idle, before we stop reading
 _RECV_SIZE: Final = 65536
 _CONNECTION_ERRORS: Final = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)
+_CONTINUE: Final = h11.InformationalResponse(status_code=100, reason=b"Continue", headers=[])
 
 
 class ServerClosing(Exception):
@@ -166,94 +170,64 @@ class Connection:
 
     # -- requests
 
-    def _read_line(self) -> bytes:
-        while True:
-            end = self.buf.find(b"\n")
-            if end >= 0:
-                line = bytes(self.buf[:end]).rstrip(b"\r")
-                del self.buf[: end + 1]
-                return line
-            if len(self.buf) > _MAX_HEAD:
-                raise BadRequest(431, "request line or header too long")
-            self._fill()
+    def _read_request(self) -> Request:
+        """The next request, parsed by h11; ``ClientGone`` once the client goes away.
 
-    def _read_exact(self, size: int) -> bytes:
-        while len(self.buf) < size:
-            self._fill()
-        data = bytes(self.buf[:size])
-        del self.buf[:size]
-        return data
-
-    def _read_request(self) -> Request | None:
-        """The next request, or None once the client closed an idle connection."""
-        try:
-            line = b""
-            while not line:  # tolerate empty lines before a request
-                if not self.buf and not self._wait_for_input():
-                    return None
-                line = self._read_line()
-        except ClientGone:
-            return None
-        parts = line.decode("latin-1").split(" ")
-        if len(parts) != 3 or not parts[2].startswith("HTTP/1.") or not parts[1]:
-            raise BadRequest(400, f"malformed request line {line[:200]!r}")
-        method, target, version = parts
-        headers: dict[str, str] = {}
-        head_size = len(line)
-        while True:
-            raw = self._read_line()
-            head_size += len(raw)
-            if head_size > _MAX_HEAD:
-                raise BadRequest(431, "request header too large")
-            if not raw:
+        Each request gets a fresh parser: responses go out as raw bytes (a fake must
+        be able to send broken HTTP), so h11 never sees them and would not move on to
+        the next request. What follows this request goes back into ``self.buf``.
+        """
+        while True:  # RFC 9112 §2.2: ignore empty lines before a request (h11 does not)
+            del self.buf[: len(self.buf) - len(self.buf.lstrip(b"\r\n"))]
+            if self.buf:
                 break
-            name, colon, value = raw.decode("latin-1").partition(":")
-            if not colon or not TOKEN.fullmatch(name):
-                raise BadRequest(400, f"malformed header line {raw[:200]!r}")
-            key = name.lower()
-            value = value.strip(" \t")
-            headers[key] = f"{headers[key]}, {value}" if key in headers else value
-        body = self._read_body(headers, version)
-        return Request(method, target, version, headers, body)
-
-    def _wait_for_input(self) -> bool:
-        """Wait for the start of a request; False if the client closed the connection."""
-        self._wait(read=True)
-        return self._recv_more() or bool(self.buf)
-
-    def _read_body(self, headers: dict[str, str], version: str) -> bytes:
-        chunked = False
-        length = 0
-        if "transfer-encoding" in headers:
-            codings = [c.strip().lower() for c in headers["transfer-encoding"].split(",")]
-            if codings[-1] != "chunked":
-                raise BadRequest(501, f"unsupported transfer-encoding {codings!r}")
-            chunked = True
-        elif "content-length" in headers:
-            values = {v.strip() for v in headers["content-length"].split(",")}
-            value = values.pop() if len(values) == 1 else ""
-            if not value.isdigit():
-                raise BadRequest(400, f"invalid content-length {headers['content-length']!r}")
-            length = int(value)
-        expects = headers.get("expect", "").lower() == "100-continue"
-        if (chunked or length) and expects and version != "HTTP/1.0" and not self.buf:
-            self.send(b"HTTP/1.1 100 Continue\r\n\r\n")
-        if not chunked:
-            return self._read_exact(length)
+            self._fill()
+        parser = h11.Connection(h11.SERVER, max_incomplete_event_size=_MAX_HEAD)
+        fed = 0
+        head: h11.Request | None = None
         body = bytearray()
-        while True:
-            size_line = self._read_line().split(b";", 1)[0].strip()
-            try:
-                size = int(size_line, 16)
-            except ValueError:
-                raise BadRequest(400, f"invalid chunk size {size_line[:40]!r}") from None
-            if size == 0:
-                while self._read_line():  # trailer fields
-                    pass
-                return bytes(body)
-            body += self._read_exact(size)
-            if self._read_exact(2) != b"\r\n":
-                raise BadRequest(400, "chunk data not followed by CRLF")
+        try:
+            while True:
+                if self.buf:
+                    parser.receive_data(bytes(self.buf))
+                    fed += len(self.buf)
+                    self.buf.clear()
+                event = parser.next_event()
+                if event is h11.NEED_DATA:
+                    if parser.they_are_waiting_for_100_continue and not parser.trailing_data[0]:
+                        self.send(parser.send(_CONTINUE) or b"")
+                    self._fill()
+                elif isinstance(event, h11.Request):
+                    # h11 limits only an incomplete head; one that arrived whole is
+                    # measured here.
+                    if fed - len(parser.trailing_data[0]) > _MAX_HEAD:
+                        raise BadRequest(431, "request header too large")
+                    if not event.http_version.startswith(b"1."):
+                        version = event.http_version.decode()
+                        raise BadRequest(505, f"HTTP/{version} is not supported")
+                    head = event
+                elif isinstance(event, h11.Data):
+                    body += event.data
+                elif isinstance(event, h11.EndOfMessage):
+                    break
+                else:  # PAUSED and ConnectionClosed come only after a request, or at EOF
+                    raise AssertionError(f"unreachable: h11 event {event!r}")
+        except h11.RemoteProtocolError as exc:
+            raise BadRequest(exc.error_status_hint, str(exc)[:200]) from None
+        if head is None:
+            raise AssertionError("unreachable: h11 ended a request it did not start")
+        self.buf[:0] = parser.trailing_data[0]
+        headers: dict[str, str] = {}
+        for raw_name, raw_value in head.headers:  # names come lower-cased
+            name, value = raw_name.decode("latin-1"), raw_value.decode("latin-1")
+            headers[name] = f"{headers[name]}, {value}" if name in headers else value
+        return Request(
+            head.method.decode("latin-1"),
+            head.target.decode("latin-1"),
+            f"HTTP/{head.http_version.decode()}",
+            headers,
+            bytes(body),
+        )
 
     # -- the connection's thread
 
@@ -264,8 +238,6 @@ class Connection:
                     request = self._read_request()
                 except BadRequest as exc:
                     self.server.reject(self, exc.status, exc.message)
-                    return
-                if request is None:
                     return
                 if not self.server.handle(self, request):
                     return

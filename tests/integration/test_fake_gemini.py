@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import os
@@ -398,6 +399,108 @@ def test_raw_socket_malformed_request_gets_400() -> None:
     head, _, body = data.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 400 Bad Request\r\n")
     assert json.loads(body)["error"]["code"] == 400
+
+
+def exchange(fake: FakeGemini, data: bytes) -> bytes:
+    """Send ``data`` on a new connection; all the server sends until it closes."""
+    with socket.create_connection(("127.0.0.1", fake.port)) as s:
+        s.settimeout(5)
+        s.sendall(data)
+        received = b""
+        with contextlib.suppress(ConnectionResetError):  # unread input can reset
+            while piece := s.recv(65536):
+                received += piece
+    return received
+
+
+MODEL = b"GET /v1beta/models/gemini-2.5-flash HTTP/1.1\r\n"
+
+
+def test_lenient_request_syntax_is_understood() -> None:
+    """Obsolete line folding is unfolded into one space (RFC 9112 §5.2 allows it
+    instead of a 400), and bare LF line ends and empty lines before a request are
+    accepted (RFC 9112 §2.2)."""
+    folded = MODEL + b"Host: x\r\nX-Folded: a\r\n \t b\r\nConnection: close\r\n\r\n"
+    bare_lf = MODEL.replace(b"\r\n", b"\n") + b"Host: x\nX-Lf: 1\nConnection: close\n\n"
+    with FakeGemini() as fake:
+        for data in (folded, bare_lf, b"\r\n\n" + folded):
+            assert exchange(fake, data).startswith(b"HTTP/1.1 200 OK\r\n")
+        log = fake.requests
+    assert log[0].headers["x-folded"] == log[2].headers["x-folded"] == "a b"
+    assert log[1].headers["x-lf"] == "1"
+    assert log[1].path == "/v1beta/models/gemini-2.5-flash"
+
+
+BIG_VALUE = b"a" * 70_000
+
+
+@pytest.mark.parametrize(
+    ("data", "status"),
+    [
+        pytest.param(MODEL + b" x: 1\r\nHost: x\r\n\r\n", 400, id="fold-at-the-start"),
+        pytest.param(MODEL + b"Host: x\r\nno colon here\r\n\r\n", 400, id="no-colon"),
+        pytest.param(MODEL + b"Host : x\r\n\r\n", 400, id="space-before-colon"),
+        pytest.param(MODEL + b"\r\n", 400, id="no-host-in-1.1"),
+        pytest.param(b"GET  / HTTP/1.1\r\nHost: x\r\n\r\n", 400, id="two-spaces"),
+        pytest.param(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 400, id="tls-hello"),
+        pytest.param(
+            MODEL + b"Host: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nabc",
+            400,
+            id="conflicting-lengths",
+        ),
+        pytest.param(
+            MODEL + b"Host: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhelloXX0\r\n\r\n",
+            400,
+            id="chunk-without-crlf",
+        ),
+        pytest.param(
+            MODEL + b"Host: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501, id="transfer-coding"
+        ),
+        pytest.param(MODEL + b"Host: x\r\nX-Big: " + BIG_VALUE, 431, id="endless-header-line"),
+        pytest.param(
+            MODEL + b"Host: x\r\nX-Big: " + BIG_VALUE + b"\r\n\r\n", 431, id="huge-header-line"
+        ),
+        pytest.param(
+            MODEL + b"Host: x\r\n" + b"X-Many: abcdefgh\r\n" * 5000 + b"\r\n",
+            431,
+            id="huge-head",
+        ),
+        pytest.param(b"GET / HTTP/2.0\r\nHost: x\r\n\r\n", 505, id="http-2.0"),
+    ],
+)
+def test_a_request_the_server_cannot_take_gets_a_google_error_and_a_close(
+    data: bytes, status: int
+) -> None:
+    with FakeGemini() as fake:
+        answer = exchange(fake, data)  # returns once the server closed the connection
+        assert fake.requests == []
+        assert exchange(fake, MODEL + b"Host: x\r\nConnection: close\r\n\r\n").startswith(
+            b"HTTP/1.1 200 OK\r\n"
+        )
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(f"HTTP/1.1 {status} ".encode())
+    assert b"\r\nConnection: close" in head
+    assert json.loads(body)["error"]["code"] == status
+
+
+def test_an_http_1_0_client_gets_its_stream_until_the_connection_closes() -> None:
+    with FakeGemini(b"one", b"two") as fake:
+        answer = exchange(fake, b"POST /v1beta/models/m:streamGenerateContent HTTP/1.0\r\n\r\n")
+        keep_alive = exchange(
+            fake,
+            b"POST /v1beta/models/m:streamGenerateContent HTTP/1.1\r\nHost: x\r\n\r\n"
+            b"POST /v1beta/models/m:streamGenerateContent HTTP/1.1\r\nHost: x\r\n"
+            b"Content-Length: 2\r\nConnection: close\r\n\r\n{}",
+        )
+        assert [r.body for r in fake.requests] == [b"", b"", b"{}"]
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 OK\r\n")
+    assert b"\r\nConnection: close" in head
+    assert b"Transfer-Encoding" not in head
+    assert b"Content-Length" not in head
+    assert body == b"one"
+    assert keep_alive.count(b"HTTP/1.1 200 OK\r\n") == 2
+    assert keep_alive.endswith(b"\r\n3\r\ntwo\r\n0\r\n\r\n")
 
 
 # --------------------------------------------------------------------------- client going away
