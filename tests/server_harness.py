@@ -139,7 +139,7 @@ def event_ends(body: bytes) -> list[int]:
     return [m.end() for m in re.finditer(rb"\r?\n\r?\n", body)]
 
 
-SERVE = "import sys\nfrom rxgem._cli import main\nsys.exit(main(['serve', *sys.argv[1:]]))\n"
+SERVE = "import sys\nfrom rxgem.cli import main\nsys.exit(main(['serve', *sys.argv[1:]]))\n"
 
 
 def free_port() -> int:

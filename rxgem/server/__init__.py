@@ -59,8 +59,8 @@ from ._settings import ENV, AuthMode, ServerSettings, SettingsError, settings_fr
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
+    from ..cli.serve import add_serve_parser, run_serve
     from ._app import create_app
-    from ._main import add_serve_parser, run_serve
 
 __all__ = [
     "ENV",
@@ -74,7 +74,8 @@ __all__ = [
     "settings_from_env",
 ]
 
-_LAZY = {"create_app": "._app", "add_serve_parser": "._main", "run_serve": "._main"}
+# the command's parser and runner live with the command (rxgem.cli imports this package)
+_LAZY = {"create_app": "._app", "add_serve_parser": "..cli.serve", "run_serve": "..cli.serve"}
 
 
 def app_from_env() -> Starlette:

@@ -1,5 +1,5 @@
 """The ``rxgem`` command, run for real in a subprocess: ``convert``, its error frames and exit
-codes, and the offline ``demo``."""
+codes, the offline ``demo``, and the package the commands live in."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import sys
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,8 @@ import rxgem
 from rxgem import samples
 
 CONSOLE_SCRIPT = Path(sys.executable).parent / "rxgem"
-MODULE = [sys.executable, "-m", "rxgem._cli"]
+MODULE = [sys.executable, "-m", "rxgem.cli"]
+ROOT = Path(__file__).resolve().parents[2]
 DONE = b"data: [DONE]\n\n"
 STAGES = ("decode_sse", "parse", "group_by_slot", "latest_args", "flush_on_finish", "to_openai")
 
@@ -28,7 +30,7 @@ Run = Callable[..., "subprocess.CompletedProcess[bytes]"]
 
 @pytest.fixture
 def cli(tmp_path: Path) -> Run:
-    """Run the command (``python -m rxgem._cli``, or the console script) in an empty folder."""
+    """Run the command (``python -m rxgem.cli``, or the console script) in an empty folder."""
 
     def run(
         *args: str, stdin: bytes = b"", script: bool = False
@@ -669,3 +671,69 @@ def test_no_render_code_and_signature_in_id(cli: Run) -> None:
     ]
     assert ids
     assert any("__thought__" in i for i in ids)
+
+
+# -- the package ----------------------------------------------------------------------------
+
+# a process in which the server extra is not installed
+WITHOUT_SERVER = (
+    "import sys\n"
+    "sys.modules.update(starlette=None, uvicorn=None)\n"
+    "from rxgem.cli import main\n"
+    "sys.exit(main(sys.argv[1:]))\n"
+)
+
+
+@pytest.mark.parametrize("args", [["--help"], ["serve", "--help"], ["demo", "--list"]])
+def test_the_command_works_without_the_server_extra(tmp_path: Path, args: list[str]) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", WITHOUT_SERVER, *args],
+        capture_output=True,
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout
+
+
+def test_serve_without_the_server_extra_says_how_to_get_it(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", WITHOUT_SERVER, "serve", "--port", "0"],
+        capture_output=True,
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert result.stderr.decode() == (
+        "rxgem serve: error: rxgem serve needs the server extra: pip install 'rxgem[server]'\n"
+    )
+
+
+def test_the_server_does_not_import_the_command() -> None:
+    code = (
+        "import sys, rxgem.server\n"
+        "assert not any(m.startswith('rxgem.cli') for m in sys.modules), 'imported'\n"
+        "from rxgem.server import add_serve_parser, run_serve\n"
+        "from rxgem.cli.serve import add_serve_parser as parser, run_serve as run\n"
+        "assert (add_serve_parser, run_serve) == (parser, run)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, check=False)
+    assert result.returncode == 0, result.stderr
+
+
+def test_the_entry_points() -> None:
+    from rxgem import _cli, cli
+
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]["scripts"]
+    assert scripts == {"rxgem": "rxgem.cli:main"}
+    assert _cli.main is cli.main  # what an install made before the move still runs
+
+
+def test_one_module_per_command_none_too_long() -> None:
+    package = ROOT / "rxgem" / "cli"
+    modules = {path.stem: path for path in package.glob("*.py")}
+    assert set(modules) >= {"__init__", "convert", "demo", "chat", "serve"}
+    for path in modules.values():
+        assert len(path.read_text("utf-8").splitlines()) <= 500, path.name

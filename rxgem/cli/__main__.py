@@ -1,0 +1,7 @@
+"""``python -m rxgem.cli``: the ``rxgem`` command."""
+
+import sys
+
+from . import main
+
+sys.exit(main())

@@ -1,0 +1,141 @@
+"""``rxgem convert``: a Gemini capture (SSE or JSON lines) to the OpenAI SSE stream on stdout.
+
+On a stream error the chunks produced so far are written, then an OpenAI error frame;
+the exit code is then 1. An input that cannot be read exits 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Iterator
+from typing import IO, Any, Final
+
+import reactivex
+
+from ..operators import gemini_to_openai, sse_encode
+from ._common import UsageError, fail, silence_broken_pipe
+
+__all__ = ["add_convert_parser", "run_convert"]
+
+_READ_SIZE: Final = 64 * 1024
+
+
+def add_convert_parser(commands: Any) -> argparse.ArgumentParser:
+    """Add ``convert`` to the sub-parsers ``commands``; its ``run`` is :func:`run_convert`."""
+    convert: argparse.ArgumentParser = commands.add_parser(
+        "convert",
+        help="convert a Gemini capture (SSE or JSON lines) to the OpenAI SSE stream on stdout",
+        description="Convert a Gemini capture (SSE, or JSON lines with one response per line)"
+        " to the OpenAI SSE stream on stdout. On a stream error the chunks produced so far"
+        " are written, then an OpenAI error frame; the exit code is then 1.",
+    )
+    convert.add_argument("file", nargs="?", default="-", help="capture file, or - for stdin")
+    convert.add_argument("--model", help="the model name to put on every chunk")
+    convert.add_argument("--no-usage", action="store_true", help="omit the final usage chunk")
+    convert.add_argument(
+        "--reasoning-field",
+        choices=("reasoning_content", "reasoning", "none"),
+        default="reasoning_content",
+        help="the delta field for thought text (default: reasoning_content)",
+    )
+    convert.add_argument(
+        "--slot-policy",
+        choices=("latest", "positional", "every_part"),
+        default="latest",
+        help="how id-less tool calls are matched across events (default: latest)",
+    )
+    convert.add_argument(
+        "--allow-truncated",
+        action="store_true",
+        help="end a stream without finishReason with a finish instead of an error",
+    )
+    convert.add_argument(
+        "--api",
+        choices=("gemini", "vertex"),
+        default="gemini",
+        help="whose numbers enums sent as integers (enum-encoding=int) are read with"
+        " (default: gemini)",
+    )
+    convert.add_argument(
+        "--no-render-code",
+        action="store_true",
+        help="keep code execution out of the content (it stays in extra_content.google.parts)",
+    )
+    convert.add_argument(
+        "--signature-in-id",
+        action="store_true",
+        help="also carry each call's thought signature in its id (<id>__thought__<signature>)",
+    )
+    convert.set_defaults(run=run_convert)
+    return convert
+
+
+def _chunks_of(stream: IO[bytes]) -> Iterator[bytes]:
+    read: Callable[[int], bytes] = getattr(stream, "read1", stream.read)
+    while True:
+        block = read(_READ_SIZE)
+        if not block:
+            return
+        yield block
+
+
+def _open(path: str) -> IO[bytes]:
+    if path == "-":
+        return sys.stdin.buffer
+    try:
+        return open(path, "rb")
+    except OSError as exc:
+        raise UsageError(f"cannot read {path!r}: {exc.strerror or exc}") from None
+
+
+def run_convert(args: argparse.Namespace) -> int:
+    """Convert ``args.file`` to stdout; the exit code."""
+    source = _open(args.file)
+    out = sys.stdout.buffer
+    failure: list[BaseException] = []
+    reader_gone = False
+
+    def write(frame: bytes) -> None:
+        nonlocal reader_gone
+        if reader_gone:
+            return
+        try:
+            out.write(frame)
+            out.flush()
+        except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly
+            reader_gone = True
+
+    def blocks() -> Iterator[bytes]:
+        for block in _chunks_of(source):
+            if reader_gone:
+                return
+            yield block
+
+    def on_error(error: Exception) -> None:
+        failure.append(error)
+
+    try:
+        reactivex.from_iterable(blocks()).pipe(
+            gemini_to_openai(
+                model=args.model,
+                include_usage=not args.no_usage,
+                reasoning_field=None if args.reasoning_field == "none" else args.reasoning_field,
+                slot_policy=args.slot_policy,
+                allow_truncated=args.allow_truncated,
+                api=args.api,
+                render_code=not args.no_render_code,
+                signature_in_id=args.signature_in_id,
+            ),
+            sse_encode(),
+        ).subscribe(write, on_error)
+    except OSError as exc:  # reading the input failed mid-way
+        return fail(f"cannot read {args.file!r}: {exc.strerror or exc}", 2)
+    finally:
+        if source is not sys.stdin.buffer:
+            source.close()
+    if reader_gone:
+        silence_broken_pipe()
+    if failure:
+        return fail(str(failure[0]), 1)
+    return 0

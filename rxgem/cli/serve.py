@@ -1,0 +1,331 @@
+"""``rxgem serve``: its arguments, and uvicorn in front of :mod:`rxgem.server`'s app.
+
+:func:`add_serve_parser` adds the ``serve`` sub-command (its ``run`` default is
+:func:`run_serve`). Starlette and uvicorn are imported only when the command runs,
+so the ``rxgem`` command works without the ``server`` extra.
+
+Arguments become the environment variables of
+:func:`~rxgem.server.settings_from_env` laid over the process environment, and the
+settings are made from that, so one process (``--workers 1``) and worker processes
+(``--workers N``, by default one per core: uvicorn starts
+``rxgem.server:app_from_env`` in each, with every setting exported by
+:meth:`~rxgem.server.ServerSettings.to_env`) get the same settings. A startup error (bad
+settings, a port in use, the extra missing) is one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import ipaddress
+import os
+import socket
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import fields
+from typing import Any, Final
+
+from ..server import ENV, ServerSettings, SettingsError, settings_from_env
+
+__all__ = ["add_serve_parser", "run_serve"]
+
+_LEVELS: Final = ("critical", "error", "warning", "info", "debug")
+_LOCAL_NAMES: Final = frozenset({"localhost", "ip6-localhost"})
+_PROMETHEUS_DIR: Final = "PROMETHEUS_MULTIPROC_DIR"
+
+
+def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``serve`` to an ``argparse`` sub-parsers object; returns its parser.
+
+    The parser's default ``run`` is :func:`run_serve` (``args.run(args)`` runs it).
+    """
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "serve",
+        help="serve an OpenAI-compatible endpoint (/v1/chat/completions) in front of Gemini",
+        description="Serve POST /v1/chat/completions (streaming and not), GET /v1/models and"
+        " GET /healthz, answered by Gemini through rxgem. Needs the server extra:"
+        " pip install 'rxgem[server]'. Clients authenticate with a bearer token from"
+        " --client-token (or RXGEM_CLIENT_TOKENS), or, with --pass-through-auth, send their"
+        " own Gemini key as the bearer token.",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8000, help="port to bind (default 8000)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help=f"worker processes sharing the socket (default: the cores, here {cpu_count()})",
+    )
+    parser.add_argument(
+        "--upstream",
+        metavar="URL",
+        help="the Gemini API base URL (default Google AI Studio v1beta; a Vertex AI"
+        " .../publishers/google base with --access-token)",
+    )
+    parser.add_argument(
+        "--fake",
+        action="store_true",
+        help="answer from FakeGemini, started in this process, instead of Gemini (no key"
+        " needed: try the server and its clients offline; every answer is the text sample)",
+    )
+    parser.add_argument(
+        "--api-key",
+        metavar="KEY",
+        help="the server's Gemini key (default: RXGEM_API_KEY, GEMINI_API_KEY, GOOGLE_API_KEY;"
+        " prefer the environment: arguments are visible to other local users)",
+    )
+    parser.add_argument(
+        "--access-token", metavar="TOKEN", help="an OAuth access token instead of a key (Vertex)"
+    )
+    parser.add_argument(
+        "--client-token",
+        metavar="TOKEN",
+        action="append",
+        help="a bearer token clients must send (repeatable; default: RXGEM_CLIENT_TOKENS,"
+        " comma-separated); none: the server is open to anyone who can reach it",
+    )
+    parser.add_argument(
+        "--pass-through-auth",
+        action="store_true",
+        help="use each client's bearer token as its Gemini key (the server holds no key)",
+    )
+    parser.add_argument(
+        "--loop",
+        choices=("auto", "asyncio", "uvloop"),
+        default="auto",
+        help="the event loop (default auto: uvloop where it is installed)",
+    )
+    parser.add_argument(
+        "--http",
+        choices=("auto", "h11", "httptools"),
+        default="auto",
+        help="the HTTP/1.1 parser (default auto: httptools where it is installed)",
+    )
+    parser.add_argument(
+        "--keep-alive",
+        metavar="SECONDS",
+        type=float,
+        help="seconds of upstream silence before an SSE keep-alive comment (default 15)",
+    )
+    parser.add_argument(
+        "--log-level", choices=_LEVELS, help="default info (one access line per request)"
+    )
+    parser.add_argument(
+        "--cors-origin",
+        metavar="ORIGIN",
+        action="append",
+        help="a browser origin allowed to call the API, e.g. https://chat.example.com, or *"
+        " (repeatable; default: RXGEM_CORS_ORIGINS, comma-separated; none: no CORS)",
+    )
+    parser.add_argument(
+        "--metrics",
+        action="store_true",
+        default=None,
+        help="serve Prometheus metrics at GET /metrics (without a client token)",
+    )
+    limits = parser.add_argument_group(
+        "limits and timeouts",
+        "Each also reads RXGEM_<NAME> (e.g. RXGEM_MAX_REQUEST_BYTES); per worker process.",
+    )
+    for name, kind, meaning in _LIMITS:
+        default = _DEFAULTS[name]
+        limits.add_argument(
+            "--" + name.replace("_", "-"),
+            metavar="SECONDS" if kind is float else "N",
+            type=_positive(kind),
+            help=f"{meaning} (default {'auto' if default is None else default})",
+        )
+    parser.set_defaults(run=run_serve)
+    return parser
+
+
+_LIMITS: Final[tuple[tuple[str, type[int] | type[float], str], ...]] = (
+    ("max_request_bytes", int, "the largest request body, bytes (413 beyond)"),
+    ("max_json_depth", int, "the deepest nesting of a request's JSON"),
+    ("max_json_values", int, "the most JSON values in a request"),
+    ("max_head_bytes", int, "the largest request head, bytes"),
+    ("head_timeout", float, "seconds to receive a request's head"),
+    ("body_timeout", float, "seconds to receive a request's body (408)"),
+    ("idle_timeout", float, "seconds an idle keep-alive connection stays open"),
+    ("max_connections", int, "client connections; beyond, 503 at once"),
+    ("max_concurrent_requests", int, "requests in progress; beyond, 503 with Retry-After"),
+    ("connect_timeout", float, "seconds to connect to Gemini"),
+    ("read_timeout", float, "seconds Gemini may stay silent"),
+    ("max_upstream_connections", int, "connections to Gemini"),
+    ("max_upstream_line_bytes", int, "the longest line of Gemini's stream, bytes (502)"),
+    ("shutdown_grace", float, "seconds open requests get after SIGTERM"),
+)
+_DEFAULTS: Final = {f.name: f.default for f in fields(ServerSettings)}
+
+
+def _positive(kind: type[int] | type[float]) -> Any:
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text.replace("_", ""))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
+def cpu_count() -> int:
+    """The cores this process may run on (the default number of workers)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _fail(message: str) -> int:
+    print(f"rxgem serve: error: {' '.join(message.split())}", file=sys.stderr)
+    return 2
+
+
+def _environment(args: argparse.Namespace) -> dict[str, str]:
+    """The settings' environment variables the arguments set."""
+    env: dict[str, str] = {}
+    given = {
+        "upstream": args.upstream,
+        "api_key": args.api_key,
+        "access_token": args.access_token,
+        "log_level": args.log_level,
+        "keep_alive": None if args.keep_alive is None else repr(args.keep_alive),
+    }
+    for name, *_ in _LIMITS:
+        value = getattr(args, name)
+        given[name] = None if value is None else repr(value)
+    for name, value in given.items():
+        if value is not None:
+            env[ENV[name]] = value
+    if args.cors_origin:
+        env[ENV["cors_origins"]] = ",".join(args.cors_origin)
+    if args.metrics:
+        env[ENV["metrics"]] = "1"
+    if args.client_token:
+        if any("," in token for token in args.client_token):
+            raise SettingsError("a client token cannot contain a comma")
+        env[ENV["client_tokens"]] = ",".join(args.client_token)
+    if args.pass_through_auth:
+        env[ENV["pass_through_auth"]] = "1"
+    return env
+
+
+def _is_loopback(host: str) -> bool:
+    if host in _LOCAL_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _check_bind(host: str, port: int) -> None:
+    """Raise ``OSError`` now if ``host:port`` cannot be bound (uvicorn binds it next)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host.strip("[]"), port))
+
+
+def _log_config(level: str) -> dict[str, Any]:
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config["loggers"]["rxgem.server"] = {
+        "handlers": ["default"],
+        "level": level.upper(),
+        "propagate": False,
+    }
+    return config
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """Run the server until it is stopped (Ctrl-C, SIGTERM); the exit code."""
+    try:
+        import starlette  # noqa: F401
+        import uvicorn
+    except ImportError:
+        return _fail("rxgem serve needs the server extra: pip install 'rxgem[server]'")
+    from ..server import create_app
+    from ..testing import FakeGemini
+
+    with contextlib.ExitStack() as stack:
+        if args.fake:
+            if args.upstream:
+                return _fail("--fake is the upstream: leave out --upstream")
+            fake = stack.enter_context(FakeGemini())
+            args.upstream = fake.base_url
+            if not (args.pass_through_auth or args.api_key or args.access_token):
+                args.api_key = "fake-gemini-key"
+            print(f"rxgem serve: answering from FakeGemini at {fake.base_url}", file=sys.stderr)
+        return _run(args, uvicorn, create_app)
+
+
+def _run(args: argparse.Namespace, uvicorn: Any, create_app: Any) -> int:
+    from ..server._runner import uvicorn_options
+
+    try:
+        overlay = _environment(args)
+        settings = settings_from_env({**os.environ, **overlay})
+    except SettingsError as exc:
+        return _fail(str(exc))
+    workers = cpu_count() if args.workers is None else args.workers
+    if workers < 1:
+        return _fail("--workers must be at least 1")
+    if not 0 <= args.port <= 65535:
+        return _fail("--port must be between 0 and 65535")
+    try:
+        _check_bind(args.host, args.port)
+    except OSError as exc:
+        return _fail(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
+    if settings.auth_mode == "open" and not _is_loopback(args.host):
+        print(
+            f"rxgem serve: warning: no client tokens: anyone who can reach {args.host}"
+            " uses the server's Gemini credentials (pass --client-token)",
+            file=sys.stderr,
+        )
+    try:
+        protocol = uvicorn_options(settings, http=args.http, loop=args.loop)
+    except ValueError as exc:
+        return _fail(str(exc))
+    options: dict[str, Any] = {
+        **protocol,
+        "host": args.host,
+        "port": args.port,
+        "log_level": settings.log_level,
+        "log_config": _log_config(settings.log_level),
+    }
+    try:
+        if workers == 1:
+            uvicorn.run(create_app(settings), **options)
+        else:
+            # what app_from_env reads in each worker: every setting, not just the flags
+            os.environ.update(settings.to_env())
+            with _multiprocess_metrics(settings.metrics):
+                uvicorn.run("rxgem.server:app_from_env", factory=True, workers=workers, **options)
+    except SystemExit as exc:  # uvicorn's startup failure (it logged why)
+        return 2 if exc.code not in (0, None) else 0
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+@contextlib.contextmanager
+def _multiprocess_metrics(enabled: bool) -> Iterator[None]:
+    """With metrics and several workers, a fresh directory where they share their counts
+    (prometheus-client's multiprocess mode), unless the environment names one."""
+    if not enabled or os.environ.get(_PROMETHEUS_DIR):
+        yield
+        return
+    with tempfile.TemporaryDirectory(prefix="rxgem-metrics-") as path:
+        os.environ[_PROMETHEUS_DIR] = path
+        try:
+            yield
+        finally:
+            del os.environ[_PROMETHEUS_DIR]
