@@ -36,8 +36,9 @@ def add_demo_parser(commands: Any) -> argparse.ArgumentParser:
         " show what every stage emits and the assembled OpenAI message.",
     )
     demo.add_argument("sample", nargs="?", help=f"sample name (default: {_MAIN_SAMPLE})")
-    demo.add_argument("--list", action="store_true", help="list the samples")
-    demo.add_argument("--all", action="store_true", help="show every sample's final message")
+    which = demo.add_mutually_exclusive_group()
+    which.add_argument("--list", action="store_true", help="list the samples")
+    which.add_argument("--all", action="store_true", help="show every sample's final message")
     demo.add_argument("-v", "--verbose", action="store_true", help="with --all: every stage")
     demo.set_defaults(run=run_demo)
     return demo
@@ -187,8 +188,19 @@ def _demo_one(name: str, verbose: bool, write: Callable[[str], None]) -> int:
     return 0
 
 
+def _refuse_ignored(args: argparse.Namespace) -> None:
+    """A usage error for an argument the chosen mode would silently ignore."""
+    if args.sample is not None and args.list:
+        raise UsageError(f"--list takes no sample name: leave out {args.sample!r}")
+    if args.sample is not None and args.all:
+        raise UsageError(f"--all shows every sample: give {args.sample!r} or --all, not both")
+    if args.verbose and args.list:
+        raise UsageError("--verbose is for --all (--list only names the samples)")
+
+
 def run_demo(args: argparse.Namespace) -> int:
     """List the samples, or replay the chosen ones; the exit code."""
+    _refuse_ignored(args)
     available = samples.names()
     if args.list:
         descriptions = samples.expected()

@@ -640,6 +640,28 @@ def test_demo_unknown_sample_exits_2(cli: Run) -> None:
     assert "nosuch" in one_error_line(result.stderr)
 
 
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--all", "text"], "--all shows every sample: give 'text' or --all, not both"),
+        (["text", "--list"], "--list takes no sample name: leave out 'text'"),
+        (["--list", "-v"], "--verbose is for --all"),
+    ],
+)
+def test_demo_refuses_arguments_it_would_ignore(cli: Run, args: list[str], said: str) -> None:
+    result = cli("demo", *args)
+    assert result.returncode == 2
+    assert result.stdout == b""
+    assert said in one_error_line(result.stderr)
+
+
+def test_demo_list_and_all_exclude_each_other(cli: Run) -> None:
+    result = cli("demo", "--list", "--all")
+    assert result.returncode == 2
+    assert result.stdout == b""
+    assert "--all: not allowed with argument --list" in result.stderr.decode()
+
+
 @pytest.mark.parametrize("script", [False, True], ids=["python-m", "console-script"])
 def test_version(cli: Run, script: bool) -> None:
     result = cli("--version", script=script)
