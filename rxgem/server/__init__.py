@@ -61,6 +61,7 @@ if TYPE_CHECKING:
 
     from ..cli.serve import add_serve_parser, run_serve
     from ._app import create_app
+    from ._runner import uvicorn_options
 
 __all__ = [
     "ENV",
@@ -72,10 +73,16 @@ __all__ = [
     "create_app",
     "run_serve",
     "settings_from_env",
+    "uvicorn_options",
 ]
 
 # the command's parser and runner live with the command (rxgem.cli imports this package)
-_LAZY = {"create_app": "._app", "add_serve_parser": "..cli.serve", "run_serve": "..cli.serve"}
+_LAZY = {
+    "create_app": "._app",
+    "add_serve_parser": "..cli.serve",
+    "run_serve": "..cli.serve",
+    "uvicorn_options": "._runner",  # what `rxgem serve` runs uvicorn with
+}
 
 
 def app_from_env() -> Starlette:

@@ -29,11 +29,9 @@ PENDING: dict[tuple[str, str], str] = {
 """Crossings still there, each in a file of another owner, with its fix; remove an entry
 once its fix lands (and add none: export the name from the package's face instead)."""
 
-CLI_PENDING = frozenset({"rxgem.viz._describe", "rxgem._bridge", "rxgem.server._runner"})
-"""What the command may still import while it moves from ``rxgem/_cli.py`` into
-``rxgem/cli/``: ``rxgem.viz`` now exports ``describe`` and ``short``, ``rxgem.bridge``
-``iterate`` (``rxgem/_bridge.py`` is an alias kept for the command alone); ``rxgem.server``
-is to export ``uvicorn_options`` (lazily, beside ``create_app``). To be emptied by the move."""
+CLI_PENDING = frozenset({"rxgem.server._runner"})
+"""What the command (``rxgem/cli/``, moved there from ``rxgem/_cli.py``) may still import:
+``rxgem.server`` now exports ``uvicorn_options``. To be emptied once the command uses it."""
 
 
 def _run(code: str) -> str:
@@ -158,13 +156,3 @@ def test_the_bridge_imports_nothing_of_rxgem_nor_http() -> None:
     for path in sorted((PACKAGE / "bridge").glob("*.py")):
         for line, parts in _imports(path):
             assert parts[:2] == ["rxgem", "bridge"], f"{path.name}:{line}: {parts}"
-
-
-def test_the_old_bridge_alias_serves_the_cli_alone() -> None:
-    users = {
-        path.relative_to(ROOT).as_posix()
-        for path in PACKAGE.rglob("*.py")
-        for _, parts in _imports(path)
-        if "_bridge" in parts[1:3] and parts[0] == "rxgem"
-    }
-    assert all(_cli(user) for user in users), users
