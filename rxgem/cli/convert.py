@@ -12,13 +12,27 @@ from collections.abc import Callable, Iterator
 from typing import IO, Any, Final
 
 import reactivex
+from reactivex import Observable
+from reactivex import operators as ops
 
+from ..core import ChatCompletionChunk, MalformedStreamError
 from ..operators import gemini_to_openai, sse_encode
 from ._common import UsageError, fail, silence_broken_pipe
 
 __all__ = ["add_convert_parser", "run_convert"]
 
 _READ_SIZE: Final = 64 * 1024
+_HEAD_SIZE: Final = 64  # the bytes kept to say what a body that is not a stream looks like
+_SHOWN: Final = 8  # of them, the bytes shown in hex
+_MAGIC: Final = (
+    (b"\x1f\x8b", "gzip"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+    (b"BZh", "bzip2"),
+    (b"\xfd7zXZ\x00", "xz"),
+    (b"PK\x03\x04", "zip"),
+    (b"\xff\xfe", "UTF-16 text"),
+    (b"\xfe\xff", "UTF-16 text"),
+)
 
 
 def add_convert_parser(commands: Any) -> argparse.ArgumentParser:
@@ -89,12 +103,49 @@ def _open(path: str) -> IO[bytes]:
         raise UsageError(f"cannot read {path!r}: {exc.strerror or exc}") from None
 
 
+def _is_binary(head: bytes) -> bool:
+    """Whether the first bytes of a body are not text (a NUL, bad UTF-8, control bytes)."""
+    if b"\x00" in head:
+        return True
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.reason != "unexpected end of data":  # not just a character cut at the end
+            return True
+        text = head[: exc.start].decode("utf-8")
+    return any((ord(c) < 0x20 and c not in "\t\n\r\f\v") or c == "\x7f" for c in text)
+
+
+def _looks_like(head: bytes) -> str:
+    """What a body's first bytes look like, in a few escaped words (never the bytes as text).
+
+    >>> _looks_like(bytes.fromhex("1f8b0800000000000003"))
+    'binary data (starts with 1f 8b 08 00 00 00 00 00 …: gzip?)'
+    """
+    shown = " ".join(f"{byte:02x}" for byte in head[:_SHOWN])
+    more = " …" if len(head) > _SHOWN else ""
+    kind = next((name for magic, name in _MAGIC if head.startswith(magic)), None)
+    guess = f": {kind}?" if kind else ""
+    return f"binary data (starts with {shown}{more}{guess})"
+
+
+def _plainer(error: Exception, head: bytes) -> Exception:
+    """``error``, or, for a binary body that held no event, the same error with the bytes
+    described instead of quoted (a quote of binary data is mojibake)."""
+    if isinstance(error, MalformedStreamError) and error.event is None and _is_binary(head):
+        plain = MalformedStreamError(error.reason, snippet=_looks_like(head))
+        plain.__cause__ = error
+        return plain
+    return error
+
+
 def run_convert(args: argparse.Namespace) -> int:
     """Convert ``args.file`` to stdout; the exit code."""
     source = _open(args.file)
     out = sys.stdout.buffer
     failure: list[BaseException] = []
     reader_gone = False
+    head = bytearray()
 
     def write(frame: bytes) -> None:
         nonlocal reader_gone
@@ -110,7 +161,14 @@ def run_convert(args: argparse.Namespace) -> int:
         for block in _chunks_of(source):
             if reader_gone:
                 return
+            if len(head) < _HEAD_SIZE:
+                head.extend(block[: _HEAD_SIZE - len(head)])
             yield block
+
+    def described(
+        error: Exception, _: Observable[ChatCompletionChunk]
+    ) -> Observable[ChatCompletionChunk]:
+        return reactivex.throw(_plainer(error, bytes(head)))
 
     def on_error(error: Exception) -> None:
         failure.append(error)
@@ -127,6 +185,7 @@ def run_convert(args: argparse.Namespace) -> int:
                 render_code=not args.no_render_code,
                 signature_in_id=args.signature_in_id,
             ),
+            ops.catch(described),
             sse_encode(),
         ).subscribe(write, on_error)
     except OSError as exc:  # reading the input failed mid-way

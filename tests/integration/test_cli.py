@@ -3,6 +3,7 @@ codes, the offline ``demo``, and the package the commands live in."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import subprocess
@@ -432,6 +433,36 @@ def test_garbage_input_is_an_error(cli: Run, garbage: bytes) -> None:
     assert error["type"] in ("MalformedStreamError", "TruncatedStreamError")
     assert chunks_of(result.stdout) == []
     one_error_line(result.stderr)
+
+
+@pytest.mark.parametrize(
+    ("body", "shown"),
+    [
+        (gzip.compress(b"data: {}\n\n", mtime=0), "1f 8b 08 00 00 00 00 00 …: gzip?)"),
+        ("data: {}\n\n".encode("utf-16"), "ff fe 64 00 61 00 74 00 …: UTF-16 text?)"),
+        (b"\x00\xff\xfe\x80 binary \x9c\x00" * 20, "00 ff fe 80 20 62 69 6e …)"),
+        (b"\xc3\x28\x80", "c3 28 80)"),
+    ],
+    ids=["gzip", "utf-16", "binary", "short-bad-utf-8"],
+)
+def test_binary_input_is_described_not_quoted(cli: Run, body: bytes, shown: str) -> None:
+    result = cli("convert", "-", stdin=body)
+    assert result.returncode == 1
+    line = one_error_line(result.stderr)
+    assert line.endswith(f"(no event in it): binary data (starts with {shown}")
+    assert line.replace("…", "").isascii()  # no U+FFFD, no raw bytes
+    assert len(line) < 200  # however long the input
+    error = error_frame(result.stdout)
+    assert error["type"] == "MalformedStreamError"
+    assert line == f"rxgem: error: {error['message']}"  # the frame says the same
+
+
+def test_text_that_is_not_a_stream_is_still_quoted(cli: Run) -> None:
+    result = cli("convert", "-", stdin=b"<html><body>502 Bad Gateway</body></html>")
+    assert result.returncode == 1
+    line = one_error_line(result.stderr)
+    assert "binary" not in line
+    assert "502 Bad Gateway" in line
 
 
 def test_empty_input_is_an_error(cli: Run) -> None:
