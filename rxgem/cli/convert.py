@@ -7,6 +7,7 @@ the exit code is then 1. An input that cannot be read exits 2.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Iterator
 from typing import IO, Any, Final
@@ -33,6 +34,7 @@ _MAGIC: Final = (
     (b"\xff\xfe", "UTF-16 text"),
     (b"\xfe\xff", "UTF-16 text"),
 )
+_EOF_KEY: Final = "Ctrl-Z, Enter," if os.name == "nt" else "Ctrl-D"
 
 
 def add_convert_parser(commands: Any) -> argparse.ArgumentParser:
@@ -96,6 +98,15 @@ def _chunks_of(stream: IO[bytes]) -> Iterator[bytes]:
 
 def _open(path: str) -> IO[bytes]:
     if path == "-":
+        if sys.stdin is None:
+            raise UsageError("there is no stdin to read from: pass a file")
+        if sys.stdin.isatty():  # else the command would seem to hang, waiting for input
+            print(
+                f"rxgem convert: reading a Gemini stream from stdin ({_EOF_KEY} to end;"
+                " or pass a file)",
+                file=sys.stderr,
+                flush=True,
+            )
         return sys.stdin.buffer
     try:
         return open(path, "rb")
@@ -142,6 +153,7 @@ def _plainer(error: Exception, head: bytes) -> Exception:
 def run_convert(args: argparse.Namespace) -> int:
     """Convert ``args.file`` to stdout; the exit code."""
     source = _open(args.file)
+    from_stdin = args.file == "-"
     out = sys.stdout.buffer
     failure: list[BaseException] = []
     reader_gone = False
@@ -191,7 +203,7 @@ def run_convert(args: argparse.Namespace) -> int:
     except OSError as exc:  # reading the input failed mid-way
         return fail(f"cannot read {args.file!r}: {exc.strerror or exc}", 2)
     finally:
-        if source is not sys.stdin.buffer:
+        if not from_stdin:
             source.close()
     if reader_gone:
         silence_broken_pipe()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
 import subprocess
 import sys
@@ -463,6 +464,36 @@ def test_text_that_is_not_a_stream_is_still_quoted(cli: Run) -> None:
     line = one_error_line(result.stderr)
     assert "binary" not in line
     assert "502 Bad Gateway" in line
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
+def test_convert_from_a_terminal_says_it_reads_stdin(tmp_path: Path) -> None:
+    import select
+
+    leader, follower = os.openpty()
+    try:
+        process = subprocess.Popen(
+            [*MODULE, "convert"],
+            stdin=follower,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=tmp_path,
+        )
+        os.close(follower)
+        assert process.stderr is not None
+        ready, _, _ = select.select([process.stderr], [], [], 60)
+        assert ready, "nothing on stderr while waiting for the terminal"
+        hint = process.stderr.readline().decode()
+        os.write(leader, b"\x04")  # Ctrl-D at the start of a line: the end of the input
+        out, err = process.communicate(timeout=60)
+    finally:
+        os.close(leader)
+    assert hint == (
+        "rxgem convert: reading a Gemini stream from stdin (Ctrl-D to end; or pass a file)\n"
+    )
+    assert process.returncode == 1  # nothing was typed: no response arrived
+    assert error_frame(out)["type"] == "TruncatedStreamError"
+    one_error_line(err)
 
 
 def test_empty_input_is_an_error(cli: Run) -> None:
