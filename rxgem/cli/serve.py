@@ -268,7 +268,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, uvicorn: Any, create_app: Any) -> int:
-    from ..server._runner import uvicorn_options
+    from ..server import uvicorn_options
 
     try:
         overlay = _environment(args)
