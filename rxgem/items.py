@@ -4,7 +4,7 @@
 Useful to write your own operators between those stages, or to test them.
 """
 
-from .core._items import (
+from .core import (
     Batch,
     Blocked,
     CallPart,

@@ -19,7 +19,7 @@ Observable on the event loop):
   stays silent for ``keep_alive`` seconds, the 200 headers are sent anyway, with a
   ``: keep-alive`` comment, and then one every ``keep_alive`` seconds of silence: one
   timer per stream, re-armed when it fires, never per chunk.
-- Backpressure: the response holds its :class:`~rxgem.transport._flow.FlowGate`
+- Backpressure: the response holds its :class:`~rxgem.bridge.FlowGate`
   (in :data:`current_gate` when it subscribes, so ``from_gemini``'s read task
   inherits it) while a send is in progress, and while more than 256 KiB of frames
   wait. The upstream socket is then not read, its kernel buffer fills, and TCP slows

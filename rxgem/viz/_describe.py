@@ -20,8 +20,8 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
+from .. import items
 from ..core import ChatCompletionChunk, GenerateContentResponse, Part, SSEEvent
-from ..core import _items as items
 
 __all__ = ["category", "describe", "describe_item", "jsonable", "label", "short", "to_json"]
 
