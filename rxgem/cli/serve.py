@@ -149,6 +149,7 @@ _LIMITS: Final[tuple[tuple[str, type[int] | type[float], str], ...]] = (
     ("head_timeout", float, "seconds to receive a request's head"),
     ("body_timeout", float, "seconds to receive a request's body (408)"),
     ("idle_timeout", float, "seconds an idle keep-alive connection stays open"),
+    ("send_timeout", float, "seconds a client may take to take in a part of an answer"),
     ("max_connections", int, "client connections; beyond, 503 at once"),
     ("max_concurrent_requests", int, "requests in progress; beyond, 503 with Retry-After"),
     ("connect_timeout", float, "seconds to connect to Gemini"),

@@ -44,7 +44,8 @@ On top of them:
   backpressure from a slow client to the upstream read, heartbeats).
 - ``_access``: the access log and the error boundary; ``_telemetry``: Prometheus
   metrics and OpenTelemetry spans; ``_upstream``: the shared ``httpx.AsyncClient``
-  pools; ``_app``: the Starlette app; ``_main``: the command.
+  pools; ``_app``: the Starlette app. The ``rxgem serve`` command is
+  :mod:`rxgem.cli.serve`.
 
 Importing this package does not import Starlette or uvicorn; the names that need
 them load on first use.

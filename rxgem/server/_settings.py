@@ -200,8 +200,10 @@ class ServerSettings:
                 )
         elif not (self.api_key or self.access_token):
             raise SettingsError(
-                "no Gemini API key: pass --api-key or set GEMINI_API_KEY (or GOOGLE_API_KEY);"
-                " or --access-token for Vertex AI; or --pass-through-auth"
+                "no Gemini API key: set GEMINI_API_KEY (or RXGEM_API_KEY, GOOGLE_API_KEY) or"
+                " pass --api-key to rxgem serve; for Vertex AI an access token"
+                " (RXGEM_ACCESS_TOKEN, --access-token); or pass-through auth"
+                " (RXGEM_PASS_THROUGH_AUTH=1, --pass-through-auth)"
             )
         for name in _SECONDS:
             value = getattr(self, name)

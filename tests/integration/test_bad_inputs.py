@@ -22,7 +22,7 @@ import reactivex
 from conftest import check_protocol, run, sdk_validate
 
 import rxgem
-from rxgem import _cli
+from rxgem import cli
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 CASES: dict[str, dict[str, Any]] = json.loads((CORPUS / "cases.json").read_text("utf-8"))
@@ -92,7 +92,7 @@ def test_corpus_case_ends_with_the_documented_error(name: str, case: dict[str, A
 def test_corpus_case_through_the_cli(
     name: str, case: dict[str, Any], capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
-    code = _cli.main(["convert", str(CORPUS / f"{name}.bin")])
+    code = cli.main(["convert", str(CORPUS / f"{name}.bin")])
     out, err = capsysbinary.readouterr()
     assert code == 1
     assert err.startswith(b"rxgem: error: ")

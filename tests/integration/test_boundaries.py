@@ -26,7 +26,7 @@ PENDING: dict[tuple[str, str], str] = {}
 """Crossings still there, each in a file of another owner, with its fix; remove an entry
 once its fix lands (and add none: export the name from the package's face instead)."""
 
-CLI_PENDING = frozenset({"rxgem.server._runner"})
+CLI_PENDING: frozenset[str] = frozenset()
 """What the command (``rxgem/cli/``, moved there from ``rxgem/_cli.py``) may still import:
 ``rxgem.server`` now exports ``uvicorn_options``. To be emptied once the command uses it."""
 
