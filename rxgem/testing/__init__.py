@@ -13,10 +13,6 @@ Three kits:
 - :func:`assert_openai_stream`: checks every rule of an OpenAI chunk stream (and
   feeds it to the ``openai`` SDK when installed); a failure names the rule.
 
-Old names, still importable: ``Recorded`` is :class:`Marble`, ``Recording``
-is :class:`MarbleOutput` and ``RecordedRequest`` is :class:`ReceivedRequest`
-(renamed so that none of them reads like ``rxgem.viz.Recorder``).
-
 Example (a complete pytest test of the marble kit)::
 
     import rxgem
@@ -124,11 +120,6 @@ from ._gemini_validation import gemini_request_problems, invalid_argument
 from ._marbles import Marble, MarbleOutput, expect_marbles, run_marbles
 from ._openai_builders import CHUNK_ID, chunk, tool_delta, usage_chunk
 
-# The old names (see the end of the docstring); the same objects, not subclasses.
-Recorded = Marble
-Recording = MarbleOutput
-RecordedRequest = ReceivedRequest
-
 __all__ = [
     "CHUNK_ID",
     "MODEL",
@@ -140,9 +131,6 @@ __all__ = [
     "MarbleOutput",
     "Piece",
     "ReceivedRequest",
-    "Recorded",
-    "RecordedRequest",
-    "Recording",
     "StreamRuleError",
     "api_error",
     "assert_openai_stream",

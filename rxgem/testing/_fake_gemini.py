@@ -58,7 +58,7 @@ _JSON: Final = "application/json; charset=UTF-8"
 
 @dataclasses.dataclass(frozen=True)
 class ReceivedRequest:
-    """One request as FakeGemini received it (``RecordedRequest`` is the old name)."""
+    """One request as FakeGemini received it."""
 
     method: str
     path: str

@@ -40,7 +40,6 @@ class Marble:
     Equality compares time, kind and value; errors compare by class and ``args``
     (not by message text), and an exception *class* as the value matches any
     instance of it: ``Marble(3, "error", MalformedStreamError)``.
-    ``Recorded`` is the old name of this class.
     """
 
     time: float
@@ -67,7 +66,7 @@ class MarbleOutput(list[Marble]):
     source, each stage) and ``diagram()`` draws them. ``source_subscriptions``
     tells when the operator subscribed to the marble source and when it let go:
     ``[(0, 4)]`` is one subscription from tick 0, disposed of at tick 4 (``None``
-    while still subscribed). ``Recording`` is the old name of this class.
+    while still subscribed).
     """
 
     def __init__(

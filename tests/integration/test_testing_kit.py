@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 import rxgem
 import rxgem.testing
-from rxgem import FunctionCall, items, samples
+from rxgem import items, samples
+from rxgem.core import FunctionCall
 from rxgem.operators import group_by_slot, latest_args
 from rxgem.testing import (
     CHUNK_ID,
@@ -144,11 +145,11 @@ def test_call_arguments_ids_and_no_args() -> None:
 
 def test_response_is_the_typed_event() -> None:
     typed = response(text("hi"), finish("MAX_TOKENS"), response_id=None, model=None)
-    assert isinstance(typed, rxgem.GenerateContentResponse)
+    assert isinstance(typed, rxgem.core.GenerateContentResponse)
     assert typed.response_id is None
     assert typed.candidates is not None
     assert typed.candidates[0].finish_reason == "MAX_TOKENS"
-    assert msgspec.json.decode(event(text("hi"))[6:], type=rxgem.GenerateContentResponse) == (
+    assert msgspec.json.decode(event(text("hi"))[6:], type=rxgem.core.GenerateContentResponse) == (
         response(text("hi"))
     )
 
@@ -493,7 +494,6 @@ def test_the_testing_api_is_exactly_this() -> None:
         *("FakeGemini", "FakeResponse", "ReceivedRequest"),
         *("RULES", "StreamRuleError", "assert_openai_stream"),
         *("CHUNK_ID", "MODEL", "RESPONSE_ID", "Piece", "Marble", "MarbleOutput"),
-        *("Recorded", "Recording", "RecordedRequest"),  # the old names, kept as aliases
         *("api_error", "blocked", "call", "call_end", "call_start", "candidate", "chunk"),
         *("event", "event_json", "expect_marbles", "finish", "partial_args", "response"),
         *("run_marbles", "text", "thought", "tool_delta", "usage", "usage_chunk"),
