@@ -35,9 +35,9 @@ with atheris.instrument_imports(include=["rxgem"]):
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _decode(pieces: list[bytes]) -> tuple[list[rxgem.SSEEvent], str | None]:
+def _decode(pieces: list[bytes]) -> tuple[list[rxgem.core.SSEEvent], str | None]:
     """The events, and the error ``close()`` ends with (a body that is not SSE)."""
-    decoder = rxgem.SSEDecoder()
+    decoder = rxgem.core.SSEDecoder()
     events = [event for piece in pieces for event in decoder.feed(piece)]
     try:
         events += decoder.close()

@@ -1,6 +1,16 @@
 """rxgem: Gemini ``streamGenerateContent`` → OpenAI ``chat.completion.chunk``,
 as a pipeline of small reactivex operators over sans-IO cores.
 
+This module exports what application code uses: the entry points (``from_body``,
+``from_gemini``, ``stream_chat``, ``chat_completions``, ``gemini_to_openai``,
+``sse_encode``, ``iterate``, ``aiterate``, ``assemble``, ``to_gemini_request``),
+:class:`Converter`, the chunks and completions it gives (:class:`ChatCompletionChunk`,
+:class:`ChatCompletion`), the errors, ``RetryPolicy`` and :class:`SlotPolicy` (to
+write your own), and the subpackages. Each other name has one home:
+:mod:`rxgem.core` for the cores, the Gemini and OpenAI models, the slot policies and
+the mapping functions (``map_usage``, ...); :mod:`rxgem.items` for the item types;
+:mod:`rxgem.converter` for the pipeline's options (``PipelineOptions``).
+
 The pipeline::
 
     bytes ─decode_sse→ SSEEvent ─parse→ GenerateContentResponse ─group_by_slot→
@@ -41,52 +51,21 @@ runs the pure-Python sources instead (they behave the same).
 from typing import TYPE_CHECKING, Any
 
 # `_build` first: it chooses between the compiled and the pure-Python modules (RXGEM_PURE_PYTHON)
-from . import _build, items, operators, samples
+from . import _build, core, items, operators, samples
 from .bridge import aiterate, iterate
-from .converter import Converter, PipelineOptions
+from .converter import Converter
 from .core import (
-    ArgsTable,
-    Candidate,
     ChatCompletion,
     ChatCompletionChunk,
-    ChoiceDelta,
-    ChoiceDeltaToolCall,
-    ChoiceDeltaToolCallFunction,
-    ChunkAccumulator,
-    ChunkBuilder,
-    ChunkChoice,
-    CompletionUsage,
-    Content,
-    Core,
-    ErrorBody,
-    EveryPartPolicy,
-    FinishBuffer,
-    FunctionCall,
     GeminiAPIError,
     GeminiTransportError,
-    GenerateContentResponse,
     InvalidRequestError,
-    LatestArgsPolicy,
     MalformedStreamError,
     MissingCredentialsError,
-    ModalityTokenCount,
-    Part,
-    PartialArg,
-    PositionalPolicy,
-    PromptFeedback,
-    ResponseParser,
     RxGemError,
-    SlotInfo,
     SlotPolicy,
-    SlotTable,
-    SSEDecoder,
-    SSEEvent,
     TruncatedStreamError,
-    UsageMetadata,
     assemble,
-    map_finish_reason,
-    map_logprobs,
-    map_usage,
 )
 from .operators import from_body, gemini_to_openai, sse_encode
 
@@ -103,59 +82,28 @@ COMPILED: bool = _build.compiled()
 
 __all__ = [
     "COMPILED",
-    "ArgsTable",
-    "Candidate",
     "ChatCompletion",
     "ChatCompletionChunk",
-    "ChoiceDelta",
-    "ChoiceDeltaToolCall",
-    "ChoiceDeltaToolCallFunction",
-    "ChunkAccumulator",
-    "ChunkBuilder",
-    "ChunkChoice",
-    "CompletionUsage",
-    "Content",
     "Converter",
-    "Core",
-    "ErrorBody",
-    "EveryPartPolicy",
-    "FinishBuffer",
-    "FunctionCall",
     "GeminiAPIError",
     "GeminiTransportError",
-    "GenerateContentResponse",
     "InvalidRequestError",
-    "LatestArgsPolicy",
     "MalformedStreamError",
     "MissingCredentialsError",
-    "ModalityTokenCount",
-    "Part",
-    "PartialArg",
-    "PipelineOptions",
-    "PositionalPolicy",
-    "PromptFeedback",
-    "ResponseParser",
     "RetryPolicy",
     "RxGemError",
-    "SSEDecoder",
-    "SSEEvent",
-    "SlotInfo",
     "SlotPolicy",
-    "SlotTable",
     "TruncatedStreamError",
-    "UsageMetadata",
     "__version__",
     "aiterate",
     "assemble",
     "chat_completions",
+    "core",
     "from_body",
     "from_gemini",
     "gemini_to_openai",
     "items",
     "iterate",
-    "map_finish_reason",
-    "map_logprobs",
-    "map_usage",
     "operators",
     "samples",
     "sse_encode",

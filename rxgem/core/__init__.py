@@ -1,27 +1,27 @@
 """rxgem's sans-IO cores: the whole translation in plain classes, no Rx and no I/O.
 
 Gemini side: :class:`SSEDecoder` (bytes → :class:`SSEEvent`), the Gemini models
-(:class:`GenerateContentResponse` and its parts), :class:`ResponseParser` and the
-tables of enums sent as integers (:data:`ENUM_TABLES`, per :data:`GeminiApi`).
-Between the two: :class:`SlotTable` (responses → items, tool-call slots and their
-:class:`SlotPolicy`), :class:`ArgsTable` (latest and streamed arguments) and
-:class:`FinishBuffer` (what waits for the end). OpenAI side: :class:`ChunkBuilder`
-(items → :class:`ChatCompletionChunk`), the OpenAI models, OpenAI SSE framing
-(:func:`encode_chunk`) and :class:`ChunkAccumulator`.
+(:class:`GenerateContentResponse` and its parts) and :class:`ResponseParser` (which
+also reads enums sent as integers, numbered per :data:`GeminiApi`). Between the two:
+:class:`SlotTable` (responses → items, tool-call slots and their :class:`SlotPolicy`),
+:class:`ArgsTable` (latest and streamed arguments) and :class:`FinishBuffer` (what
+waits for the end). OpenAI side: :class:`ChunkBuilder` (items →
+:class:`ChatCompletionChunk`, with :func:`map_finish_reason`, :func:`map_usage` and
+:func:`map_logprobs`), the OpenAI models, OpenAI SSE framing (:class:`SSEEncoder`)
+and :class:`ChunkAccumulator` (the ``openai`` SDK's merge of chunks into a message).
 
 Every core has the shape of :class:`Core` (``feed``, ``close``, ``error``), with
 one rule for errors; see :mod:`rxgem.core._protocol`.
+
+``__all__`` is what this package offers: the cores, their protocol, the models,
+the slot policies, the errors, the mapping functions and the types of the cores'
+options. The face also imports, outside ``__all__``, what other rxgem packages
+take from here (they import through faces, never private modules): the item types,
+whose public home is :mod:`rxgem.items`, and a few internal helpers.
 """
 
 from ._args_table import ArgsTable
-from ._chunk_builder import (
-    ChunkBuilder,
-    ReasoningField,
-    map_finish_reason,
-    map_logprobs,
-    map_usage,
-    random_id,
-)
+from ._chunk_builder import ChunkBuilder, ReasoningField, map_finish_reason, map_logprobs, map_usage
 from ._errors import (
     GeminiAPIError,
     GeminiTransportError,
@@ -30,10 +30,9 @@ from ._errors import (
     MissingCredentialsError,
     RxGemError,
     TruncatedStreamError,
-    snippet,
 )
 from ._finish_buffer import Announce, FinishBuffer
-from ._gemini_enums import ENUM_TABLES, EnumTable, EnumTables, GeminiApi, enum_name, normalize_enums
+from ._gemini_enums import GeminiApi
 from ._gemini_models import (
     Candidate,
     Content,
@@ -46,31 +45,9 @@ from ._gemini_models import (
     PromptFeedback,
     UsageMetadata,
 )
-from ._gemini_parser import ResponseParser, api_error
-from ._gemini_sse import DONE, SSEDecoder, SSEEvent
-from ._items import (
-    Batch,
-    Blocked,
-    CallPart,
-    DataPart,
-    Details,
-    End,
-    Feedback,
-    Finish,
-    Item,
-    Logprobs,
-    Meta,
-    SlotUpdate,
-    Sources,
-    Text,
-    TextSignature,
-    ToolCall,
-    ToolCallHeader,
-    Usage,
-)
-from ._json_growth import grows, grows_from, same_args
-from ._json_path import MAX_ARRAY_GAP, MAX_PATH_DEPTH, parse_json_path
-from ._openai_assemble import ChunkAccumulator, assemble, completion
+from ._gemini_parser import ResponseParser
+from ._gemini_sse import SSEDecoder, SSEEvent
+from ._openai_assemble import ChunkAccumulator
 from ._openai_models import (
     ChatCompletion,
     ChatCompletionChunk,
@@ -83,8 +60,7 @@ from ._openai_models import (
     CompletionUsage,
     FinishReason,
 )
-from ._openai_parts import ID_MARK, render_code
-from ._openai_sse import DONE_FRAME, SSEEncoder, encode_chunk, encode_error, error_payload
+from ._openai_sse import SSEEncoder
 from ._protocol import Core
 from ._slot_policies import (
     EveryPartPolicy,
@@ -93,23 +69,55 @@ from ._slot_policies import (
     SlotInfo,
     SlotPolicy,
     SlotPolicyName,
-    resolve_policy,
 )
-from ._slot_table import MAX_CANDIDATES, SlotTable
+from ._slot_table import SlotTable
+
+# Not public here, so not in `__all__`; imported (`x as x` marks them re-exported for mypy
+# and ruff) because other rxgem packages take them from this face. Grouped by purpose, so
+# kept out of the import sorting.
+# isort: off
+
+# The item types the cores make and take: their public home is `rxgem.items` (which takes
+# them from here), and the operators type their batches with them.
+from ._items import (
+    Batch as Batch,
+    Blocked as Blocked,
+    CallPart as CallPart,
+    DataPart as DataPart,
+    Details as Details,
+    End as End,
+    Feedback as Feedback,
+    Finish as Finish,
+    Item as Item,
+    Logprobs as Logprobs,
+    Meta as Meta,
+    SlotUpdate as SlotUpdate,
+    Sources as Sources,
+    Text as Text,
+    TextSignature as TextSignature,
+    ToolCall as ToolCall,
+    ToolCallHeader as ToolCallHeader,
+    Usage as Usage,
+)
+
+# Public as `rxgem.assemble` (an entry point); `rxgem`, `rxgem.cli.demo` and
+# `rxgem.testing` take it from here. `completion` is its typed form, for `rxgem.client`.
+from ._openai_assemble import assemble as assemble, completion as completion
+
+# Helpers of other packages: the converter's and `to_openai`'s default chunk ids
+# (`random_id`), `group_by_slot`'s policy names (`resolve_policy`), the request
+# translation's code parts and thought-signature ids (`render_code`, `ID_MARK`), the
+# server's end of stream (`DONE_FRAME`) and the command's error frames (`error_payload`).
+from ._chunk_builder import random_id as random_id
+from ._slot_policies import resolve_policy as resolve_policy
+from ._openai_parts import ID_MARK as ID_MARK, render_code as render_code
+from ._openai_sse import DONE_FRAME as DONE_FRAME, error_payload as error_payload
+
+# isort: on
 
 __all__ = [
-    "DONE",
-    "DONE_FRAME",
-    "ENUM_TABLES",
-    "ID_MARK",
-    "MAX_ARRAY_GAP",
-    "MAX_CANDIDATES",
-    "MAX_PATH_DEPTH",
     "Announce",
     "ArgsTable",
-    "Batch",
-    "Blocked",
-    "CallPart",
     "Candidate",
     "ChatCompletion",
     "ChatCompletionChunk",
@@ -124,15 +132,8 @@ __all__ = [
     "CompletionUsage",
     "Content",
     "Core",
-    "DataPart",
-    "Details",
-    "End",
-    "EnumTable",
-    "EnumTables",
     "ErrorBody",
     "EveryPartPolicy",
-    "Feedback",
-    "Finish",
     "FinishBuffer",
     "FinishReason",
     "FunctionCall",
@@ -141,11 +142,8 @@ __all__ = [
     "GeminiTransportError",
     "GenerateContentResponse",
     "InvalidRequestError",
-    "Item",
     "LatestArgsPolicy",
-    "Logprobs",
     "MalformedStreamError",
-    "Meta",
     "MissingCredentialsError",
     "ModalityTokenCount",
     "Part",
@@ -162,32 +160,9 @@ __all__ = [
     "SlotPolicy",
     "SlotPolicyName",
     "SlotTable",
-    "SlotUpdate",
-    "Sources",
-    "Text",
-    "TextSignature",
-    "ToolCall",
-    "ToolCallHeader",
     "TruncatedStreamError",
-    "Usage",
     "UsageMetadata",
-    "api_error",
-    "assemble",
-    "completion",
-    "encode_chunk",
-    "encode_error",
-    "enum_name",
-    "error_payload",
-    "grows",
-    "grows_from",
     "map_finish_reason",
     "map_logprobs",
     "map_usage",
-    "normalize_enums",
-    "parse_json_path",
-    "random_id",
-    "render_code",
-    "resolve_policy",
-    "same_args",
-    "snippet",
 ]

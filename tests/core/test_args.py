@@ -8,8 +8,8 @@ import msgspec
 import pytest
 
 import rxgem
-from rxgem import ArgsTable, FunctionCall
-from rxgem.core import parse_json_path
+from rxgem.core import ArgsTable, FunctionCall
+from rxgem.core._json_path import parse_json_path
 from rxgem.items import CallPart, SlotUpdate, Text
 
 

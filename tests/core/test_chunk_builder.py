@@ -13,7 +13,7 @@ from conftest import check_protocol, counter_ids, sdk_accumulate
 from openai.types.chat import ChatCompletionChunk as SDKChunk
 
 import rxgem
-from rxgem import ChunkBuilder, ModalityTokenCount, UsageMetadata, map_finish_reason, map_usage
+from rxgem.core import ChunkBuilder, ModalityTokenCount, UsageMetadata, map_finish_reason, map_usage
 from rxgem.items import Batch, End, Meta, Text, TextSignature, ToolCall, ToolCallHeader, Usage
 
 CLOCK = 1_700_000_000.0
@@ -134,7 +134,7 @@ def test_end_item_finishes_the_choice(
     batch.append(End(candidate=0, reason=native, has_calls=calls))
     chunks = run(batch)
     assert finishes(chunks) == [(0, with_calls if calls else without_calls, native)]
-    assert chunks[-1].choices[0].delta == rxgem.ChoiceDelta()
+    assert chunks[-1].choices[0].delta == rxgem.core.ChoiceDelta()
     check_protocol(chunks)
 
 

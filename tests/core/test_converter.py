@@ -149,12 +149,12 @@ def test_options_are_checked_at_construction() -> None:
 
 
 CORES = [
-    rxgem.SSEDecoder,
-    rxgem.ResponseParser,
-    rxgem.SlotTable,
-    rxgem.ArgsTable,
-    rxgem.FinishBuffer,
-    rxgem.ChunkBuilder,
+    rxgem.core.SSEDecoder,
+    rxgem.core.ResponseParser,
+    rxgem.core.SlotTable,
+    rxgem.core.ArgsTable,
+    rxgem.core.FinishBuffer,
+    rxgem.core.ChunkBuilder,
     rxgem.Converter,
 ]
 

@@ -32,7 +32,7 @@ def body_of(values: list[Any]) -> bytes:
 
 def sample_values(name: str) -> list[Any]:
     """The JSON values of a sample's events (events that are not JSON are left out)."""
-    decoder = rxgem.SSEDecoder()
+    decoder = rxgem.core.SSEDecoder()
     out = []
     for ev in decoder.feed(samples.read(name)) + decoder.close():
         try:
@@ -42,16 +42,18 @@ def sample_values(name: str) -> list[Any]:
     return out
 
 
-def _feed(parser: rxgem.ResponseParser, value: Any) -> list[rxgem.GenerateContentResponse]:
-    return parser.feed(rxgem.SSEEvent(json.dumps(value)))
+def _feed(
+    parser: rxgem.core.ResponseParser, value: Any
+) -> list[rxgem.core.GenerateContentResponse]:
+    return parser.feed(rxgem.core.SSEEvent(json.dumps(value)))
 
 
 EVENT = event_json(text("hi"), finish("STOP"), usage(3, 1))
 
 
 def test_an_envelope_is_unwrapped_and_its_trace_id_dropped() -> None:
-    parser = rxgem.ResponseParser()
-    [plain] = _feed(rxgem.ResponseParser(), EVENT)
+    parser = rxgem.core.ResponseParser()
+    [plain] = _feed(rxgem.core.ResponseParser(), EVENT)
     assert _feed(parser, wrap(EVENT)) == [plain]
     assert _feed(parser, wrap(EVENT)) == [plain]  # the next ones straight away
     assert TRACE not in repr(plain)
@@ -107,7 +109,7 @@ QUOTA = {"code": 429, "message": "slow down", "status": "RESOURCE_EXHAUSTED"}
     ],
 )
 def test_an_error_inside_or_beside_envelopes_is_an_api_error(stream: list[Any]) -> None:
-    parser = rxgem.ResponseParser()
+    parser = rxgem.core.ResponseParser()
     for value in stream[:-1]:
         _feed(parser, value)
     with pytest.raises(rxgem.GeminiAPIError) as caught:
@@ -130,25 +132,25 @@ def test_an_error_inside_or_beside_envelopes_is_an_api_error(stream: list[Any]) 
     ],
 )
 def test_not_an_envelope_is_an_empty_response_as_before(value: Any) -> None:
-    assert _feed(rxgem.ResponseParser(), value) == [rxgem.GenerateContentResponse()]
+    assert _feed(rxgem.core.ResponseParser(), value) == [rxgem.core.GenerateContentResponse()]
 
 
 def test_a_known_key_beside_response_means_it_is_not_an_envelope() -> None:
     value = {"response": {"modelVersion": "inner"}, "modelVersion": "outer"}
-    [response] = _feed(rxgem.ResponseParser(), value)
+    [response] = _feed(rxgem.core.ResponseParser(), value)
     assert response.model_version == "outer"
 
 
 def test_a_plain_event_after_envelopes_still_reads() -> None:
-    parser = rxgem.ResponseParser()
+    parser = rxgem.core.ResponseParser()
     _feed(parser, wrap(EVENT))
     [response] = _feed(parser, {"modelVersion": "m", "candidates": []})
     assert response.model_version == "m"
-    assert _feed(parser, {}) == [rxgem.GenerateContentResponse()]
+    assert _feed(parser, {}) == [rxgem.core.GenerateContentResponse()]
 
 
 def test_a_bad_envelope_is_malformed() -> None:
-    parser = rxgem.ResponseParser()
+    parser = rxgem.core.ResponseParser()
     _feed(parser, wrap(EVENT))
     with pytest.raises(rxgem.MalformedStreamError) as caught:
         _feed(parser, wrap({"candidates": "x"}))
@@ -157,24 +159,24 @@ def test_a_bad_envelope_is_malformed() -> None:
 
 
 def test_an_array_of_envelopes() -> None:
-    parser = rxgem.ResponseParser()
-    [plain] = _feed(rxgem.ResponseParser(), EVENT)
+    parser = rxgem.core.ResponseParser()
+    [plain] = _feed(rxgem.core.ResponseParser(), EVENT)
     assert _feed(parser, [wrap(EVENT), EVENT, wrap(EVENT)]) == [plain, plain, plain]
 
 
 def test_envelopes_with_invalid_utf8() -> None:
     data = json.dumps(wrap(event_json(text("caf\u00e9")))).encode().replace(b"\\u00e9", b"\xff")
-    parser = rxgem.ResponseParser()
+    parser = rxgem.core.ResponseParser()
     for _ in range(2):
-        [response] = parser.feed(rxgem.SSEEvent(data))
+        [response] = parser.feed(rxgem.core.SSEEvent(data))
         assert response.candidates is not None
 
 
 def test_the_parse_operator_unwraps() -> None:
     import reactivex
 
-    events = [rxgem.SSEEvent(json.dumps(wrap(EVENT))) for _ in range(2)]
-    out: list[rxgem.GenerateContentResponse] = []
+    events = [rxgem.core.SSEEvent(json.dumps(wrap(EVENT))) for _ in range(2)]
+    out: list[rxgem.core.GenerateContentResponse] = []
     reactivex.from_iterable(events).pipe(parse(api="vertex")).subscribe(out.append)
     assert len(out) == 2
     assert out[0].candidates is not None

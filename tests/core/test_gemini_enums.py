@@ -38,7 +38,7 @@ from strategies import PROPERTIES, GeminiStream, blocked_streams, encode, exampl
 
 import rxgem
 from rxgem import samples
-from rxgem.core import ENUM_TABLES, enum_name, normalize_enums
+from rxgem.core._gemini_enums import ENUM_TABLES, enum_name, normalize_enums
 from rxgem.operators import parse
 from rxgem.testing import call, event, finish, text, usage
 from rxgem.transport._stream_chat import api_of
@@ -255,27 +255,27 @@ def test_the_apis_differ_where_the_protos_do() -> None:
 # -- each enum field, through the parser ------------------------------------------------
 
 
-def _parse(payload: dict[str, Any], api: str) -> rxgem.GenerateContentResponse:
-    [response] = rxgem.ResponseParser(api=api).feed(rxgem.SSEEvent(json.dumps(payload)))  # type: ignore[arg-type]
+def _parse(payload: dict[str, Any], api: str) -> rxgem.core.GenerateContentResponse:
+    [response] = rxgem.core.ResponseParser(api=api).feed(rxgem.core.SSEEvent(json.dumps(payload)))  # type: ignore[arg-type]
     return response
 
 
-def _finish(response: rxgem.GenerateContentResponse) -> str | None:
+def _finish(response: rxgem.core.GenerateContentResponse) -> str | None:
     assert response.candidates is not None
     return response.candidates[0].finish_reason
 
 
-def _block(response: rxgem.GenerateContentResponse) -> str | None:
+def _block(response: rxgem.core.GenerateContentResponse) -> str | None:
     assert response.prompt_feedback is not None
     return response.prompt_feedback.block_reason
 
 
-def _traffic(response: rxgem.GenerateContentResponse) -> str | None:
+def _traffic(response: rxgem.core.GenerateContentResponse) -> str | None:
     assert response.usage_metadata is not None
     return response.usage_metadata.traffic_type
 
 
-def _modalities(response: rxgem.GenerateContentResponse) -> list[str | None]:
+def _modalities(response: rxgem.core.GenerateContentResponse) -> list[str | None]:
     usage = response.usage_metadata
     assert usage is not None
     details = [
@@ -287,7 +287,7 @@ def _modalities(response: rxgem.GenerateContentResponse) -> list[str | None]:
     return [d.modality for ds in details for d in ds or ()]
 
 
-def _null(response: rxgem.GenerateContentResponse) -> str | None:
+def _null(response: rxgem.core.GenerateContentResponse) -> str | None:
     assert response.candidates is not None
     content = response.candidates[0].content
     assert content is not None
@@ -394,9 +394,9 @@ def test_enum_name() -> None:
 
 @pytest.mark.parametrize("value", [True, 1.0, [1], {"n": 1}])
 def test_other_types_are_still_malformed(value: Any) -> None:
-    parser = rxgem.ResponseParser()
+    parser = rxgem.core.ResponseParser()
     with pytest.raises(rxgem.MalformedStreamError) as caught:
-        parser.feed(rxgem.SSEEvent(json.dumps(_finish_event(value))))
+        parser.feed(rxgem.core.SSEEvent(json.dumps(_finish_event(value))))
     assert "finishReason" in caught.value.reason
 
 
@@ -416,10 +416,10 @@ def test_normalize_enums_reports_whether_it_changed_anything() -> None:
 
 
 def test_an_error_with_a_numbered_status() -> None:
-    parser = rxgem.ResponseParser()
+    parser = rxgem.core.ResponseParser()
     body = {"error": {"code": 429, "message": "slow down", "status": 8}}
     with pytest.raises(rxgem.GeminiAPIError) as caught:
-        parser.feed(rxgem.SSEEvent(json.dumps(body)))
+        parser.feed(rxgem.core.SSEEvent(json.dumps(body)))
     assert (caught.value.code, caught.value.status, caught.value.event) == (
         429,
         "RESOURCE_EXHAUSTED",
@@ -734,7 +734,7 @@ def test_look_alike_fields_elsewhere_are_left_alone() -> None:
 
 
 @pytest.mark.parametrize(
-    "make", [rxgem.ResponseParser, rxgem.Converter, rxgem.gemini_to_openai, parse]
+    "make", [rxgem.core.ResponseParser, rxgem.Converter, rxgem.gemini_to_openai, parse]
 )
 def test_an_unknown_api_is_refused_at_once(make: Callable[..., Any]) -> None:
     with pytest.raises(ValueError, match="api"):
@@ -742,8 +742,8 @@ def test_an_unknown_api_is_refused_at_once(make: Callable[..., Any]) -> None:
 
 
 def test_the_parser_names_its_api() -> None:
-    assert rxgem.ResponseParser().api == "gemini"
-    assert rxgem.ResponseParser(api="vertex").api == "vertex"
+    assert rxgem.core.ResponseParser().api == "gemini"
+    assert rxgem.core.ResponseParser(api="vertex").api == "vertex"
 
 
 # -- whole streams: integer enums give the chunks string enums give ------------------------
@@ -785,7 +785,7 @@ def numbered(value: Any, api: str) -> Any:
 def renumbered_body(data: bytes, api: str, *, every: int | None = 1) -> bytes:
     """The SSE body ``data`` with every ``every``-th JSON event's enums as numbers (none
     for ``every=None``: the same framing only)."""
-    decoder = rxgem.SSEDecoder()
+    decoder = rxgem.core.SSEDecoder()
     out = []
     for i, ev in enumerate(decoder.feed(data) + decoder.close()):
         try:
@@ -851,7 +851,7 @@ def test_an_unknown_finish_number_ends_like_an_unknown_name() -> None:
 
 
 def test_a_mixed_stream_switches_back_and_forth() -> None:
-    parser = rxgem.ResponseParser(api="vertex")
+    parser = rxgem.core.ResponseParser(api="vertex")
     payloads = [
         {
             "candidates": [{"content": {"parts": [{"text": "a"}]}}],
@@ -867,7 +867,7 @@ def test_a_mixed_stream_switches_back_and_forth() -> None:
         },
         {"candidates": [{"finishReason": 6}], "usageMetadata": {"trafficType": 1}},
     ]
-    responses = [r for p in payloads for r in parser.feed(rxgem.SSEEvent(json.dumps(p)))]
+    responses = [r for p in payloads for r in parser.feed(rxgem.core.SSEEvent(json.dumps(p)))]
     assert [_traffic(r) for r in responses] == [
         "ON_DEMAND",
         "PROVISIONED_THROUGHPUT",
@@ -879,9 +879,9 @@ def test_a_mixed_stream_switches_back_and_forth() -> None:
 
 
 def test_an_array_of_numbered_responses() -> None:
-    parser = rxgem.ResponseParser()
+    parser = rxgem.core.ResponseParser()
     payload = [_finish_event("STOP"), _finish_event(2), _block_event(4)]
-    responses = parser.feed(rxgem.SSEEvent(json.dumps(payload)))
+    responses = parser.feed(rxgem.core.SSEEvent(json.dumps(payload)))
     assert [_finish(r) for r in responses[:2]] == ["STOP", "MAX_TOKENS"]
     assert _block(responses[2]) == "PROHIBITED_CONTENT"
 
@@ -977,8 +977,8 @@ def test_stream_chat_reads_numbers_as_its_base_url_numbers_them(
 
 def test_numbers_in_carried_fields_are_named_even_before_a_typed_field_shows_one() -> None:
     # the first event has no number in a typed field, so it decodes straight into the models
-    parser = rxgem.ResponseParser(api="vertex")
-    event = rxgem.SSEEvent(
+    parser = rxgem.core.ResponseParser(api="vertex")
+    event = rxgem.core.SSEEvent(
         b'{"candidates":[{"content":{"parts":[{"text":"x"}]},'
         b'"safetyRatings":[{"category":1,"probability":2,"severity":3}],'
         b'"urlContextMetadata":{"urlMetadata":[{"retrievedUrl":"u","urlRetrievalStatus":1}]}}],'

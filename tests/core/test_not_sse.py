@@ -14,7 +14,7 @@ PAGE = b"<html>\r\n<body><h1>502 Bad Gateway</h1></body>\r\n</html>\r\n"
 
 
 def test_decoder_remembers_the_first_line_that_is_not_sse() -> None:
-    decoder = rxgem.SSEDecoder()
+    decoder = rxgem.core.SSEDecoder()
     assert decoder.feed(b": comment\nevent: x\nid: 7\nretry: 10\n") == []
     assert decoder.ignored_line is None  # all of those are SSE
     decoder.feed(PAGE)
@@ -52,14 +52,14 @@ def test_decode_sse_ends_with_the_error_at_completion() -> None:
 
 
 def test_close_judges_the_body_and_flush_is_its_deprecated_name() -> None:
-    old = rxgem.SSEDecoder()
+    old = rxgem.core.SSEDecoder()
     old.feed(PAGE)
     with (
         pytest.warns(DeprecationWarning, match="use close"),
         pytest.raises(rxgem.MalformedStreamError),
     ):
         old.flush()
-    strict = rxgem.SSEDecoder()
+    strict = rxgem.core.SSEDecoder()
     strict.feed(PAGE)
     with pytest.raises(rxgem.MalformedStreamError, match="not a Server-Sent Events stream"):
         strict.close()

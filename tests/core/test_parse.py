@@ -8,16 +8,13 @@ from typing import Any
 import pytest
 from conftest import QUOTA_ERROR
 
-from rxgem import (
-    GeminiAPIError,
+from rxgem import GeminiAPIError, MalformedStreamError, RxGemError, samples
+from rxgem.core import (
     GenerateContentResponse,
-    MalformedStreamError,
     ModalityTokenCount,
     ResponseParser,
-    RxGemError,
     SSEDecoder,
     SSEEvent,
-    samples,
 )
 
 

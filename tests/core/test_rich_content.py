@@ -16,7 +16,7 @@ import pytest
 from conftest import check_protocol, counter_ids, sdk_accumulate
 
 import rxgem
-from rxgem import GenerateContentResponse, SlotTable
+from rxgem.core import GenerateContentResponse, SlotTable
 from rxgem.items import DataPart, Details, Feedback, Logprobs, Sources, Text
 
 

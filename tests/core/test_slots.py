@@ -10,9 +10,8 @@ import pytest
 from conftest import check_protocol, run, sdk_accumulate
 
 import rxgem
-from rxgem import GenerateContentResponse, SlotTable
-from rxgem.core import grows, grows_from, same_args
-from rxgem.core._json_growth import GROWN, SAME, args_relation
+from rxgem.core import GenerateContentResponse, SlotTable
+from rxgem.core._json_growth import GROWN, SAME, args_relation, grows, grows_from, same_args
 from rxgem.items import CallPart
 
 

@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rxgem import MalformedStreamError
-from rxgem.core import DONE, SSEDecoder, SSEEvent
+from rxgem.core import SSEDecoder, SSEEvent
+from rxgem.core._gemini_sse import DONE
 
 
 def decode(*chunks: bytes) -> list[SSEEvent]:

@@ -159,12 +159,12 @@ def six_cores(
     builder.setdefault("id_factory", counter_ids())
     builder.setdefault("clock", lambda: CLOCK)
     return [
-        rxgem.SSEDecoder(),
-        rxgem.ResponseParser(api=api),
-        rxgem.SlotTable(slot_policy),
-        rxgem.ArgsTable(),
-        rxgem.FinishBuffer(announce=announce, allow_truncated=allow_truncated),
-        rxgem.ChunkBuilder(**builder),
+        rxgem.core.SSEDecoder(),
+        rxgem.core.ResponseParser(api=api),
+        rxgem.core.SlotTable(slot_policy),
+        rxgem.core.ArgsTable(),
+        rxgem.core.FinishBuffer(announce=announce, allow_truncated=allow_truncated),
+        rxgem.core.ChunkBuilder(**builder),
     ]
 
 
@@ -595,8 +595,8 @@ def test_an_intermediate_observable_stays_a_working_pipeline_of_its_own() -> Non
     parsed_values: list[Any] = []
     events.subscribe(event_values.append)
     parsed.subscribe(parsed_values.append)
-    assert all(isinstance(value, rxgem.SSEEvent) for value in event_values)
-    assert all(isinstance(value, rxgem.GenerateContentResponse) for value in parsed_values)
+    assert all(isinstance(value, rxgem.core.SSEEvent) for value in event_values)
+    assert all(isinstance(value, rxgem.core.GenerateContentResponse) for value in parsed_values)
     assert len(event_values) == len(parsed_values) > 1
 
 

@@ -99,9 +99,9 @@ def acceptable(error: BaseException | None) -> bool:
 # -- the harness ------------------------------------------------------------------------------
 
 
-def decode(pieces: list[bytes]) -> tuple[list[rxgem.SSEEvent], bool, BaseException | None]:
+def decode(pieces: list[bytes]) -> tuple[list[rxgem.core.SSEEvent], bool, BaseException | None]:
     """The events, the [DONE] flag, and the error ``close()`` ends with (not an SSE body)."""
-    decoder = rxgem.SSEDecoder()
+    decoder = rxgem.core.SSEDecoder()
     events = [event for piece in pieces for event in decoder.feed(piece)]
     try:
         events += decoder.close()

@@ -638,9 +638,9 @@ def test_a_named_call_with_an_id_completes_the_streamed_call() -> None:
         _event({"functionCall": {"name": "g", "args": {"k": 1}, "id": "g-0001"}}),
         _event({"functionCall": {"partialArgs": [{"jsonPath": "$.q", "stringValue": "y"}]}}),
     ]
-    table = rxgem.SlotTable()
+    table = rxgem.core.SlotTable()
     for event in events[:-1]:
-        table.feed(msgspec.convert(event, rxgem.GenerateContentResponse))
+        table.feed(msgspec.convert(event, rxgem.core.GenerateContentResponse))
     assert table.slots()[0].complete, "the streamed call is still open"
     _chunks, error = run(_sse(*events))
     assert isinstance(error, rxgem.MalformedStreamError)

@@ -123,13 +123,13 @@ def test_memory_stays_flat_in_the_number_of_events_through_the_converter() -> No
     assert end[-2].choices[0].finish_reason == "tool_calls"
 
 
-def _responses(block: bytes) -> list[rxgem.GenerateContentResponse]:
+def _responses(block: bytes) -> list[rxgem.core.GenerateContentResponse]:
     payloads = [line[len(b"data: ") :] for line in block.split(b"\r\n\r\n") if line]
-    return [msgspec.json.decode(p, type=rxgem.GenerateContentResponse) for p in payloads]
+    return [msgspec.json.decode(p, type=rxgem.core.GenerateContentResponse) for p in payloads]
 
 
 def test_the_slot_table_keeps_one_slot_for_a_call_resent_thousands_of_times() -> None:
-    table = rxgem.SlotTable()
+    table = rxgem.core.SlotTable()
     responses = _responses(_BLOCK)
     for _ in range(200):  # 20,000 events, the call re-sent 2,000 times
         for response in responses:

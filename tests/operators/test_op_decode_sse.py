@@ -8,7 +8,7 @@ from reactivex import Observable
 from reactivex import operators as ops
 from reactivex.testing import ReactiveTest, TestScheduler
 
-from rxgem import SSEEvent
+from rxgem.core import SSEEvent
 from rxgem.operators import decode_sse
 from rxgem.testing import expect_marbles, run_marbles
 

@@ -9,7 +9,8 @@ from reactivex import Observable
 from reactivex import operators as ops
 from reactivex.testing import ReactiveTest, TestScheduler
 
-from rxgem import FunctionCall, TruncatedStreamError, UsageMetadata
+from rxgem import TruncatedStreamError
+from rxgem.core import FunctionCall, UsageMetadata
 from rxgem.items import (
     Blocked,
     CallPart,

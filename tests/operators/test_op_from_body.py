@@ -21,7 +21,8 @@ from reactivex import operators as ops
 from reactivex.scheduler import CurrentThreadScheduler
 from reactivex.testing import ReactiveTest, TestScheduler
 
-from rxgem import SSEEvent, samples
+from rxgem import samples
+from rxgem.core import SSEEvent
 from rxgem.operators import decode_sse, from_body, gemini_to_openai, pipeline_stages
 from rxgem.operators._core_operator import core_operator
 from rxgem.testing import call, event, expect_marbles, run_marbles

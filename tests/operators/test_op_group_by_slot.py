@@ -10,11 +10,11 @@ from reactivex import Observable
 from reactivex import operators as ops
 from reactivex.testing import ReactiveTest, TestScheduler
 
-from rxgem import (
+from rxgem import MalformedStreamError
+from rxgem.core import (
     EveryPartPolicy,
     FunctionCall,
     GenerateContentResponse,
-    MalformedStreamError,
     PartialArg,
     UsageMetadata,
 )

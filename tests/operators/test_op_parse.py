@@ -9,7 +9,8 @@ from reactivex import Observable
 from reactivex import operators as ops
 from reactivex.testing import ReactiveTest, TestScheduler
 
-from rxgem import GeminiAPIError, MalformedStreamError, SSEEvent
+from rxgem import GeminiAPIError, MalformedStreamError
+from rxgem.core import SSEEvent
 from rxgem.operators import parse
 from rxgem.testing import (
     api_error,

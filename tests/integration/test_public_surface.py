@@ -1,0 +1,234 @@
+"""The public surface: what ``rxgem``, ``rxgem.core`` and ``rxgem.items`` export, each name
+in one place.
+
+- ``rxgem``: what application code uses (the entry points, ``Converter``, the chunk and
+  completion types, the errors, ``RetryPolicy``, ``SlotPolicy``) and the subpackages.
+- ``rxgem.core``: the cores, their protocol, the models, the slot policies, the errors,
+  the mapping functions and the types of the cores' options.
+- ``rxgem.items``: the item types, and nothing else exports them.
+
+A name in two of these three is a deliberate re-export (:data:`REEXPORTED`); the old
+names are gone.
+"""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+
+import rxgem
+import rxgem.bridge
+import rxgem.client
+import rxgem.converter
+import rxgem.core
+import rxgem.items
+import rxgem.operators
+import rxgem.request
+import rxgem.testing
+import rxgem.transport
+import rxgem.viz
+
+ERRORS = {
+    "RxGemError",
+    "GeminiAPIError",
+    "GeminiTransportError",
+    "InvalidRequestError",
+    "MalformedStreamError",
+    "MissingCredentialsError",
+    "TruncatedStreamError",
+}
+
+REEXPORTED = {*ERRORS, "ChatCompletion", "ChatCompletionChunk", "SlotPolicy"}
+"""In both ``rxgem`` and ``rxgem.core``: what application code catches, reads and
+implements, beside the cores and models they belong with. (``Converter`` is the other
+name ``rxgem`` re-exports, from ``rxgem.converter``.)"""
+
+ROOT = {
+    # entry points
+    "from_body",
+    "from_gemini",
+    "stream_chat",
+    "chat_completions",
+    "gemini_to_openai",
+    "sse_encode",
+    "iterate",
+    "aiterate",
+    "assemble",
+    "to_gemini_request",
+    "Converter",
+    "RetryPolicy",
+    *REEXPORTED,
+    "COMPILED",
+    "__version__",
+    # subpackages
+    "core",
+    "items",
+    "operators",
+    "samples",
+    "testing",
+    "viz",
+}
+
+CORE = {
+    # the cores and their protocol
+    "Core",
+    "SSEDecoder",
+    "ResponseParser",
+    "SlotTable",
+    "ArgsTable",
+    "FinishBuffer",
+    "ChunkBuilder",
+    "SSEEncoder",
+    "ChunkAccumulator",
+    # the types of the cores' options
+    "Announce",
+    "GeminiApi",
+    "ReasoningField",
+    # Gemini models
+    "SSEEvent",
+    "GenerateContentResponse",
+    "Candidate",
+    "Content",
+    "Part",
+    "FunctionCall",
+    "PartialArg",
+    "PromptFeedback",
+    "UsageMetadata",
+    "ModalityTokenCount",
+    "ErrorBody",
+    # OpenAI models
+    "ChatCompletionChunk",
+    "ChunkChoice",
+    "ChoiceDelta",
+    "ChoiceDeltaToolCall",
+    "ChoiceDeltaToolCallFunction",
+    "CompletionUsage",
+    "ChatCompletion",
+    "Choice",
+    "ChatCompletionMessage",
+    "FinishReason",
+    # slot policies
+    "SlotPolicy",
+    "SlotPolicyName",
+    "SlotInfo",
+    "LatestArgsPolicy",
+    "PositionalPolicy",
+    "EveryPartPolicy",
+    # mapping functions
+    "map_finish_reason",
+    "map_usage",
+    "map_logprobs",
+    *ERRORS,
+}
+
+CORE_FACE_ONLY = {
+    # the item types, whose home is rxgem.items
+    "Batch",
+    "Blocked",
+    "CallPart",
+    "DataPart",
+    "Details",
+    "End",
+    "Feedback",
+    "Finish",
+    "Item",
+    "Logprobs",
+    "Meta",
+    "SlotUpdate",
+    "Sources",
+    "Text",
+    "TextSignature",
+    "ToolCall",
+    "ToolCallHeader",
+    "Usage",
+    # helpers other rxgem packages import through the face
+    "assemble",
+    "completion",
+    "random_id",
+    "resolve_policy",
+    "render_code",
+    "ID_MARK",
+    "DONE_FRAME",
+    "error_payload",
+}
+"""On ``rxgem.core``'s face but not in its ``__all__``: imported there only because other
+rxgem packages take them from the face. Add a name only for such an import."""
+
+OLD_NAMES = {"Recorded", "Recording", "RecordedRequest"}
+
+FACES = [
+    rxgem,
+    rxgem.bridge,
+    rxgem.client,
+    rxgem.converter,
+    rxgem.core,
+    rxgem.operators,
+    rxgem.request,
+    rxgem.testing,
+    rxgem.transport,
+    rxgem.viz,
+]
+
+EXPORTERS = {"rxgem": rxgem, "rxgem.core": rxgem.core, "rxgem.items": rxgem.items}
+
+
+def test_rxgem_exports_what_application_code_uses() -> None:
+    assert len(rxgem.__all__) == len(set(rxgem.__all__))
+    assert set(rxgem.__all__) == ROOT
+
+
+def test_rxgem_core_exports_the_cores_models_policies_and_errors() -> None:
+    assert len(rxgem.core.__all__) == len(set(rxgem.core.__all__))
+    assert set(rxgem.core.__all__) == CORE
+    for helper in ("snippet", "grows_from", "MAX_ARRAY_GAP", "random_id", "assemble"):
+        assert helper not in rxgem.core.__all__
+
+
+@pytest.mark.parametrize("module", EXPORTERS.values(), ids=EXPORTERS.keys())
+def test_every_exported_name_resolves(module: types.ModuleType) -> None:
+    for name in module.__all__:
+        assert getattr(module, name) is not None, f"{module.__name__}.{name}"
+
+
+def test_the_subpackages_are_the_modules() -> None:
+    for name in ("core", "items", "operators", "samples", "testing", "viz"):
+        value = getattr(rxgem, name)
+        assert isinstance(value, types.ModuleType)
+        assert value.__name__ == f"rxgem.{name}"
+
+
+def test_a_name_has_one_home_but_the_deliberate_reexports() -> None:
+    root, core, items = (set(module.__all__) for module in EXPORTERS.values())
+    assert root & core == REEXPORTED
+    assert root & items == set()
+    assert core & items == set()
+    for name in REEXPORTED:
+        assert getattr(rxgem, name) is getattr(rxgem.core, name), name
+    assert rxgem.Converter is rxgem.converter.Converter
+
+
+def test_the_item_types_are_exported_by_rxgem_items_alone() -> None:
+    items = set(rxgem.items.__all__)
+    assert len(items) == 18
+    for face in FACES:
+        assert items.isdisjoint(face.__all__), face.__name__
+
+
+def test_the_core_face_imports_beyond_all_only_what_other_packages_use() -> None:
+    face = {
+        name
+        for name, value in vars(rxgem.core).items()
+        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+    }
+    assert face - set(rxgem.core.__all__) == CORE_FACE_ONLY
+    for name in rxgem.items.__all__:
+        assert getattr(rxgem.items, name) is getattr(rxgem.core, name), name
+    assert rxgem.assemble is rxgem.core.assemble
+
+
+def test_the_old_names_are_gone() -> None:
+    for face in FACES:
+        for name in OLD_NAMES:
+            assert not hasattr(face, name), f"{face.__name__}.{name}"
+            assert name not in face.__all__
