@@ -2,8 +2,9 @@
 
 Each OpenAI parameter maps to its Gemini counterpart, or is named as an
 approximation (README, "Requests"), or, having no counterpart that would keep the
-request's meaning, is *unsupported*: an :class:`~rxgem.InvalidRequestError` by
-default, dropped with an :class:`UnsupportedWarning` with ``unsupported="warn"``.
+request's meaning, is *unsupported*: an :class:`UnsupportedFieldError` (an
+:class:`~rxgem.InvalidRequestError`) by default, dropped with an
+:class:`UnsupportedWarning` with ``unsupported="warn"``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ __all__ = [
     "BUDGETS",
     "SchemaWarning",
     "Unsupported",
+    "UnsupportedFieldError",
     "UnsupportedWarning",
     "converted_schema",
     "generation_config",
@@ -37,6 +39,21 @@ class UnsupportedWarning(UserWarning):
     """A request field had no Gemini counterpart and was left out (``unsupported="warn"``)."""
 
 
+class UnsupportedFieldError(InvalidRequestError):
+    """A request field with no Gemini counterpart, refused (``unsupported="error"``).
+
+    :attr:`reason` speaks to whoever wrote the request, in the request's own terms: what
+    Gemini lacks and which field to change. ``rxgem serve`` sends it to HTTP clients as the
+    400's message, so it never names this library's arguments. The exception's text
+    (``str()``, a traceback) adds what only a Python caller can do: pass
+    ``unsupported="warn"`` to have the field left out with a warning.
+    """
+
+    def __init__(self, reason: str, *, where: str = "") -> None:
+        super().__init__(reason, where=where)
+        self.args = (f'{self.args[0]} (unsupported="warn" drops it with a warning)',)
+
+
 class SchemaWarning(UserWarning):
     """A JSON Schema keyword Gemini lacks was approximated or left out (the message says how)."""
 
@@ -50,12 +67,14 @@ def converted_schema(schema: JSONObject, where: str, target: SchemaTarget) -> JS
     return converted
 
 
-def unsupported(policy: Unsupported, reason: str, where: str) -> None:
-    """Refuse (``"error"``) or warn about (``"warn"``) a field Gemini cannot honour."""
+def unsupported(policy: Unsupported, reason: str, where: str, remedy: str) -> None:
+    """Refuse (``"error"``) or warn about (``"warn"``) a field Gemini cannot honour.
+
+    ``reason`` says what Gemini lacks; ``remedy`` what to change in the request, in the
+    words of the request (its fields), as an HTTP client reads the refusal too.
+    """
     if policy == "error":
-        raise InvalidRequestError(
-            f'{reason} (unsupported="warn" drops it with a warning)', where=where
-        )
+        raise UnsupportedFieldError(f"{reason}; {remedy}", where=where)
     warnings.warn(f"{where}: {reason}; left out", UnsupportedWarning, stacklevel=4)
 
 
@@ -170,7 +189,12 @@ def thinking_config(
             else:
                 config["thinkingBudget"] = max(BUDGETS[effort], _MIN_BUDGET[family.tier])
         else:
-            unsupported(policy, "this model does not think", "reasoning_effort")
+            unsupported(
+                policy,
+                "this model does not think",
+                "reasoning_effort",
+                "leave out the reasoning effort, or ask a Gemini 2.5 or later model",
+            )
             return None
     if include_thoughts is not None and (family.thinks_in_levels or family.thinks_in_budget):
         config["includeThoughts"] = include_thoughts
@@ -196,7 +220,12 @@ def tools(
         where = f"tools[{i}]"
         kind = tool.get("type") if type(tool) is dict else None
         if kind != "function":
-            unsupported(policy, f"tool type {kind!r} has no Gemini counterpart", f"{where}.type")
+            unsupported(
+                policy,
+                f"tool type {kind!r} has no Gemini counterpart",
+                f"{where}.type",
+                f"drop {where} from the request",
+            )
             continue
         function = tool.get("function")
         if type(function) is not dict:
@@ -287,6 +316,7 @@ def tool_config(
             policy,
             "Gemini cannot be kept from calling several functions at once",
             "parallel_tool_calls",
+            "drop parallel_tool_calls: false from the request, or declare one tool",
         )
     config: JSONObject = {}
     if calling:

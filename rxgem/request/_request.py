@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core import GeminiApi, InvalidRequestError
+from ._json import at
 from ._messages import messages_to_contents
 from ._models import model_family
 from ._params import (
@@ -59,14 +60,18 @@ _IGNORED = frozenset(
         "prediction",
     }
 )
-# OpenAI fields with no Gemini counterpart
-_UNSUPPORTED = {
-    "logit_bias": "Gemini has no logit bias",
-    "audio": "OpenAI's voices and audio formats have no Gemini counterparts",
-    "functions": "use tools (functions is OpenAI's deprecated form)",
-    "function_call": "use tool_choice (function_call is OpenAI's deprecated form)",
-    "verbosity": "Gemini has no verbosity setting",
+# OpenAI fields with no Gemini counterpart: why, and what to send instead (None: nothing)
+_UNSUPPORTED: dict[str, tuple[str, str | None]] = {
+    "logit_bias": ("Gemini has no logit bias", None),
+    "audio": ("OpenAI's voices and audio formats have no Gemini counterparts", None),
+    "functions": (
+        "the deprecated functions field is not translated",
+        "declare the functions in tools",
+    ),
+    "function_call": ("the deprecated function_call field is not translated", "send tool_choice"),
+    "verbosity": ("Gemini has no verbosity setting", None),
 }
+_UNKNOWN = ("rxgem knows no such Chat Completions field", None)
 
 
 def to_gemini_request(
@@ -109,8 +114,11 @@ def to_gemini_request(
     for key in body:
         if key in _MAPPED or key in _IGNORED:
             continue
-        reason = _UNSUPPORTED.get(key, "not a Chat Completions field rxgem knows")
-        unsupported_field(unsupported, reason, key)
+        reason, instead = _UNSUPPORTED.get(key, _UNKNOWN)
+        remedy = (
+            f"{instead} instead" if instead else f"drop the field {at('', key)} from the request"
+        )
+        unsupported_field(unsupported, reason, key, remedy)
     family = model_family(model)
     system, contents = messages_to_contents(
         body.get("messages"),
