@@ -113,6 +113,21 @@ __all__ = [
     "viz",
 ]
 
+# Tracebacks and reprs name the errors where users import them, not a private module
+# (``rxgem.MissingCredentialsError``, not ``rxgem.core._errors.MissingCredentialsError``);
+# pickling finds them there too.
+for _error in (
+    RxGemError,
+    GeminiAPIError,
+    GeminiTransportError,
+    InvalidRequestError,
+    MalformedStreamError,
+    MissingCredentialsError,
+    TruncatedStreamError,
+):
+    _error.__module__ = __name__
+del _error
+
 _LAZY_MODULES = frozenset({"testing", "viz"})
 _LAZY_TRANSPORT = frozenset({"RetryPolicy", "from_gemini", "stream_chat"})
 _LAZY_ELSEWHERE = {"to_gemini_request": ".request", "chat_completions": ".client"}

@@ -35,7 +35,6 @@ _ENV_KEYS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 _PROJECT = re.compile(r"[A-Za-z0-9][A-Za-z0-9.:_-]*")
 _LOCATION = re.compile(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")
 # the request layer's hint names a Python keyword argument the command does not have
-_WARN_HINT = re.compile(r"\s*\(unsupported=\"warn\"[^)]*\)")
 # a warning that starts with the request path it is about
 _WARNING_PATH = re.compile(r"(reasoning_effort|model|tools(?:[\[.]\S*)?): ")
 _NO_KEY = (
@@ -171,7 +170,7 @@ class _Chat:
                 print(f"rxgem: warning: {self._redact(text)}", file=sys.stderr)
 
     def _explain(self, exc: InvalidRequestError) -> str:
-        reason = _WARN_HINT.sub("", exc.reason)
+        reason = exc.reason  # the client-facing reason: no library hint in it
         return f"{self._where(exc.where)}: {reason}" if exc.where else reason
 
     # -- requests

@@ -5,7 +5,7 @@ Decoding is done by ``msgspec``: unknown fields are ignored, enum-like values
 Google adds later pass through, and a known field with the wrong type is a
 validation error (reported as :class:`~rxgem.MalformedStreamError` by ``parse``).
 Enums sent as integers (``enum-encoding=int``) are named by
-:class:`~rxgem.ResponseParser` before these models see them
+:class:`~rxgem.core.ResponseParser` before these models see them
 (:mod:`rxgem.core._gemini_enums`), so their fields always hold strings.
 Fields that rxgem carries without reading their insides (grounding, citations,
 safety ratings, code execution, inline data, built-in tool parts) are plain JSON

@@ -67,7 +67,7 @@ def gemini_to_openai(
     reasoning_field, render_code, signature_in_id, id_factory, clock)`` do
     (:func:`pipeline_stages`), in one hop:
     each subscription runs a :class:`~rxgem.Converter`. See each operator for its
-    options (:class:`~rxgem.PipelineOptions`).
+    options (:class:`~rxgem.converter.PipelineOptions`).
 
     Returns:
         An operator from ``Observable[bytes]`` to ``Observable[ChatCompletionChunk]``.

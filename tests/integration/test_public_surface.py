@@ -232,3 +232,19 @@ def test_the_old_names_are_gone() -> None:
         for name in OLD_NAMES:
             assert not hasattr(face, name), f"{face.__name__}.{name}"
             assert name not in face.__all__
+
+
+def test_errors_are_named_where_users_import_them() -> None:
+    import pickle
+    import subprocess
+    import sys
+
+    for error in (rxgem.MissingCredentialsError, rxgem.GeminiAPIError, rxgem.RxGemError):
+        assert error.__module__ == "rxgem"
+        assert type(pickle.loads(pickle.dumps(error("x")))) is error
+    body = "{'model': 'm', 'messages': [{'role': 'user', 'content': 'Hi'}]}"
+    code = f"import rxgem\nrxgem.chat_completions({body}).run()"
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("rxgem.MissingCredentialsError: no Gemini API key"), last
