@@ -368,7 +368,9 @@ def test_time_axis_ticks() -> None:
 
 def test_committed_tour_svg_is_what_the_code_draws_now() -> None:
     committed = (ROOT / "docs" / "tour.svg").read_text(encoding="utf-8")
-    assert committed == viz.tour().to_svg(), "regenerate: python -m rxgem.viz docs/tour.svg"
+    assert committed == viz.tour().to_svg(), (
+        "regenerate: .venv/bin/python -m rxgem.viz docs/tour.svg"
+    )
 
 
 def test_readme_shows_the_tour() -> None:
