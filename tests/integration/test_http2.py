@@ -123,7 +123,7 @@ def test_the_server_speaks_http2_and_records_requests() -> None:
         assert refused.status_code == 429
         assert refused.headers["retry-after"] == "2"
         assert refused.json()["error"]["message"] == "Quota."
-        missing = client.get(f"{fake.base_url}/models")
+        missing = client.get(f"{fake.base_url}/files")  # not a route: 404
         assert missing.status_code == 404
         assert fake.requests[0].query == {"alt": "sse"}
         assert fake.requests[0].json == REQUEST
