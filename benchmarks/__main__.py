@@ -9,6 +9,7 @@ import argparse
 import gc
 import json
 import math
+import shlex
 import sys
 import time
 from collections.abc import Iterable, Sequence
@@ -102,6 +103,30 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         help="run rxgem serve with PYTHONPATH=DIR (a checkout, e.g. a clean git worktree)",
     )
     parser.add_argument(
+        "--serve-warm-clients",
+        type=int,
+        metavar="N",
+        help="clients of the warm-up before each server's saturated runs (default: the"
+        " largest --serve-clients; its upstream connections stay in the server's pool for"
+        " httpx's keep-alive expiry, 5 s, into the first run)",
+    )
+    parser.add_argument(
+        "--serve-args",
+        default="",
+        metavar="ARGS",
+        help="more arguments to rxgem serve in the serve part, split as a shell would, after"
+        " the benchmark's own (e.g. '--loop asyncio --http h11')",
+    )
+    parser.add_argument(
+        "--serve-variant",
+        action="append",
+        default=[],
+        metavar="NAME:DIR:ARGS",
+        help="measure this rxgem serve instead of the one rxgem server (repeatable, in this"
+        " order, each in every run of the serve part): its row name, a checkout (empty:"
+        " --serve-rxgem-path's) and arguments to rxgem serve (empty: none)",
+    )
+    parser.add_argument(
         "--litellm-python",
         metavar="PYTHON",
         help="measure LiteLLM with this interpreter (a venv that has litellm and rxgem; for"
@@ -146,6 +171,13 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         if not counts or min(counts) < 1:
             parser.error(f"{flag}: at least one client count, each at least 1")
         setattr(args, name, counts)
+    try:
+        args.serve_args = shlex.split(args.serve_args)
+        args.serve_variant = [serve.parse_variant(v) for v in args.serve_variant]
+    except ValueError as error:
+        parser.error(f"--serve-args / --serve-variant: {error}")
+    if args.serve_variant and args.serve_args:
+        parser.error("--serve-args applies to the one rxgem server: put ARGS in each variant")
     if args.litellm_budget is None:
         args.litellm_budget = 4.0 if args.quick else 20.0
     return args
@@ -558,7 +590,7 @@ class Report:
             "first p99 ms",
         ]
         facts = res.servers
-        rx = facts.get("rxgem", {})
+        rxs = {name: f for name, f in facts.items() if name != "litellm"}
         ll = facts.get("litellm")
         first = res.runs[0] if res.runs else None
         seconds = f"{first.seconds - first.record_after:g}" if first else "?"
@@ -632,15 +664,19 @@ class Report:
                 f" {r.opened} open (all open after {r.open_s:.1f} s): {_num(r.kb_per_stream)} KB"
                 " per open stream"
             )
-        if rx:
+        for name, rx in rxs.items():
             build = "compiled" if rx.get("compiled") else "pure Python"
+            if rx.get("pure_requested"):
+                build += ", RXGEM_PURE_PYTHON=1"
             dirty = f", {len(rx['dirty'])} uncommitted file(s) in rxgem/" if rx.get("dirty") else ""
             ready = ", ".join(f"{t:g}" for t in rx.get("ready_s", []))
+            extra = f", args {shlex.join(rx['args'])!r}" if rx.get("args") else ""
             lines.append(
-                f"   rxgem: {rx.get('root')} at {rx.get('commit')}{dirty} ({build};"
+                f"   {name}: {rx.get('root')} at {rx.get('commit')}{dirty} ({build};"
                 f" the server's extension modules from"
                 f" {', '.join(rx.get('loaded', {}).get('extensions_from', [])) or '-'}), --workers"
-                f" {rx.get('workers')}, {rx.get('accelerators')}, uvicorn"
+                f" {rx.get('workers')}{extra}, installed: {rx.get('accelerators')}, loaded:"
+                f" {','.join(rx.get('loaded', {}).get('mapped', [])) or '-'}, uvicorn"
                 f" {rx.get('versions', {}).get('uvicorn')}; ready in {ready} s"
             )
         if ll:
@@ -874,6 +910,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             rxgem_path=args.serve_rxgem_path,
             log=_log,
             paced_clients=args.serve_paced_clients,
+            rxgem_args=args.serve_args,
+            variants=args.serve_variant,
+            warm_clients=args.serve_warm_clients,
         )
 
     if args.profile:

@@ -9,7 +9,9 @@ Every party is its own process, as in a deployment:
   ``--serve-workers``, ``--log-level warning``) and, when ``--litellm-python`` names an
   interpreter with LiteLLM's proxy, ``litellm --config`` (its ``gemini`` provider with
   ``api_base`` at the same fake, ``--num_workers 1``, ``LITELLM_LOG=WARNING``), each started
-  for one upstream and stopped after its runs;
+  for one upstream and stopped after its runs; ``--serve-variant`` replaces the one
+  ``rxgem serve`` by several (each its own checkout and arguments), measured in turn in every
+  run against the same upstream: a lever side by side in one run;
 - **load**: ``python -m benchmarks._load`` (one asyncio loop, raw HTTP/1.1 connections, see
   there), started per run; it reads the server's, the upstream's and its own CPU time
   (``/proc/PID/stat`` of the process tree) at the start and the end of the measured window
@@ -53,6 +55,7 @@ import contextlib
 import json
 import os
 import secrets
+import shlex
 import shutil
 import signal
 import socket
@@ -69,7 +72,7 @@ from typing import Any
 
 from ._load import raise_nofile, tree_pids, tree_rss
 
-__all__ = ["ServeResult", "ServeRun", "percentile", "serve_benchmark"]
+__all__ = ["ServeResult", "ServeRun", "parse_variant", "percentile", "serve_benchmark"]
 
 ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "bench-client-token"
@@ -399,6 +402,7 @@ class ServerSpec:
 class RxgemSpec(ServerSpec):
     workers: int = 1
     path: Path | None = None  # import rxgem from this checkout (PYTHONPATH)
+    args: list[str] = field(default_factory=list)  # more arguments to ``rxgem serve``, last
 
     def command(
         self, upstream_port: int, port: int, workdir: Path
@@ -429,11 +433,36 @@ class RxgemSpec(ServerSpec):
             str(self.workers),
             "--log-level",
             "warning",
+            *self.args,  # after the others: argparse keeps the last of a repeated option
         ]
         env = dict(os.environ)
         if self.path is not None:
             env["PYTHONPATH"] = str(self.path)
         return command, env
+
+
+def parse_variant(text: str) -> tuple[str, str | None, list[str]]:
+    """``NAME:DIR:ARGS`` (``--serve-variant``) → (name, checkout or None, arguments).
+
+    ``DIR`` empty: the checkout of ``--serve-rxgem-path`` (or this interpreter's rxgem);
+    ``ARGS`` (split as a shell would) go to ``rxgem serve`` after the benchmark's own, so
+    that e.g. ``--workers 2`` there wins.
+    """
+    name, sep, rest = text.partition(":")
+    path, _, args = rest.partition(":")
+    if not sep or not name or name in ("direct", "litellm") or not name.isprintable():
+        raise ValueError(f"NAME:DIR:ARGS with a NAME other than direct and litellm: {text!r}")
+    return name, path or None, shlex.split(args)
+
+
+def _workers_in(args: Sequence[str], default: int) -> int:
+    workers = default
+    for i, arg in enumerate(args):
+        if arg == "--workers" and i + 1 < len(args):
+            workers = int(args[i + 1])
+        elif arg.startswith("--workers="):
+            workers = int(arg.partition("=")[2])
+    return workers
 
 
 @dataclass
@@ -516,12 +545,14 @@ class ServerProcess:
         """Where the running server's ``package`` comes from: the directories of its
         extension modules mapped in the process (``/proc/PID/maps``), and its PYTHONPATH."""
         roots: set[str] = set()
+        mapped: set[str] = set()  # uvloop, httptools: imported (loaded) by the server or not
         with contextlib.suppress(OSError), open(f"/proc/{self.pid}/maps") as f:
             for line in f:
                 path = line.split(maxsplit=5)[-1].strip()
                 marker = f"/{package}/"
                 if path.endswith(".so") and marker in path:
                     roots.add(path[: path.index(marker)])
+                mapped.update(n for n in ("uvloop", "httptools") if f"/{n}/" in path)
         environ = b""
         with contextlib.suppress(OSError), open(f"/proc/{self.pid}/environ", "rb") as f:
             environ = f.read()
@@ -529,7 +560,11 @@ class ServerProcess:
             (v[11:].decode() for v in environ.split(b"\0") if v.startswith(b"PYTHONPATH=")),
             None,
         )
-        return {"extensions_from": sorted(roots), "pythonpath": pythonpath}
+        return {
+            "extensions_from": sorted(roots),
+            "pythonpath": pythonpath,
+            "mapped": sorted(mapped),
+        }
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + self.spec.ready_timeout
@@ -669,6 +704,9 @@ def _rxgem_facts(spec: RxgemSpec) -> dict[str, Any]:
         ).stdout.splitlines()
     stack = (_probe(sys.executable, _STACK.format(package="rxgem"), env) or "").split()
     return {
+        "kind": "rxgem",
+        "args": list(spec.args),
+        "pure_requested": env.get("RXGEM_PURE_PYTHON", "") not in ("", "0"),
         "root": root,
         "commit": commit,
         "dirty": dirty,
@@ -770,24 +808,43 @@ def serve_benchmark(
     rxgem_path: str | None = None,
     log: Any = None,
     paced_clients: Sequence[int] = (20, 200),
+    rxgem_args: Sequence[str] = (),
+    variants: Sequence[tuple[str, str | None, Sequence[str]]] = (),
+    warm_clients: int | None = None,
 ) -> ServeResult:
-    """Every run of the module docstring; ``log(message)`` reports progress."""
+    """Every run of the module docstring; ``log(message)`` reports progress.
+
+    ``rxgem_args`` go to ``rxgem serve`` after the benchmark's own. ``variants`` (name,
+    checkout or None for ``rxgem_path``, arguments) replace the one ``rxgem`` server by
+    several, each measured in turn in every run, in this order, against the same upstreams
+    and the same direct references: a lever side by side in one run. ``warm_clients``:
+    the saturated runs' warm-up clients (default ``max(clients)``).
+    """
 
     def say(message: str) -> None:
         if log is not None:
             log(message)
 
-    rxgem = RxgemSpec(
-        "rxgem",
-        "/healthz",
-        TOKEN,
-        ready_timeout=60.0,
-        workers=workers,
-        path=Path(rxgem_path) if rxgem_path else None,
-    )
-    rxgem.facts = _rxgem_facts(rxgem)
+    def rxgem_spec(name: str, path: str | None, args: Sequence[str]) -> RxgemSpec:
+        spec = RxgemSpec(
+            name,
+            "/healthz",
+            TOKEN,
+            ready_timeout=60.0,
+            workers=_workers_in(args, workers),
+            path=Path(path) if path else None,
+            args=list(args),
+        )
+        spec.facts = _rxgem_facts(spec)
+        return spec
+
+    rxgems = [rxgem_spec(name, path or rxgem_path, args) for name, path, args in variants] or [
+        rxgem_spec("rxgem", rxgem_path, rxgem_args)
+    ]
+    if len({s.name for s in rxgems}) < len(rxgems):
+        raise ValueError("two --serve-variant with the same name")
     litellm, note = _litellm_spec(litellm_python)
-    specs: list[ServerSpec] = [rxgem] + ([litellm] if litellm is not None else [])
+    specs: list[ServerSpec] = [*rxgems] + ([litellm] if litellm is not None else [])
     result = ServeResult([], [], {s.name: s.facts for s in specs})
     if note:
         result.notes.append(note)
@@ -831,11 +888,11 @@ def serve_benchmark(
         for spec in specs:
             with _serving(spec, up) as server:
                 say(f"serve: {spec.name} ready in {server.ready_s:.1f} s; saturated")
-                if spec is rxgem:
-                    rxgem.facts["loaded"] = server.loaded("rxgem")
+                if isinstance(spec, RxgemSpec):
+                    spec.facts["loaded"] = server.loaded("rxgem")
                 spec.facts.setdefault("ready_s", []).append(round(server.ready_s, 2))
                 upstream_stats(up, spec.name, True)
-                counted(spec.name, _warm(server, up, max(clients)))
+                counted(spec.name, _warm(server, up, warm_clients or max(clients)))
                 idle = _idle_rss(server.pid)
                 for c in clients:
                     run = add(_through(server, up, "saturated", c, seconds))
@@ -897,31 +954,36 @@ def serve_benchmark(
     finally:
         up.close()
 
-    # 3. open streams, rxgem only
+    # 3. open streams, rxgem only (each variant, a fresh server)
     if open_streams > 0:
         events, pause = OPEN
         up = Upstream(events, pause)
         try:
-            with _serving(rxgem, up) as server:
-                say(f"serve: rxgem, {open_streams} open streams ({pause:g} s × {events} events)")
-                upstream_stats(up, "rxgem", True)
-                counted("rxgem", _warm(server, up, 20, hold=0.0))
-                idle = _idle_rss(server.pid)
-                data = _load(
-                    server.url,
-                    api="openai",
-                    token=TOKEN,
-                    clients=open_streams,
-                    seconds=0.0,
-                    events=events,
-                    watch={"server": server.pid, "upstream": up.pid},
-                    hold=1.0,
-                    stagger=pause,
-                )
-                run = add(ServeRun.from_load("rxgem", "open", events, pause, data))
-                run.rss_idle = idle
-                counted("rxgem", run.opened + run.failed)
-                upstream_stats(up, "rxgem", False)
+            for rxgem in rxgems:
+                name = rxgem.name
+                with _serving(rxgem, up) as server:
+                    say(
+                        f"serve: {name}, {open_streams} open streams ({pause:g} s × {events}"
+                        " events)"
+                    )
+                    upstream_stats(up, name, True)
+                    counted(name, _warm(server, up, 20, hold=0.0))
+                    idle = _idle_rss(server.pid)
+                    data = _load(
+                        server.url,
+                        api="openai",
+                        token=TOKEN,
+                        clients=open_streams,
+                        seconds=0.0,
+                        events=events,
+                        watch={"server": server.pid, "upstream": up.pid},
+                        hold=1.0,
+                        stagger=pause,
+                    )
+                    run = add(ServeRun.from_load(name, "open", events, pause, data))
+                    run.rss_idle = idle
+                    counted(name, run.opened + run.failed)
+                    upstream_stats(up, name, False)
         finally:
             up.close()
 
