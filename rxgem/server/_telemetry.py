@@ -110,7 +110,7 @@ import re
 import time
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 from urllib.parse import urlsplit
 
 import httpx
@@ -302,6 +302,17 @@ def _bulk_add(series: Histogram, bounds: Sequence[float]) -> BulkAdd | None:
     return add
 
 
+_M = TypeVar("_M", Counter, Histogram)
+
+
+def _child(cache: dict[Any, _M], metric: _M, key: tuple[str, ...]) -> _M:
+    """``metric.labels(*key)``, made once: ``labels()`` takes a lock and builds a key."""
+    child = cache.get(key)
+    if child is None:
+        child = cache[key] = metric.labels(*key)
+    return child
+
+
 class _Prometheus:
     """The Prometheus metrics (shared by every :class:`Telemetry` of a process in
     multiprocess mode, where two objects for one series would overwrite each other)."""
@@ -357,38 +368,23 @@ class _Prometheus:
         # the label children, looked up once per label set (all of them are bounded)
         self._requests: dict[tuple[str, str, str, str], Counter] = {}
         self._durations: dict[tuple[str, str], Histogram] = {}
-        self._first_chunks: dict[str, Histogram] = {}
+        self._first_chunks: dict[tuple[str], Histogram] = {}
         self._tokens: dict[tuple[str, str], Counter] = {}
         self._intervals: dict[str, BulkAdd | Histogram] = {}
         # pre-made (a zero series, as Prometheus advises), and the check of _bulk_add
         self.bulk = _bulk_add(self.interval.labels(OTHER), CHUNK_INTERVAL_BUCKETS) is not None
 
     def request(self, route: str, method: str, status: str, model: str) -> Counter:
-        key = (route, method, status, model)
-        child = self._requests.get(key)
-        if child is None:
-            child = self._requests[key] = self.requests.labels(*key)
-        return child
+        return _child(self._requests, self.requests, (route, method, status, model))
 
     def duration_of(self, route: str, status: str) -> Histogram:
-        key = (route, status)
-        child = self._durations.get(key)
-        if child is None:
-            child = self._durations[key] = self.duration.labels(*key)
-        return child
+        return _child(self._durations, self.duration, (route, status))
 
     def tokens_of(self, model: str, direction: str) -> Counter:
-        key = (model, direction)
-        child = self._tokens.get(key)
-        if child is None:
-            child = self._tokens[key] = self.tokens.labels(*key)
-        return child
+        return _child(self._tokens, self.tokens, (model, direction))
 
     def first_chunk_of(self, model: str) -> Histogram:
-        child = self._first_chunks.get(model)
-        if child is None:
-            child = self._first_chunks[model] = self.first_chunk.labels(model)
-        return child
+        return _child(self._first_chunks, self.first_chunk, (model,))
 
     def interval_of(self, model: str) -> BulkAdd | Histogram:
         """The bulk adder of the model's chunk-interval series (its histogram when
