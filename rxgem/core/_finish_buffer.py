@@ -9,9 +9,10 @@ snapshot and prompt feedback (which goes to choice 0's finish). When the stream 
 flushes, per candidate in index order, every slot (:class:`ToolCall`), the text
 signature (:class:`TextSignature`) and one :class:`End`; then the :class:`Usage`.
 
-A candidate that produced output but never got a ``finishReason`` (and no prompt
-block came) makes the stream *truncated*: its calls are still flushed, it gets no
-``End``, and :meth:`FinishBuffer.close` returns them with a
+A candidate that showed up (output, or only details such as safety ratings) but
+never got a ``finishReason`` (and no prompt block came: a ``promptFeedback``
+without ``blockReason`` is no block) makes the stream *truncated*: its calls are
+still flushed, it gets no ``End``, and :meth:`FinishBuffer.close` returns them with a
 :class:`TruncatedStreamError` in :attr:`FinishBuffer.error` (raised by the next
 call; raised at once when there is nothing to flush), unless ``allow_truncated``
 is set, in which case it ends with ``End(reason=None)``.
@@ -62,7 +63,7 @@ class _Candidate:
         self.reason: str | None = None
         self.message: str | None = None
         self.finished = False
-        self.output = False
+        self.output = False  # it showed up: text, a call, data or details (safety ratings)
         self.signature: str | None = None
         self.announced: int | None = None  # the slot announced early, if any
 
@@ -152,6 +153,7 @@ class FinishBuffer:
                 out.append(item)
             elif type(item) is Details:
                 state = self._candidate(item.candidate)
+                state.output = True  # it showed up: without a finishReason it was cut off
                 if state.details is None:
                     state.details = {}
                 state.details.update(item.details)
@@ -247,7 +249,7 @@ class FinishBuffer:
             )
         if not self._candidates and self._blocked is None and not self._allow_truncated:
             return out, TruncatedStreamError(
-                "the Gemini stream ended without any candidate or prompt feedback"
+                "the Gemini stream ended without any candidate output, finish or prompt block"
                 if self._seen
                 else "the Gemini stream ended before any response arrived"
             )

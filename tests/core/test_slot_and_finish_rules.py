@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from conftest import counter_ids
 
 import rxgem
@@ -115,3 +116,45 @@ def test_an_idless_call_with_other_args_than_an_id_call_is_another_call() -> Non
     ]
     assert result[0][0] == "c1"
     assert result[2][0] == "c2"
+
+
+_RATINGS = [{"category": "HARM_CATEGORY_HARASSMENT", "probability": "NEGLIGIBLE"}]
+
+
+def _unfinished(candidate_ratings: bool) -> bytes:
+    """One event: a candidate with content but no parts and no finishReason, and prompt
+    feedback with safety ratings but no blockReason."""
+    candidate: dict[str, Any] = {"content": {"role": "model"}, "index": 0}
+    if candidate_ratings:
+        candidate["safetyRatings"] = _RATINGS
+    return sse({"candidates": [candidate], "promptFeedback": {"safetyRatings": _RATINGS}})
+
+
+@pytest.mark.parametrize("candidate_ratings", [True, False])
+def test_prompt_feedback_without_block_reason_is_no_block_the_stream_is_truncated(
+    candidate_ratings: bool,
+) -> None:
+    converter = rxgem.Converter(id_factory=counter_ids(), clock=lambda: 0)
+    chunks: list[rxgem.ChatCompletionChunk] = []
+    with pytest.raises(rxgem.TruncatedStreamError):
+        chunks.extend(converter.iterate([_unfinished(candidate_ratings)]))
+    assert [c.choices[0].finish_reason for c in chunks if c.choices] == [None] * len(chunks)
+
+
+@pytest.mark.parametrize("candidate_ratings", [True, False])
+def test_allow_truncated_ends_the_unfinished_candidate_with_a_finish(
+    candidate_ratings: bool,
+) -> None:
+    converter = rxgem.Converter(id_factory=counter_ids(), clock=lambda: 0, allow_truncated=True)
+    chunks = [*converter.feed(_unfinished(candidate_ratings)), *converter.close()]
+    assert converter.error is None
+    (choice,) = assert_openai_stream(chunks, tools=[])["choices"]
+    assert choice["finish_reason"] == "stop"
+
+
+def test_prompt_feedback_with_block_reason_still_ends_with_its_finish() -> None:
+    body = sse(
+        {"promptFeedback": {"blockReason": "SAFETY", "safetyRatings": _RATINGS}},
+    )
+    (choice,) = convert(body, [])["choices"]
+    assert choice["finish_reason"] == "content_filter"
