@@ -36,6 +36,7 @@ COMPILED = [
     "rxgem/core/_args_table.py",
     "rxgem/core/_finish_buffer.py",
     "rxgem/core/_chunk_builder.py",
+    "rxgem/core/_openai_mapping.py",
     "rxgem/core/_openai_annotations.py",
     "rxgem/core/_openai_parts.py",
     "rxgem/operators/_core_operator.py",

@@ -21,7 +21,7 @@ whose public home is :mod:`rxgem.items`, and a few internal helpers.
 """
 
 from ._args_table import ArgsTable
-from ._chunk_builder import ChunkBuilder, ReasoningField, map_finish_reason, map_logprobs, map_usage
+from ._chunk_builder import ChunkBuilder, ReasoningField
 from ._errors import (
     GeminiAPIError,
     GeminiTransportError,
@@ -48,6 +48,7 @@ from ._gemini_models import (
 from ._gemini_parser import ResponseParser
 from ._gemini_sse import SSEDecoder, SSEEvent
 from ._openai_assemble import ChunkAccumulator
+from ._openai_mapping import map_finish_reason, map_logprobs, map_usage
 from ._openai_models import (
     ChatCompletion,
     ChatCompletionChunk,

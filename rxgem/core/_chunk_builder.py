@@ -12,12 +12,10 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from datetime import datetime
 from typing import Any, Literal, TypeAlias
 
 import msgspec
 
-from ._gemini_models import ModalityTokenCount, UsageMetadata
 from ._items import (
     Batch,
     DataPart,
@@ -32,6 +30,14 @@ from ._items import (
     Usage,
 )
 from ._openai_annotations import OTHER, TEXT, THOUGHT, ContentMap, MetadataMerger, url_citations
+from ._openai_mapping import (
+    created_seconds,
+    image_entry,
+    map_finish_reason,
+    map_logprobs,
+    map_usage,
+    signature_extra,
+)
 from ._openai_models import (
     ChatCompletionChunk,
     ChoiceDelta,
@@ -43,33 +49,10 @@ from ._openai_models import (
 )
 from ._openai_parts import ID_MARK, AudioStream, part_entry, render_code, without_data
 
-__all__ = [
-    "ChunkBuilder",
-    "ReasoningField",
-    "map_finish_reason",
-    "map_logprobs",
-    "map_usage",
-    "random_id",
-]
+__all__ = ["ChunkBuilder", "ReasoningField", "random_id"]
 
 ReasoningField: TypeAlias = Literal["reasoning_content", "reasoning"] | None
 
-_LENGTH = frozenset({"MAX_TOKENS", "CONTINUATION"})
-_CONTENT_FILTER = frozenset(
-    {
-        "SAFETY",
-        "RECITATION",
-        "BLOCKLIST",
-        "PROHIBITED_CONTENT",
-        "SPII",
-        "IMAGE_SAFETY",
-        "IMAGE_PROHIBITED_CONTENT",
-        "IMAGE_RECITATION",
-        "MODEL_ARMOR",
-        "PUP_LIMITED_DISABLED",
-    }
-)
-_UNSPECIFIED_BLOCK = frozenset({"BLOCKED_REASON_UNSPECIFIED", "BLOCK_REASON_UNSPECIFIED"})
 _ENCODE = msgspec.json.Encoder().encode
 _OBJECT: Literal["chat.completion.chunk"] = "chat.completion.chunk"
 
@@ -77,134 +60,6 @@ _OBJECT: Literal["chat.completion.chunk"] = "chat.completion.chunk"
 def random_id() -> str:
     """The default id factory: 24 random hex digits (96 bits from ``os.urandom``)."""
     return os.urandom(12).hex()
-
-
-def map_finish_reason(
-    native: str | None, *, has_calls: bool = False, blocked: bool = False
-) -> FinishReason:
-    """Gemini ``finishReason`` (or prompt ``blockReason``) → one of OpenAI's values.
-
-    ``MAX_TOKENS``/``CONTINUATION`` → ``length``; the safety family → ``content_filter``;
-    anything else (``STOP``, ``OTHER``, unknown values, ``None``) → ``stop``, which
-    becomes ``tool_calls`` when the choice made calls. A blocked prompt is
-    ``content_filter`` unless its reason is unspecified.
-    """
-    if blocked:
-        return "stop" if native in _UNSPECIFIED_BLOCK else "content_filter"
-    if native in _LENGTH:
-        return "length"
-    if native in _CONTENT_FILTER:
-        return "content_filter"
-    return "tool_calls" if has_calls else "stop"
-
-
-def map_usage(usage: UsageMetadata) -> CompletionUsage:
-    """Gemini ``usageMetadata`` → OpenAI ``usage``.
-
-    ``prompt_tokens`` = prompt + toolUsePrompt; ``completion_tokens`` = candidates +
-    thoughts (OpenAI counts reasoning inside completion tokens); ``total_tokens`` =
-    Gemini's total (or the sum when Gemini sent none); reasoning, cached and audio
-    token details only when Gemini sent those counts. When the snapshot holds more
-    than these fields show (per-modality details, tool-use prompt tokens, traffic
-    type), all of it, as sent, is in ``extra_content.google.usage_metadata``.
-    """
-    prompt = (usage.prompt_token_count or 0) + (usage.tool_use_prompt_token_count or 0)
-    completion = (usage.candidates_token_count or 0) + (usage.thoughts_token_count or 0)
-    total = usage.total_token_count
-    completion_details: dict[str, int] = {}
-    if usage.thoughts_token_count is not None:
-        completion_details["reasoning_tokens"] = usage.thoughts_token_count
-    prompt_details: dict[str, int] = {}
-    if usage.cached_content_token_count is not None:
-        prompt_details["cached_tokens"] = usage.cached_content_token_count
-    audio = _audio_tokens(usage.prompt_tokens_details)
-    if audio is not None:
-        prompt_details["audio_tokens"] = audio
-    audio = _audio_tokens(usage.candidates_tokens_details)
-    if audio is not None:
-        completion_details["audio_tokens"] = audio
-    return CompletionUsage(
-        prompt_tokens=prompt,
-        completion_tokens=completion,
-        total_tokens=total if total is not None else prompt + completion,
-        completion_tokens_details=completion_details or None,
-        prompt_tokens_details=prompt_details or None,
-        extra_content=(
-            {"google": {"usage_metadata": msgspec.to_builtins(usage)}} if _has_more(usage) else None
-        ),
-    )
-
-
-def _has_more(usage: UsageMetadata) -> bool:
-    """Whether a snapshot holds more than OpenAI's usage fields show."""
-    return (
-        usage.tool_use_prompt_token_count is not None
-        or usage.prompt_tokens_details is not None
-        or usage.candidates_tokens_details is not None
-        or usage.cache_tokens_details is not None
-        or usage.tool_use_prompt_tokens_details is not None
-        or usage.traffic_type is not None
-    )
-
-
-def _audio_tokens(details: list[ModalityTokenCount] | None) -> int | None:
-    if not details:
-        return None
-    counts = [d.token_count or 0 for d in details if d.modality == "AUDIO"]
-    return sum(counts) if counts else None
-
-
-def _token(entry: Any) -> dict[str, Any]:
-    token = entry.get("token") if type(entry) is dict else None
-    token = token if type(token) is str else ""
-    logprob = entry.get("logProbability", 0.0) if type(entry) is dict else 0.0
-    return {"token": token, "logprob": logprob, "bytes": list(token.encode())}
-
-
-def map_logprobs(result: dict[str, Any]) -> dict[str, Any]:
-    """Gemini ``logprobsResult`` → OpenAI ``choices[].logprobs`` (``content`` entries).
-
-    ``chosenCandidates[i]`` is the token chosen at step ``i`` and
-    ``topCandidates[i].candidates`` its alternatives; ``tokenId`` has no OpenAI
-    field (``bytes`` are given instead).
-    """
-    chosen = result.get("chosenCandidates")
-    top = result.get("topCandidates")
-    top = top if type(top) is list else []
-    content = []
-    for step, entry in enumerate(chosen if type(chosen) is list else []):
-        token = _token(entry)
-        options = top[step] if step < len(top) else None
-        alternatives = options.get("candidates") if type(options) is dict else None
-        token["top_logprobs"] = (
-            [_token(alt) for alt in alternatives] if type(alternatives) is list else []
-        )
-        content.append(token)
-    return {"content": content, "refusal": None}
-
-
-def _created(create_time: str | None) -> int | None:
-    """Vertex's ``createTime`` (RFC 3339) in seconds, ``None`` if absent or unreadable."""
-    if not create_time:
-        return None
-    text = create_time.replace("Z", "+00:00")
-    head, dot, tail = text.partition(".")
-    if dot:  # Python reads at most 6 fractional digits; Google may send 9
-        digits = len(tail) - len(tail.lstrip("0123456789"))
-        text = f"{head}.{tail[: min(digits, 6)]}{tail[digits:]}" if digits else head + tail
-    try:
-        return int(datetime.fromisoformat(text).timestamp())
-    except ValueError:
-        return None
-
-
-def _signature(signature: str) -> dict[str, dict[str, str]]:
-    return {"google": {"thought_signature": signature}}
-
-
-def _image(index: int, url: str) -> dict[str, Any]:
-    """A ``delta.images`` entry; its running ``index`` keeps two images apart in the SDK."""
-    return {"index": index, "type": "image_url", "image_url": {"url": url}}
 
 
 class _Choice:
@@ -326,7 +181,7 @@ class ChunkBuilder:
         if self._id is None:
             rid = self._meta.response_id
             self._id = f"chatcmpl-{rid if rid else self._id_factory()}"
-            created = _created(self._meta.create_time)
+            created = created_seconds(self._meta.create_time)
             self._created = created if created is not None else int(self._clock())
             if self._model is None:
                 version = self._meta.model_version or "gemini"
@@ -481,7 +336,7 @@ class ChunkBuilder:
                 self._tool_call(out, item)
             elif type(item) is TextSignature:
                 self._emit(
-                    out, item.candidate, ChoiceDelta(extra_content=_signature(item.signature))
+                    out, item.candidate, ChoiceDelta(extra_content=signature_extra(item.signature))
                 )
             elif type(item) is End:
                 self._end(out, item)
@@ -544,7 +399,7 @@ class ChunkBuilder:
                 if type(mime) is str and type(data) is str:
                     if mime.startswith("image/"):
                         where["image_index"] = state.images
-                        delta.images = [_image(state.images, f"data:{mime};base64,{data}")]
+                        delta.images = [image_entry(state.images, f"data:{mime};base64,{data}")]
                         state.images += 1
                         part = without_data(part)
                     elif mime.startswith("audio/"):
@@ -555,7 +410,7 @@ class ChunkBuilder:
                 mime, uri = file.get("mimeType"), file.get("fileUri")
                 if type(uri) is str and (mime is None or str(mime).startswith("image/")):
                     where["image_index"] = state.images
-                    delta.images = [_image(state.images, uri)]
+                    delta.images = [image_entry(state.images, uri)]
                     state.images += 1
         delta.extra_content = {"google": {"parts": [part_entry(part, state.entries, **where)]}}
         state.entries += 1
@@ -627,7 +482,7 @@ class ChunkBuilder:
     def _tool_call(self, out: list[ChatCompletionChunk], item: ToolCall) -> None:
         self._calls.add(item.candidate)
         arguments = _ENCODE(item.args).decode()
-        extra = _signature(item.signature) if item.signature else None
+        extra = signature_extra(item.signature) if item.signature else None
         if (item.candidate, item.slot) in self._headers:
             call = ChoiceDeltaToolCall(
                 index=item.slot,
