@@ -42,10 +42,11 @@ On top of them:
 - ``_admission``: the concurrent-request limit and the SIGTERM drain.
 - ``_stream``: one chat completion over ASGI (disconnects, keep-alives, framing,
   backpressure from a slow client to the upstream read, heartbeats).
-- ``_access``: the access log and the error boundary; ``_telemetry``: Prometheus
-  metrics and OpenTelemetry spans; ``_upstream``: the shared ``httpx.AsyncClient``
-  pools; ``_app``: the Starlette app. The ``rxgem serve`` command is
-  :mod:`rxgem.cli.serve`.
+- ``_access``: the access log and the error boundary; ``_telemetry``: the metrics and
+  traces of each request, through ``_metrics`` (Prometheus), ``_tracing``
+  (OpenTelemetry) and ``_labels`` (their bounded label values); ``_upstream``: the
+  shared ``httpx.AsyncClient`` pools; ``_app``: the Starlette app. The ``rxgem serve``
+  command is :mod:`rxgem.cli.serve`.
 
 Importing this package does not import Starlette or uvicorn; the names that need
 them load on first use.

@@ -1,4 +1,5 @@
-"""``rxgem.server._telemetry``: Prometheus metrics and OpenTelemetry spans of the gateway.
+"""``rxgem.server._telemetry``: Prometheus metrics and OpenTelemetry spans of the gateway
+(``_metrics``, ``_tracing``, ``_labels``).
 
 Real prometheus_client registries, read back through its own exposition parser; the
 multiprocess mode in real subprocesses sharing one ``PROMETHEUS_MULTIPROC_DIR``;
@@ -41,9 +42,9 @@ from rxgem import (
     MalformedStreamError,
     TruncatedStreamError,
 )
-from rxgem.server import _telemetry
+from rxgem.server import _metrics, _telemetry, _tracing
+from rxgem.server._metrics import CHUNK_INTERVAL_BUCKETS
 from rxgem.server._telemetry import (
-    CHUNK_INTERVAL_BUCKETS,
     MAX_MODELS,
     RequestTelemetry,
     Telemetry,
@@ -195,7 +196,7 @@ def test_chunk_intervals_added_per_stream_equal_one_observe_per_interval() -> No
 
 
 def test_without_the_bulk_path_each_interval_is_observed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_telemetry, "_bulk_add", lambda series, bounds: None)
+    monkeypatch.setattr(_metrics, "_bulk_add", lambda series, bounds: None)
     telemetry = Telemetry(metrics=True)
     assert type(telemetry.start(CHAT, "POST")) is _telemetry._ObservingRequest
     stream(telemetry, [0.003, 0.02])
@@ -690,18 +691,18 @@ def test_the_convention_names_are_the_semantic_conventions_package_ones() -> Non
         "SERVER_": server_attributes,
     }
     checked = 0
-    for name in dir(_telemetry):
+    for name in dir(_tracing):
         prefix = next((p for p in packages if name.startswith(p)), None)
         if prefix is None:
             continue
-        assert getattr(_telemetry, name) == getattr(packages[prefix], name), name
+        assert getattr(_tracing, name) == getattr(packages[prefix], name), name
         checked += 1
     assert checked == 18
     providers = gen_ai.GenAiProviderNameValues
     assert (
         providers.GCP_GEMINI.value,
         providers.GCP_VERTEX_AI.value,
-    ) == (_telemetry.PROVIDER_GEMINI, _telemetry.PROVIDER_VERTEX_AI)
+    ) == (_tracing.PROVIDER_GEMINI, _tracing.PROVIDER_VERTEX_AI)
 
 
 # --- the hot path -------------------------------------------------------------------------
