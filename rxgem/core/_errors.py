@@ -18,7 +18,8 @@ clause catches them all::
     ├── MalformedStreamError    the bytes are not a valid Gemini stream: invalid
     │                           JSON, a payload of the wrong shape, a known field
     │                           with the wrong type, nesting too deep, an orphan or
-    │                           absurd ``partialArgs`` part, a body with no event.
+    │                           absurd ``partialArgs`` part, a body with no event,
+    │                           JSON that is not Gemini's (an OpenAI chunk fed back).
     └── TruncatedStreamError    the stream ended before Gemini finished: a candidate
                                 that produced output never got a ``finishReason``,
                                 or no response arrived at all.

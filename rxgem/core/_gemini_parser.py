@@ -15,6 +15,11 @@ only when the typed decode fails or gives an empty response:
 
 Once a stream has shown either shape, the parser goes straight to the path that
 reads it for the rest of the stream.
+
+A JSON object with none of ``GenerateContentResponse``'s keys is not Gemini's: an
+OpenAI ``chat.completion.chunk`` (a converted stream fed back) is reported at once;
+any other such object is skipped, and reported at the end if the stream never
+held a Gemini response at all (``{"hello": "world"}``, another service's body).
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ _ENVELOPE_DECODER = msgspec.json.Decoder(_Envelope)
 _JSON_DECODER = msgspec.json.Decoder()
 _EMPTY = GenerateContentResponse()
 _KNOWN_KEYS = frozenset(GenerateContentResponse.__struct_encode_fields__)
+_OPENAI_OBJECTS = frozenset({"chat.completion.chunk", "chat.completion"})
+_KEYS_SHOWN = 5
 
 # what the stream has shown so far: where ``feed`` starts
 _PLAIN = 0  # typed responses with string enums
@@ -79,7 +86,7 @@ class ResponseParser:
         ValueError: at construction, for an ``api`` other than ``"gemini"`` or ``"vertex"``.
     """
 
-    __slots__ = ("_api", "_events", "_mode", "_tables")
+    __slots__ = ("_api", "_events", "_gemini", "_mode", "_stray", "_tables")
 
     def __init__(self, *, api: GeminiApi = "gemini") -> None:
         tables = ENUM_TABLES.get(api) if isinstance(api, str) else None
@@ -89,6 +96,8 @@ class ResponseParser:
         self._tables = tables
         self._events = 0
         self._mode = _PLAIN
+        self._gemini = False  # a payload with a known key (or an envelope) came
+        self._stray: MalformedStreamError | None = None  # the first object not Gemini's
 
     @property
     def api(self) -> GeminiApi:
@@ -104,7 +113,15 @@ class ResponseParser:
     """Always ``None``: bad input raises at once (one unit of input gives one result)."""
 
     def close(self, error: Exception | None = None) -> list[GenerateContentResponse]:
-        """The end of input: nothing is held back, so nothing to return."""
+        """The end of input: nothing is held back, so nothing to return.
+
+        Raises:
+            MalformedStreamError: no payload was a Gemini response, and one was a
+                JSON object with none of its keys (named with its event number).
+        """
+        stray = self._stray
+        if error is None and stray is not None and not self._gemini:
+            raise stray
         return []
 
     def feed(self, event: SSEEvent) -> list[GenerateContentResponse]:
@@ -131,6 +148,7 @@ class ResponseParser:
             normalize_carried(response, self._tables)  # numbers the typed decode let through
         elif response.prompt_feedback is not None:
             normalize_carried(response, self._tables)
+        self._gemini = True
         return [response]
 
     def _slow(self, event: SSEEvent) -> list[GenerateContentResponse]:
@@ -153,6 +171,7 @@ class ResponseParser:
             raise api_error(response.error, event=self._events)
         if response.candidates is None and response == _EMPTY:
             return self._lenient(data)
+        self._gemini = True
         return [response]
 
     def _feed_array(self, data: str) -> list[GenerateContentResponse]:
@@ -166,6 +185,7 @@ class ResponseParser:
             ) from None
         if _EMPTY in responses:
             return self._lenient(data)
+        self._gemini = True
         return self._checked(responses)
 
     def _feed_other(self, event: SSEEvent) -> list[GenerateContentResponse]:
@@ -178,6 +198,7 @@ class ResponseParser:
             except RecursionError:
                 raise self._too_deep(event.data) from None
             if response is not None:
+                self._gemini = True
                 return self._checked([response])
         return self._lenient(event.data)
 
@@ -186,10 +207,10 @@ class ResponseParser:
         try:
             value = _JSON_DECODER.decode(data)
             if type(value) is list:
-                value = [self._unwrap(item) for item in value]
+                value = [self._unwrap(item, data) for item in value]
                 responses = msgspec.convert(value, list[GenerateContentResponse])
             else:
-                responses = [msgspec.convert(self._unwrap(value), GenerateContentResponse)]
+                responses = [msgspec.convert(self._unwrap(value, data), GenerateContentResponse)]
         except msgspec.ValidationError as exc:
             raise MalformedStreamError(
                 f"payload has the wrong shape ({exc})", event=self._events, snippet=snippet(data)
@@ -204,19 +225,45 @@ class ResponseParser:
             raise self._too_deep(data) from None
         return self._checked(responses)
 
-    def _unwrap(self, value: Any) -> Any:
-        """``value`` without its Code Assist envelope, its integer enums named."""
+    def _unwrap(self, value: Any, data: str) -> Any:
+        """``value`` without its Code Assist envelope, its integer enums named;
+        ``data``: the payload it came in (for the error that is not Gemini's)."""
         if type(value) is not dict:
             return value
-        inner = value.get("response")
-        wrapped = type(inner) is dict and value.keys().isdisjoint(_KNOWN_KEYS)
-        if wrapped:
+        wrapped = False
+        if value.keys().isdisjoint(_KNOWN_KEYS):
+            inner = value.get("response")
+            if type(inner) is not dict:
+                if value:
+                    self._not_gemini(value, data)
+                return value
             value = inner
+            wrapped = True
+        self._gemini = True
         if normalize_enums(value, self._tables):
             self._mode = _LENIENT
         elif wrapped and self._mode == _PLAIN:
             self._mode = _WRAPPED
         return value
+
+    def _not_gemini(self, value: dict[str, Any], data: str) -> None:
+        """An object with none of the known keys: an OpenAI chunk raises at once,
+        the first other one is kept for :meth:`close`."""
+        kind = value.get("object")
+        if type(kind) is str and kind in _OPENAI_OBJECTS:
+            raise MalformedStreamError(
+                f"an OpenAI {kind}, not a Gemini GenerateContentResponse",
+                event=self._events,
+                snippet=snippet(data),
+            )
+        if self._stray is None:
+            keys = ", ".join(snippet(key, 40) for key in list(value)[:_KEYS_SHOWN])
+            more = ", …" if len(value) > _KEYS_SHOWN else ""
+            self._stray = MalformedStreamError(
+                f"JSON that is not a Gemini GenerateContentResponse (keys: {keys}{more})",
+                event=self._events,
+                snippet=snippet(data),
+            )
 
     def _checked(self, responses: list[GenerateContentResponse]) -> list[GenerateContentResponse]:
         for response in responses:
