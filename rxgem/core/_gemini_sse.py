@@ -71,7 +71,6 @@ Deviations from WHATWG, for Gemini's benefit:
 from __future__ import annotations
 
 import re
-import warnings
 
 from ._errors import MalformedStreamError, snippet
 
@@ -606,13 +605,6 @@ class SSEDecoder:
                 snippet=snippet(ignored),
             )
         return out
-
-    def flush(self) -> list[SSEEvent]:
-        """Deprecated: :meth:`close`, which also judges whether the body was SSE at all."""
-        warnings.warn(
-            "SSEDecoder.flush() is deprecated; use close()", DeprecationWarning, stacklevel=2
-        )
-        return self.close()
 
     def _flush(self) -> list[SSEEvent]:
         """The events pending at the end of input (WHATWG, plus the deviations above)."""

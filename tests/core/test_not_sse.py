@@ -51,14 +51,8 @@ def test_decode_sse_ends_with_the_error_at_completion() -> None:
     assert [expected] == results
 
 
-def test_close_judges_the_body_and_flush_is_its_deprecated_name() -> None:
-    old = rxgem.core.SSEDecoder()
-    old.feed(PAGE)
-    with (
-        pytest.warns(DeprecationWarning, match="use close"),
-        pytest.raises(rxgem.MalformedStreamError),
-    ):
-        old.flush()
+def test_close_judges_the_body_and_flush_is_gone() -> None:
+    assert not hasattr(rxgem.core.SSEDecoder, "flush")
     strict = rxgem.core.SSEDecoder()
     strict.feed(PAGE)
     with pytest.raises(rxgem.MalformedStreamError, match="not a Server-Sent Events stream"):
