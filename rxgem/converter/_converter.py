@@ -10,16 +10,38 @@ async frameworks).
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
-from typing import Any, Unpack
+from typing import Any, Final, Unpack
 
-from ..core import ChatCompletionChunk
+from ..core import (
+    STAGES,
+    ArgsTable,
+    ChatCompletionChunk,
+    ChunkBuilder,
+    FinishBuffer,
+    PipelineOptions,
+    PipelineSettings,
+    ResponseParser,
+    SlotTable,
+    SSEDecoder,
+)
 from ._aiterate import _aiterate
-from ._options import PipelineOptions, settings_of
 
 __all__ = ["Converter"]
 
-_BATCHED = (False, False, True, True, True, False)
+_CORES: Final = [stage.core for stage in STAGES]
+_SSE: Final = _CORES.index(SSEDecoder)
+_PARSER: Final = _CORES.index(ResponseParser)
+_SLOTS: Final = _CORES.index(SlotTable)
+_ARGS: Final = _CORES.index(ArgsTable)
+_FINISH: Final = _CORES.index(FinishBuffer)
+_BUILDER: Final = _CORES.index(ChunkBuilder)
+# `Converter.feed` unrolls the stages for speed: each non-batched stage's values are
+# iterated, each batched stage's batch is passed on only if not empty (a test checks that
+# this still matches `STAGES`). `_end` and `_push` read the stages' `batched` flags.
+_BATCHED: Final = tuple(stage.batched for stage in STAGES)
 """Whether each core's ``feed`` result is one batch (one value) or several values."""
+
+_DEFAULT: Final = PipelineSettings({})
 
 
 class _Failed(Exception):
@@ -65,9 +87,14 @@ class Converter:
     )
 
     def __init__(self, **options: Unpack[PipelineOptions]) -> None:
-        cores = settings_of(options).cores()  # each core checks its own options
+        cores = (PipelineSettings(options) if options else _DEFAULT).cores()
         self._cores: tuple[Any, ...] = cores
-        self._sse, self._parser, self._slots, self._args, self._finish, self._builder = cores
+        self._sse: SSEDecoder = cores[_SSE]
+        self._parser: ResponseParser = cores[_PARSER]
+        self._slots: SlotTable = cores[_SLOTS]
+        self._args: ArgsTable = cores[_ARGS]
+        self._finish: FinishBuffer = cores[_FINISH]
+        self._builder: ChunkBuilder = cores[_BUILDER]
         self._error: Exception | None = None
         self._closed = False
 
@@ -92,18 +119,18 @@ class Converter:
         stage = 0
         try:
             for event in self._sse.feed(data):
-                stage = 1
+                stage = _PARSER
                 for response in self._parser.feed(event):
-                    stage = 2
+                    stage = _SLOTS
                     batch = self._slots.feed(response)
                     if batch:
-                        stage = 3
+                        stage = _ARGS
                         batch = self._args.feed(batch)
                         if batch:
-                            stage = 4
+                            stage = _FINISH
                             batch = self._finish.feed(batch)
                             if batch:
-                                stage = 5
+                                stage = _BUILDER
                                 out += self._builder.feed(batch)
         except Exception as exc:
             return self._end(stage, exc, out)

@@ -114,6 +114,21 @@ from ._slot_policies import resolve_policy as resolve_policy
 from ._openai_parts import ID_MARK as ID_MARK, render_code as render_code
 from ._openai_sse import DONE_FRAME as DONE_FRAME, error_payload as error_payload
 
+# The pipeline's options, each declared once, and its stages: for the operators, the
+# converter and the transport (the option types' public home is `rxgem.converter`).
+from ._options import (
+    STAGES as STAGES,
+    FlushOnFinishOptions as FlushOnFinishOptions,
+    GroupBySlotOptions as GroupBySlotOptions,
+    ParseOptions as ParseOptions,
+    PipelineOptions as PipelineOptions,
+    PipelineSettings as PipelineSettings,
+    Stage as Stage,
+    StreamOptions as StreamOptions,
+    ToOpenAIOptions as ToOpenAIOptions,
+    options_doc as options_doc,
+)
+
 # isort: on
 
 __all__ = [

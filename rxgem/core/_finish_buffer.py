@@ -39,6 +39,7 @@ from ._items import (
     ToolCallHeader,
     Usage,
 )
+from ._option_checks import check_announce
 
 __all__ = ["Announce", "FinishBuffer"]
 
@@ -92,8 +93,7 @@ class FinishBuffer:
     )
 
     def __init__(self, *, announce: Announce = "first", allow_truncated: bool = False) -> None:
-        if announce not in ("first", "none"):
-            raise ValueError(f"announce must be 'first' or 'none', not {announce!r}")
+        check_announce(announce)
         self._announce = announce == "first"
         self._allow_truncated = allow_truncated
         self._candidates: dict[int, _Candidate] = {}

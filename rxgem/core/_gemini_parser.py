@@ -32,6 +32,7 @@ from ._errors import GeminiAPIError, MalformedStreamError, snippet
 from ._gemini_enums import ENUM_TABLES, GeminiApi, normalize_carried, normalize_enums
 from ._gemini_models import ErrorBody, GenerateContentResponse
 from ._gemini_sse import SSEEvent
+from ._option_checks import check_api
 
 __all__ = ["ResponseParser", "api_error"]
 
@@ -89,11 +90,9 @@ class ResponseParser:
     __slots__ = ("_api", "_events", "_gemini", "_mode", "_stray", "_tables")
 
     def __init__(self, *, api: GeminiApi = "gemini") -> None:
-        tables = ENUM_TABLES.get(api) if isinstance(api, str) else None
-        if tables is None:
-            raise ValueError(f"api must be 'gemini' or 'vertex', not {api!r}")
+        check_api(api)
         self._api: GeminiApi = api
-        self._tables = tables
+        self._tables = ENUM_TABLES[api]
         self._events = 0
         self._mode = _PLAIN
         self._gemini = False  # a payload with a known key (or an envelope) came

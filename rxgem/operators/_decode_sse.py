@@ -4,8 +4,8 @@ from collections.abc import Callable
 
 from reactivex import Observable
 
-from ..core import SSEDecoder, SSEEvent
-from ._core_operator import core_operator
+from ..core import SSEEvent
+from ._stage_operator import stage_operator
 
 __all__ = ["decode_sse"]
 
@@ -33,4 +33,4 @@ def decode_sse() -> Callable[[Observable[bytes]], Observable[SSEEvent]]:
     Returns:
         An operator from ``Observable[bytes]`` to ``Observable[SSEEvent]``.
     """
-    return core_operator(SSEDecoder, ends_early=True)
+    return stage_operator("decode_sse", {})

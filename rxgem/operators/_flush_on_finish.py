@@ -1,17 +1,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Unpack
 
 from reactivex import Observable
 
-from ..core import Announce, Batch, FinishBuffer
-from ._core_operator import core_operator
+from ..core import Batch, FlushOnFinishOptions
+from ._stage_operator import documented, stage_operator
 
 __all__ = ["flush_on_finish"]
 
 
+@documented(FlushOnFinishOptions)
 def flush_on_finish(
-    *, announce: Announce = "first", allow_truncated: bool = False
+    **options: Unpack[FlushOnFinishOptions],
 ) -> Callable[[Observable[Batch]], Observable[Batch]]:
     """Pass text on at once; flush tool calls, finishes and usage at the end of the stream.
 
@@ -30,17 +32,7 @@ def flush_on_finish(
     that produced output without ever getting a ``finishReason`` ends the stream
     with :class:`~rxgem.TruncatedStreamError` after its calls are flushed.
 
-    Args:
-        announce: ``"first"`` (default) emits a header for each candidate's first
-            tool call as soon as it appears; ``"none"`` holds every call to the end.
-        allow_truncated: end truncated candidates with a finish instead of an error.
-
     Returns:
         An operator from ``Observable[Batch]`` to ``Observable[Batch]``.
     """
-
-    def buffer() -> FinishBuffer:
-        return FinishBuffer(announce=announce, allow_truncated=allow_truncated)
-
-    buffer()  # the options are checked now, not at subscription
-    return core_operator(buffer, batched=True)
+    return stage_operator("flush_on_finish", options)

@@ -1,24 +1,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Unpack
 
 from reactivex import Observable
 
-from ..core import (
-    Batch,
-    GenerateContentResponse,
-    SlotPolicy,
-    SlotPolicyName,
-    SlotTable,
-    resolve_policy,
-)
-from ._core_operator import core_operator
+from ..core import Batch, GenerateContentResponse, GroupBySlotOptions
+from ._stage_operator import documented, stage_operator
 
 __all__ = ["group_by_slot"]
 
 
+@documented(GroupBySlotOptions)
 def group_by_slot(
-    slot_policy: SlotPolicy | SlotPolicyName = "latest",
+    **options: Unpack[GroupBySlotOptions],
 ) -> Callable[[Observable[GenerateContentResponse]], Observable[Batch]]:
     """Split each response into items, giving every ``functionCall`` part a tool-call slot.
 
@@ -32,20 +27,11 @@ def group_by_slot(
     it. Text and thought parts become :class:`~rxgem.items.Text` at once, tagged
     with their candidate; each ``functionCall`` part becomes a
     :class:`~rxgem.items.CallPart` with the slot chosen by the slot rules (see
-    the README): ids first, Vertex streamed calls by position, and for id-less
-    complete calls the ``slot_policy``.
-
-    Args:
-        slot_policy: ``"latest"`` (default), ``"positional"``, ``"every_part"``, or a
-            :class:`~rxgem.SlotPolicy` object.
+    ``docs/operators.md``): ids first, Vertex streamed calls by position, and for
+    id-less complete calls the ``slot_policy``.
 
     Returns:
         An operator from ``Observable[GenerateContentResponse]`` to
         ``Observable[Batch]``.
     """
-    policy = resolve_policy(slot_policy)  # checked now; every subscription gets a fresh table
-
-    def table() -> SlotTable:
-        return SlotTable(policy)
-
-    return core_operator(table, batched=True)
+    return stage_operator("group_by_slot", options)

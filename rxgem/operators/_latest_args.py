@@ -4,8 +4,8 @@ from collections.abc import Callable
 
 from reactivex import Observable
 
-from ..core import ArgsTable, Batch
-from ._core_operator import core_operator
+from ..core import Batch
+from ._stage_operator import stage_operator
 
 __all__ = ["latest_args"]
 
@@ -30,4 +30,4 @@ def latest_args() -> Callable[[Observable[Batch]], Observable[Batch]]:
     Returns:
         An operator from ``Observable[Batch]`` to ``Observable[Batch]``.
     """
-    return core_operator(ArgsTable, batched=True)
+    return stage_operator("latest_args", {})

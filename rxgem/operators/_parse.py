@@ -1,18 +1,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
+from typing import Unpack
 
 from reactivex import Observable
 
-from ..core import GeminiApi, GenerateContentResponse, ResponseParser, SSEEvent
-from ._core_operator import core_operator
+from ..core import GenerateContentResponse, ParseOptions, SSEEvent
+from ._stage_operator import documented, stage_operator
 
 __all__ = ["parse"]
 
 
+@documented(ParseOptions)
 def parse(
-    *, api: GeminiApi = "gemini"
+    **options: Unpack[ParseOptions],
 ) -> Callable[[Observable[SSEEvent]], Observable[GenerateContentResponse]]:
     """Parse each SSE event's payload into a typed ``GenerateContentResponse``.
 
@@ -24,21 +25,15 @@ def parse(
 
     Unknown fields and unknown enum values are tolerated (enums stay strings).
     Enums sent as integers (``enum-encoding=int``) become their names as ``api``
-    numbers them: ``"gemini"`` (the Gemini API, default) or ``"vertex"`` (Vertex
-    AI), whose ``finishReason``/``blockReason`` numbers differ; an unknown number
-    becomes e.g. ``FINISH_REASON_99``. A Gemini Code Assist envelope
-    (``{"response": {...}, "traceId": ...}``) is unwrapped.
+    numbers them (an unknown number becomes e.g. ``FINISH_REASON_99``). A Gemini
+    Code Assist envelope (``{"response": {...}, "traceId": ...}``) is unwrapped.
     An ``{"error": {...}}`` payload (framed or raw, also as a one-element array)
     ends the stream with :class:`~rxgem.GeminiAPIError`; invalid JSON or a payload
     of the wrong shape ends it with :class:`~rxgem.MalformedStreamError`, naming
     the 1-based event number and a snippet. Whitespace-only payloads are skipped.
 
-    Raises:
-        ValueError: at call time, for an ``api`` other than ``"gemini"`` or ``"vertex"``.
-
     Returns:
         An operator from ``Observable[SSEEvent]`` to
         ``Observable[GenerateContentResponse]``.
     """
-    ResponseParser(api=api)  # checked now, not at subscription
-    return core_operator(partial(ResponseParser, api=api))
+    return stage_operator("parse", options)

@@ -1,24 +1,19 @@
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
+from typing import Unpack
 
 from reactivex import Observable
 
-from ..core import Batch, ChatCompletionChunk, ChunkBuilder, ReasoningField, random_id
-from ._core_operator import core_operator
+from ..core import Batch, ChatCompletionChunk, ToOpenAIOptions
+from ._stage_operator import documented, stage_operator
 
 __all__ = ["to_openai"]
 
 
+@documented(ToOpenAIOptions)
 def to_openai(
-    model: str | None = None,
-    include_usage: bool = True,
-    reasoning_field: ReasoningField = "reasoning_content",
-    render_code: bool = True,
-    signature_in_id: bool = False,
-    id_factory: Callable[[], str] = random_id,
-    clock: Callable[[], float] = time.time,
+    **options: Unpack[ToOpenAIOptions],
 ) -> Callable[[Observable[Batch]], Observable[ChatCompletionChunk]]:
     """Turn pipeline items into OpenAI ``chat.completion.chunk`` objects.
 
@@ -32,31 +27,7 @@ def to_openai(
     ``id`` is ``chatcmpl-<responseId>`` (or a random id), ``model`` the option or
     Gemini's ``modelVersion``; both, and ``created``, are the same on every chunk.
 
-    Args:
-        model: the ``model`` field; default: Gemini's ``modelVersion``.
-        include_usage: send the final ``choices: []`` usage chunk.
-        reasoning_field: ``"reasoning_content"`` (default), ``"reasoning"``, or
-            ``None`` to drop thought text.
-        render_code: also show code execution as fenced Markdown blocks in the
-            content (its parts are in ``extra_content.google.parts`` either way).
-        signature_in_id: also put each call's thought signature in its id.
-        id_factory: returns the random part of minted ids.
-        clock: returns the time in seconds used for ``created``.
-
     Returns:
         An operator from ``Observable[Batch]`` to ``Observable[ChatCompletionChunk]``.
     """
-
-    def builder() -> ChunkBuilder:
-        return ChunkBuilder(
-            model=model,
-            include_usage=include_usage,
-            reasoning_field=reasoning_field,
-            render_code=render_code,
-            signature_in_id=signature_in_id,
-            id_factory=id_factory,
-            clock=clock,
-        )
-
-    builder()  # the options are checked now, not at subscription
-    return core_operator(builder)
+    return stage_operator("to_openai", options)

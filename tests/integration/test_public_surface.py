@@ -151,6 +151,18 @@ CORE_FACE_ONLY = {
     "ID_MARK",
     "DONE_FRAME",
     "error_payload",
+    # the pipeline's options, declared once, and its stages (for the operators, the
+    # converter and the transport; the option types' public home is rxgem.converter)
+    "STAGES",
+    "Stage",
+    "PipelineSettings",
+    "PipelineOptions",
+    "StreamOptions",
+    "ParseOptions",
+    "GroupBySlotOptions",
+    "FlushOnFinishOptions",
+    "ToOpenAIOptions",
+    "options_doc",
 }
 """On ``rxgem.core``'s face but not in its ``__all__``: imported there only because other
 rxgem packages take them from the face. Add a name only for such an import."""

@@ -232,7 +232,7 @@ PARALLEL_THEN_REPLAY = {
     ],
 )
 def test_slot_policies(policy: Any, expected: list[int]) -> None:
-    output = run_marbles(group_by_slot(policy), "-a-b-c-d-|", PARALLEL_THEN_REPLAY)
+    output = run_marbles(group_by_slot(slot_policy=policy), "-a-b-c-d-|", PARALLEL_THEN_REPLAY)
     a, b, c, d = expected
     replay = policy == "latest"  # it compared the args and found them the same
     assert output == expect_marbles(
@@ -248,7 +248,7 @@ def test_slot_policies(policy: Any, expected: list[int]) -> None:
 
 def test_invalid_policy_name_raises_at_factory_time() -> None:
     with pytest.raises(ValueError, match="unknown slot policy 'first'"):
-        group_by_slot("first")  # type: ignore[arg-type]
+        group_by_slot(slot_policy="first")  # type: ignore[arg-type]
 
 
 def test_upstream_error_passes_through() -> None:
@@ -293,7 +293,8 @@ def test_two_subscriptions_get_their_own_slot_tables() -> None:
         on_completed(40),
     )
     # every_part: a shared table would number the calls 0..3 across both subscriptions
-    stream: Observable[Any] = xs.pipe(group_by_slot("every_part"))  # one operator instance
+    operator = group_by_slot(slot_policy="every_part")  # one operator instance
+    stream: Observable[Any] = xs.pipe(operator)
     first = scheduler.create_observer()
     second = scheduler.create_observer()
     scheduler.schedule_absolute(200, lambda *_: stream.subscribe(first))

@@ -1,0 +1,52 @@
+"""The check of each pipeline option that has one: shared by its declaration
+(:mod:`rxgem.core._options`) and the core that takes it, so that a bad value is refused
+in the same words whether it reaches the core through the pipeline or directly.
+
+Each check raises ``ValueError`` (a value out of range) or ``TypeError`` (a value of the
+wrong kind) and returns nothing. ``slot_policy``'s check is
+:func:`~rxgem.core._slot_policies.resolve_policy`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ._gemini_enums import ENUM_TABLES
+
+__all__ = [
+    "check_announce",
+    "check_api",
+    "check_callable",
+    "check_reasoning_field",
+]
+
+
+def check_api(api: object) -> None:
+    """``api``: ``"gemini"`` or ``"vertex"`` (whose enum numbers are read)."""
+    if not isinstance(api, str) or api not in ENUM_TABLES:
+        raise ValueError(f"api must be 'gemini' or 'vertex', not {api!r}")
+
+
+def check_announce(announce: object) -> None:
+    """``announce``: ``"first"`` or ``"none"``."""
+    if announce not in ("first", "none"):
+        raise ValueError(f"announce must be 'first' or 'none', not {announce!r}")
+
+
+def check_reasoning_field(reasoning_field: object) -> None:
+    """``reasoning_field``: ``"reasoning_content"``, ``"reasoning"`` or ``None``."""
+    if reasoning_field not in ("reasoning_content", "reasoning", None):
+        raise ValueError(
+            "reasoning_field must be 'reasoning_content', 'reasoning' or None,"
+            f" not {reasoning_field!r}"
+        )
+
+
+def check_callable(name: str) -> Callable[[object], None]:
+    """The check of an option ``name`` that must be callable (``id_factory``, ``clock``)."""
+
+    def check(value: object) -> None:
+        if not callable(value):
+            raise TypeError(f"{name} must be callable, not {value!r}")
+
+    return check
