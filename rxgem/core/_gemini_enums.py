@@ -4,7 +4,8 @@ Clients that ask Google for ``enum-encoding=int`` (the Go SDK's REST transport,
 LangChain's Vertex REST client, ...) get ``"finishReason": 1`` instead of
 ``"finishReason": "STOP"``. :class:`~rxgem.ResponseParser` turns every such number
 into the enum value's NAME as the API's proto declares it, so everything after
-the parser sees the same strings as with the default encoding.
+the parser sees the same strings as with the default encoding. Most of this module
+is a data table: one :class:`EnumTable` per proto enum and API.
 
 **The two APIs number some enums differently**: the Gemini API
 (``google.ai.generativelanguage.v1beta``) and Vertex AI
