@@ -41,7 +41,9 @@ On top of them:
   size, connection cap, ``TCP_NODELAY``), and the uvicorn configuration.
 - ``_admission``: the concurrent-request limit and the SIGTERM drain.
 - ``_stream``: one chat completion over ASGI (disconnects, keep-alives, framing,
-  backpressure from a slow client to the upstream read, heartbeats).
+  backpressure from a slow client to the upstream read, heartbeats), through
+  ``_stream_frames`` (the stream's observer: SSE frames, keep-alive timer, high-water
+  mark) and ``_response_io`` (the sends, error replies and the disconnect watch).
 - ``_access``: the access log and the error boundary; ``_telemetry``: the metrics and
   traces of each request, through ``_metrics`` (Prometheus), ``_tracing``
   (OpenTelemetry) and ``_labels`` (their bounded label values); ``_upstream``: the

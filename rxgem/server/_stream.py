@@ -7,8 +7,8 @@ request. The work runs in a task, and ``receive()`` is watched for
 disposed of, which cancels the upstream request and closes its connection, whether
 Gemini had sent its first byte or not.
 
-Streaming (one observer, :class:`_Frames`, subscribed to the ``chat_completions``
-Observable on the event loop):
+Streaming (one observer, :class:`~rxgem.server._stream_frames.Frames`, subscribed to
+the ``chat_completions`` Observable on the event loop):
 
 - Each chunk is encoded to its SSE frame as it arrives (``data: {json}``); the frames
   that wait while a send is in progress go out together in the next write. At the
@@ -40,42 +40,28 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import AsyncIterator, Callable
 from typing import Final, TypeVar, cast
 
-from reactivex import Observable, abc
+from reactivex import Observable
 from reactivex.scheduler.eventloop import AsyncIOScheduler
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from ..bridge import FlowGate, aiterate, current_gate  # aiterate: the non-streaming answer
-from ..core import DONE_FRAME, ChatCompletion, ChatCompletionChunk, CompletionUsage
+from ..core import DONE_FRAME, ChatCompletion, ChatCompletionChunk
 from ._access import AccessRecord
 from ._admission import Drain
 from ._errors import ErrorReply, error_reply
+from ._response_io import JSON_HEADERS, Sender, until_disconnect
 from ._runner import ABORT_EXTENSION
+from ._stream_frames import KEEP_ALIVE_FRAME, STREAM_HEADERS, Frames, note_usage
 
-__all__ = [
-    "HEARTBEAT",
-    "KEEP_ALIVE_FRAME",
-    "STREAM_HEADERS",
-    "CompletionResponse",
-    "reply_messages",
-    "until_disconnect",
-]
+__all__ = ["HEARTBEAT", "CompletionResponse"]
 
 T = TypeVar("T")
 
-KEEP_ALIVE_FRAME: Final = b": keep-alive\n\n"
 HEARTBEAT: Final = b" "
 """What a non-streaming response sends while Gemini is silent: JSON allows leading blanks."""
-STREAM_HEADERS: Final = (
-    (b"content-type", b"text/event-stream; charset=utf-8"),
-    (b"cache-control", b"no-cache"),
-    (b"x-accel-buffering", b"no"),
-)
-_JSON: Final = ((b"content-type", b"application/json"),)
-_HIGH_WATER: Final = 256 * 1024
 
 
 class _Silence:
@@ -106,82 +92,6 @@ async def _next(items: AsyncIterator[T], wait: float) -> T | _Silence | _End:
         if scope.expired():
             return _SILENCE
         raise
-
-
-async def _until_disconnect_message(receive: Receive) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return
-
-
-async def until_disconnect(receive: Receive, worker: asyncio.Future[None]) -> bool:
-    """Wait for ``worker`` while watching ``receive``; True if the client left first.
-
-    The client leaving cancels ``worker`` (and waits for it to clean up). An exception
-    of ``worker`` propagates; so does a cancellation of the caller, after both tasks
-    were cancelled and awaited. A ``worker`` cancelled by someone else also returns
-    True: the caller knows whether it stopped the work itself.
-    """
-    watcher = asyncio.ensure_future(_until_disconnect_message(receive))
-    try:
-        await asyncio.wait((worker, watcher), return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        watcher.cancel()
-        if not worker.done():
-            worker.cancel()
-        await asyncio.wait((worker, watcher))
-    if not watcher.cancelled():
-        watcher.exception()  # a failing receive() counts as the client gone
-    if worker.cancelled():
-        return True
-    worker.result()  # its exception, if any
-    return False
-
-
-def reply_messages(reply: ErrorReply) -> tuple[Message, Message]:
-    """The ASGI messages of an error reply."""
-    headers = [*_JSON, *((k.encode(), v.encode()) for k, v in reply.headers)]
-    start = {"type": "http.response.start", "status": reply.status, "headers": headers}
-    return start, {"type": "http.response.body", "body": reply.json()}
-
-
-class _Sender:
-    """``send`` with the response's state: started, finished, and its flow gate."""
-
-    __slots__ = ("finished", "gate", "send", "sending_since", "started")
-
-    def __init__(self, send: Send) -> None:
-        self.send = send
-        self.started = False
-        self.finished = False
-        self.gate: FlowGate | None = None
-        self.sending_since: float | None = None
-        """When the send in progress began (``time.monotonic()``), for the stall check."""
-
-    async def start(self, status: int, headers: tuple[tuple[bytes, bytes], ...]) -> None:
-        self.started = True
-        await self.send({"type": "http.response.start", "status": status, "headers": headers})
-
-    async def body(self, data: bytes, *, more: bool = True) -> None:
-        gate = self.gate
-        if gate is not None:
-            gate.hold()
-        self.sending_since = time.monotonic()
-        try:
-            await self.send({"type": "http.response.body", "body": data, "more_body": more})
-            self.finished = not more
-        finally:
-            self.sending_since = None
-            if gate is not None:
-                gate.release()
-
-    async def reply(self, reply: ErrorReply) -> None:
-        start, body = reply_messages(reply)
-        self.started = True
-        await self.send(start)
-        await self.send(body)
-        self.finished = True
 
 
 class CompletionResponse:
@@ -245,7 +155,7 @@ class CompletionResponse:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         self._abort = scope.get("extensions", {}).get(ABORT_EXTENSION)
-        sender = _Sender(send)
+        sender = Sender(send)
         work = self._stream(sender) if self.stream else self._complete(sender)
         worker = self._worker = asyncio.ensure_future(work)
         if self.drain is not None:
@@ -262,7 +172,7 @@ class CompletionResponse:
         else:
             self.record.client_gone = True
 
-    async def _shut_down(self, sender: _Sender) -> None:
+    async def _shut_down(self, sender: Sender) -> None:
         reply = ErrorReply(
             503, "server_error", "the server is shutting down; retry", code="server_shutdown"
         )
@@ -284,7 +194,7 @@ class CompletionResponse:
             self.logger.debug("request %s: %s", self.record.request_id, reply.message)
         return reply
 
-    async def _complete(self, sender: _Sender) -> None:
+    async def _complete(self, sender: Sender) -> None:
         results = aiterate(self.source)
         try:
             while True:
@@ -300,25 +210,25 @@ class CompletionResponse:
                 if item is _SILENCE:
                     # a space before the JSON keeps idle-timing proxies from cutting us off
                     if not sender.started:
-                        await sender.start(200, _JSON)
+                        await sender.start(200, JSON_HEADERS)
                     await sender.body(HEARTBEAT)
                     continue
                 break
             assert isinstance(item, ChatCompletion)  # one item or an error, never _END first
             if item.usage is not None:
-                _note_usage(self.record, item.usage)
+                note_usage(self.record, item.usage)
             if self.record.telemetry is not None:
                 self.record.telemetry.finish_reasons(c.finish_reason for c in item.choices)
             if not sender.started:
-                await sender.start(200, _JSON)
+                await sender.start(200, JSON_HEADERS)
             await sender.body(item.to_json(), more=False)
         finally:
             results.close()
 
-    async def _stream(self, sender: _Sender) -> None:
+    async def _stream(self, sender: Sender) -> None:
         loop = asyncio.get_running_loop()
         gate = sender.gate = FlowGate()
-        frames = _Frames(loop, gate, self.record, self.send_usage, self.keep_alive)
+        frames = Frames(loop, gate, self.record, self.send_usage, self.keep_alive)
         frames.watch(sender, self.send_timeout, self._stalled)
         # this task's context: the upstream read task, made at subscription, inherits it
         current_gate.set(gate)
@@ -352,167 +262,3 @@ class CompletionResponse:
             if self.record.telemetry is not None and frames.finish_reasons:
                 reasons = frames.finish_reasons
                 self.record.telemetry.finish_reasons(reasons[i] for i in sorted(reasons))
-
-
-def _note_usage(record: AccessRecord, usage: CompletionUsage) -> None:
-    record.tokens = usage.total_tokens
-    if record.telemetry is not None:
-        completion = usage.completion_tokens_details
-        prompt = usage.prompt_tokens_details
-        record.telemetry.usage(
-            usage.prompt_tokens,
-            usage.completion_tokens,
-            completion.get("reasoning_tokens") if completion else None,
-            prompt.get("cached_tokens") if prompt else None,
-        )
-
-
-class _Frames(abc.ObserverBase[ChatCompletionChunk]):
-    """The observer of a streamed response: each chunk encoded to its SSE frame at once,
-    the frames waiting for the sender joined into one write, and one timer per stream
-    for keep-alives (re-armed only when it fires, never per chunk).
-
-    While more than ``_HIGH_WATER`` bytes wait for the sender, the upstream read is
-    held (the gate), as a slow client's sends hold it.
-    """
-
-    __slots__ = (
-        "_holding",
-        "_on_stall",
-        "_send_timeout",
-        "_sender",
-        "_waiter",
-        "data",
-        "done",
-        "error",
-        "finish_reasons",
-        "gate",
-        "keep_alive",
-        "last_sent",
-        "loop",
-        "record",
-        "send_usage",
-        "silent",
-        "timer",
-    )
-
-    def __init__(
-        self,
-        loop: asyncio.AbstractEventLoop,
-        gate: FlowGate,
-        record: AccessRecord,
-        send_usage: bool,
-        keep_alive: float,
-    ) -> None:
-        self.loop = loop
-        self.gate = gate
-        self.record = record
-        self.send_usage = send_usage
-        self.keep_alive = keep_alive
-        self.data = bytearray()
-        self.finish_reasons: dict[int, str] = {}
-        self.done = False
-        self.error: Exception | None = None
-        self.silent = False
-        self.last_sent = loop.time()
-        self._waiter: asyncio.Future[None] | None = None
-        self._holding = False
-        self.timer: asyncio.TimerHandle | None = loop.call_later(keep_alive, self._tick)
-        self._sender: _Sender | None = None
-        self._send_timeout = 0.0
-        self._on_stall: Callable[[], None] | None = None
-
-    def watch(self, sender: _Sender, timeout: float, on_stall: Callable[[], None]) -> None:
-        """Call ``on_stall`` when one of ``sender``'s sends waits over ``timeout`` seconds
-        (checked when the timer fires: at most ``min(keep_alive, timeout)`` late)."""
-        self._sender = sender
-        self._send_timeout = timeout
-        self._on_stall = on_stall
-
-    # the observer side (on the event loop, from the upstream read task)
-
-    def on_next(self, chunk: ChatCompletionChunk) -> None:
-        telemetry = self.record.telemetry
-        if chunk.usage is not None:
-            _note_usage(self.record, chunk.usage)
-            if not chunk.choices and not self.send_usage:
-                return
-        if telemetry is not None:
-            telemetry.chunk(time.perf_counter())
-            for choice in chunk.choices:
-                if choice.finish_reason is not None:
-                    self.finish_reasons[choice.index] = choice.finish_reason
-        self.data += b"data: "
-        self.data += chunk.to_json()
-        self.data += b"\n\n"
-        if len(self.data) > _HIGH_WATER and not self._holding:
-            self._holding = True
-            self.gate.hold()
-        self._wake()
-
-    def on_error(self, error: Exception) -> None:
-        self.error = error
-        self.done = True
-        self._wake()
-
-    def on_completed(self) -> None:
-        self.done = True
-        self._wake()
-
-    # the sender side
-
-    def take(self) -> bytes:
-        """The frames waiting, joined, and the buffer emptied."""
-        data = bytes(self.data)
-        self.data.clear()
-        if self._holding:
-            self._holding = False
-            self.gate.release()
-        return data
-
-    def sent(self, now: float) -> None:
-        self.last_sent = now
-        self.silent = False
-
-    async def wait(self) -> None:
-        """Until there is something to send: frames, the end, or ``keep_alive`` of silence."""
-        if self.data or self.done or self.silent:
-            return
-        waiter = self._waiter = self.loop.create_future()
-        try:
-            await waiter
-        finally:
-            self._waiter = None
-
-    def close(self) -> None:
-        self.done = True
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-        if self._holding:
-            self._holding = False
-            self.gate.release()
-
-    def _wake(self) -> None:
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    def _tick(self) -> None:
-        sender = self._sender
-        since = sender.sending_since if sender is not None else None
-        if since is not None and time.monotonic() - since >= self._send_timeout:
-            self.timer = None
-            if self._on_stall is not None:
-                self._on_stall()
-            return
-        idle = self.loop.time() - self.last_sent
-        if idle >= self.keep_alive:
-            if not self.data and not self.done:
-                self.silent = True  # the sender sends a keep-alive, then calls sent()
-                self._wake()
-            idle = 0.0
-        delay = self.keep_alive - idle
-        if sender is not None:
-            delay = min(delay, self._send_timeout)
-        self.timer = self.loop.call_later(delay, self._tick)

@@ -1,0 +1,197 @@
+"""The observer of a streamed response: chunks to SSE frames, keep-alives, backpressure.
+
+Each chunk is encoded to its SSE frame (``data: {json}``) as it arrives; the frames
+that wait while a send is in progress go out together in the next write. One timer
+per stream marks ``keep_alive`` seconds without a send (the sender then sends
+:data:`KEEP_ALIVE_FRAME`) and checks the send in progress against its timeout. While
+more than 256 KiB of frames wait, the upstream read is held (the stream's
+:class:`~rxgem.bridge.FlowGate`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Final
+
+from reactivex import abc
+
+from ..bridge import FlowGate
+from ..core import ChatCompletionChunk, CompletionUsage
+from ._access import AccessRecord
+from ._response_io import Sender
+
+__all__ = ["KEEP_ALIVE_FRAME", "STREAM_HEADERS", "Frames", "note_usage"]
+
+KEEP_ALIVE_FRAME: Final = b": keep-alive\n\n"
+STREAM_HEADERS: Final = (
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+)
+_HIGH_WATER: Final = 256 * 1024
+
+
+def note_usage(record: AccessRecord, usage: CompletionUsage) -> None:
+    record.tokens = usage.total_tokens
+    if record.telemetry is not None:
+        completion = usage.completion_tokens_details
+        prompt = usage.prompt_tokens_details
+        record.telemetry.usage(
+            usage.prompt_tokens,
+            usage.completion_tokens,
+            completion.get("reasoning_tokens") if completion else None,
+            prompt.get("cached_tokens") if prompt else None,
+        )
+
+
+class Frames(abc.ObserverBase[ChatCompletionChunk]):
+    """The observer of a streamed response: each chunk encoded to its SSE frame at once,
+    the frames waiting for the sender joined into one write, and one timer per stream
+    for keep-alives (re-armed only when it fires, never per chunk).
+
+    While more than ``_HIGH_WATER`` bytes wait for the sender, the upstream read is
+    held (the gate), as a slow client's sends hold it.
+    """
+
+    __slots__ = (
+        "_holding",
+        "_on_stall",
+        "_send_timeout",
+        "_sender",
+        "_waiter",
+        "data",
+        "done",
+        "error",
+        "finish_reasons",
+        "gate",
+        "keep_alive",
+        "last_sent",
+        "loop",
+        "record",
+        "send_usage",
+        "silent",
+        "timer",
+    )
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        gate: FlowGate,
+        record: AccessRecord,
+        send_usage: bool,
+        keep_alive: float,
+    ) -> None:
+        self.loop = loop
+        self.gate = gate
+        self.record = record
+        self.send_usage = send_usage
+        self.keep_alive = keep_alive
+        self.data = bytearray()
+        self.finish_reasons: dict[int, str] = {}
+        self.done = False
+        self.error: Exception | None = None
+        self.silent = False
+        self.last_sent = loop.time()
+        self._waiter: asyncio.Future[None] | None = None
+        self._holding = False
+        self.timer: asyncio.TimerHandle | None = loop.call_later(keep_alive, self._tick)
+        self._sender: Sender | None = None
+        self._send_timeout = 0.0
+        self._on_stall: Callable[[], None] | None = None
+
+    def watch(self, sender: Sender, timeout: float, on_stall: Callable[[], None]) -> None:
+        """Call ``on_stall`` when one of ``sender``'s sends waits over ``timeout`` seconds
+        (checked when the timer fires: at most ``min(keep_alive, timeout)`` late)."""
+        self._sender = sender
+        self._send_timeout = timeout
+        self._on_stall = on_stall
+
+    # the observer side (on the event loop, from the upstream read task)
+
+    def on_next(self, chunk: ChatCompletionChunk) -> None:
+        telemetry = self.record.telemetry
+        if chunk.usage is not None:
+            note_usage(self.record, chunk.usage)
+            if not chunk.choices and not self.send_usage:
+                return
+        if telemetry is not None:
+            telemetry.chunk(time.perf_counter())
+            for choice in chunk.choices:
+                if choice.finish_reason is not None:
+                    self.finish_reasons[choice.index] = choice.finish_reason
+        self.data += b"data: "
+        self.data += chunk.to_json()
+        self.data += b"\n\n"
+        if len(self.data) > _HIGH_WATER and not self._holding:
+            self._holding = True
+            self.gate.hold()
+        self._wake()
+
+    def on_error(self, error: Exception) -> None:
+        self.error = error
+        self.done = True
+        self._wake()
+
+    def on_completed(self) -> None:
+        self.done = True
+        self._wake()
+
+    # the sender side
+
+    def take(self) -> bytes:
+        """The frames waiting, joined, and the buffer emptied."""
+        data = bytes(self.data)
+        self.data.clear()
+        if self._holding:
+            self._holding = False
+            self.gate.release()
+        return data
+
+    def sent(self, now: float) -> None:
+        self.last_sent = now
+        self.silent = False
+
+    async def wait(self) -> None:
+        """Until there is something to send: frames, the end, or ``keep_alive`` of silence."""
+        if self.data or self.done or self.silent:
+            return
+        waiter = self._waiter = self.loop.create_future()
+        try:
+            await waiter
+        finally:
+            self._waiter = None
+
+    def close(self) -> None:
+        self.done = True
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        if self._holding:
+            self._holding = False
+            self.gate.release()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _tick(self) -> None:
+        sender = self._sender
+        since = sender.sending_since if sender is not None else None
+        if since is not None and time.monotonic() - since >= self._send_timeout:
+            self.timer = None
+            if self._on_stall is not None:
+                self._on_stall()
+            return
+        idle = self.loop.time() - self.last_sent
+        if idle >= self.keep_alive:
+            if not self.data and not self.done:
+                self.silent = True  # the sender sends a keep-alive, then calls sent()
+                self._wake()
+            idle = 0.0
+        delay = self.keep_alive - idle
+        if sender is not None:
+            delay = min(delay, self._send_timeout)
+        self.timer = self.loop.call_later(delay, self._tick)
