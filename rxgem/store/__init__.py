@@ -1,0 +1,116 @@
+"""Stored responses: what ``previous_response_id``, ``item_reference`` and
+``GET /v1/responses/{id}`` read back, kept per client.
+
+A store keeps *turns* (:class:`StoredTurn`): one request answered, with its input
+items, its output items and the response document, each item JSON bytes plus opaque
+data of the server's own (Gemini's thought signatures, kept even when the client did
+not ask for ``encrypted_content``). The Responses API stores its responses as turns;
+an Interactions API reader can store its interactions the same way.
+
+:class:`ResponseStore` is the interface, with two implementations:
+
+- :class:`SQLiteStore`, the default: one file (``~/.local/share/rxgem/
+  responses.sqlite3``, or ``$XDG_DATA_HOME/rxgem/...``), 0600, WAL, shared by the
+  worker processes of one ``rxgem serve``;
+- :class:`RedisStore`: one Redis for several instances behind a load balancer.
+
+:func:`open_store` picks one from a path or URL. Every method is a coroutine bounded
+by the store's ``timeout``; a turn bigger than ``max_record_bytes`` is refused with
+:class:`RecordTooLargeError`; with a ``ttl`` turns expire.
+
+Owner ids. A client's turns are stored under ``await store.owner(token)``, an
+HMAC-SHA256 of its bearer token under a secret of the store's (created on first use
+and kept in the store, or given); the token itself is never stored. Every lookup
+takes the owner, and another owner's turn is indistinguishable from a missing one.
+:mod:`rxgem.store._owner` says why a keyed hash and when to give your own secret.
+
+The modules: ``_model`` (the records), ``_protocol`` (the interface), ``_ids`` (which
+ids are accepted), ``_owner`` (owner ids), ``_limits`` (size and page checks),
+``_errors`` (the exception tree), ``_paths`` (the default file), ``_sqlite`` with
+``_sqlite_schema``, ``_redis`` with ``_redis_scripts``, and ``_open``.
+``import rxgem`` does not import this package, and this package imports ``redis``
+only when a :class:`RedisStore` is made.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ._errors import (
+    InvalidIdError,
+    InvalidPageError,
+    RecordTooLargeError,
+    StoreError,
+    StoreTimeoutError,
+    StoreUnavailableError,
+)
+from ._ids import MAX_ID_LENGTH, TURN_ID_PREFIXES, valid_item_id, valid_turn_id
+from ._limits import (
+    DEFAULT_MAX_CHAIN,
+    DEFAULT_MAX_ITEMS,
+    DEFAULT_MAX_RECORD_BYTES,
+    DEFAULT_TIMEOUT,
+    MAX_PAGE,
+)
+from ._model import ItemsPage, Order, StoredItem, StoredTurn
+from ._open import open_store
+from ._paths import default_path
+from ._protocol import ResponseStore
+from ._sqlite import SQLiteStore
+
+if TYPE_CHECKING:
+    from ._redis import RedisStore
+
+__all__ = [
+    "DEFAULT_MAX_CHAIN",
+    "DEFAULT_MAX_ITEMS",
+    "DEFAULT_MAX_RECORD_BYTES",
+    "DEFAULT_TIMEOUT",
+    "MAX_ID_LENGTH",
+    "MAX_PAGE",
+    "TURN_ID_PREFIXES",
+    "InvalidIdError",
+    "InvalidPageError",
+    "ItemsPage",
+    "Order",
+    "RecordTooLargeError",
+    "RedisStore",
+    "ResponseStore",
+    "SQLiteStore",
+    "StoreError",
+    "StoreTimeoutError",
+    "StoreUnavailableError",
+    "StoredItem",
+    "StoredTurn",
+    "default_path",
+    "open_store",
+    "valid_item_id",
+    "valid_turn_id",
+]
+
+# Tracebacks and reprs name these where users import them, and pickling finds them here.
+for _name in (
+    InvalidIdError,
+    InvalidPageError,
+    RecordTooLargeError,
+    StoreError,
+    StoreTimeoutError,
+    StoreUnavailableError,
+    ItemsPage,
+    StoredItem,
+    StoredTurn,
+    SQLiteStore,
+):
+    _name.__module__ = __name__
+del _name
+
+
+def __getattr__(name: str) -> Any:
+    # RedisStore imports the redis client (an optional dependency) on first use.
+    if name == "RedisStore":
+        from ._redis import RedisStore
+
+        RedisStore.__module__ = __name__
+        globals()[name] = RedisStore
+        return RedisStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
