@@ -341,3 +341,15 @@ def test_concurrent_operations_on_one_store(make_store: StoreFactory) -> None:
 def test_both_stores_implement_the_interface(make_store: StoreFactory) -> None:
     store: ResponseStore = make_store()
     run(store.aclose)
+
+
+def test_many_items_resolve_in_one_call(make_store: StoreFactory) -> None:
+    big = turn("resp_big", inputs=700, outputs=0)
+    wanted = [one.id for one in big.input] + ["missing"]
+
+    async def scenario() -> dict[str, object]:
+        async with make_store() as store:
+            await store.save(big)
+            return dict(await store.items(wanted, OWNER_A))
+
+    assert run(scenario) == {one.id: one for one in big.input}
