@@ -27,6 +27,8 @@ ROOT = Path(__file__).resolve().parent
 
 COMPILED = [
     "rxgem/core/_gemini_sse.py",
+    "rxgem/core/_gemini_sse_event.py",
+    "rxgem/core/_gemini_raw_json.py",
     "rxgem/core/_gemini_parser.py",
     "rxgem/core/_gemini_enums.py",
     "rxgem/core/_slot_table.py",

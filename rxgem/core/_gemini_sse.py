@@ -36,25 +36,20 @@ Deviations from WHATWG, for Gemini's benefit:
   waiting for its empty line is dispatched before the block starts, so the two
   keep their order.
 
-  A block that starts with ``{``: the following lines (blank ones included) join
-  it, separated by ``"\\n"``, until braces and brackets balance at the end of a
-  line, counting only outside JSON strings (string state is tracked across
-  lines). The block is then dispatched at once as ``SSEEvent(data=block,
-  event="raw")``, without waiting for an empty line. Gemini appends a
-  pretty-printed ``{"error": {...}}`` object after the events this way; the rule
-  also decodes a JSON-lines body (one object per line) into one raw event per line.
+  A block that starts with ``{`` (:class:`~rxgem.core._gemini_raw_json.RawJsonBlock`):
+  the following lines (blank ones included) join it, separated by ``"\\n"``, until
+  braces and brackets balance at the end of a line, outside JSON strings. It is
+  then dispatched at once as ``SSEEvent(data=block, event="raw")``, without
+  waiting for an empty line: Gemini's pretty-printed ``{"error": {...}}`` after
+  the events, or each line of a JSON-lines body.
 
-  A block that starts with ``[`` is a JSON array, read element by element: the
-  body of ``streamGenerateContent`` *without* ``alt=sse``, which Google writes
-  progressively as ``[{...}\\r\\n,\\r\\n{...}\\r\\n]`` (pretty-printed
-  elements). Each top-level element is dispatched as ``SSEEvent(data=element,
-  event="raw")`` as soon as it is complete, not at the end of its line: an object
-  or array element at the byte that balances its brackets (counted outside
-  strings, escapes included), any other element (a number, a string) before the
-  ``,`` or ``]`` that follows it, trailing whitespace dropped. The payload is the
-  element's bytes exactly as sent (line ends included), so a JSON parser decodes
-  it directly. Commas and whitespace between elements are skipped, and the ``]``
-  that closes the array ends the block: SSE lines may follow.
+  A block that starts with ``[`` is a JSON array
+  (:class:`~rxgem.core._gemini_raw_json.JsonArrayReader`): the body of
+  ``streamGenerateContent`` *without* ``alt=sse``. Each top-level element is
+  dispatched as ``SSEEvent(data=element, event="raw")`` as soon as it is
+  complete, not at the end of its line; the payload is its bytes exactly as sent
+  (line ends included). The ``]`` that closes the array ends the block: SSE lines
+  may follow.
 * **``[DONE]``.** A ``data`` line whose value is ``[DONE]`` (surrounding ASCII
   whitespace ignored) that starts an event is the OpenAI end-of-stream sentinel:
   it is not dispatched, :attr:`SSEDecoder.done` becomes true and every byte after
@@ -70,9 +65,9 @@ Deviations from WHATWG, for Gemini's benefit:
 
 from __future__ import annotations
 
-import re
-
 from ._errors import MalformedStreamError, snippet
+from ._gemini_raw_json import JsonArrayReader, RawJsonBlock, open_raw_block
+from ._gemini_sse_event import SSEEvent
 
 __all__ = ["DONE", "SSEDecoder", "SSEEvent"]
 
@@ -83,245 +78,10 @@ _BOM = b"\xef\xbb\xbf"
 _MAX_RETRY_DIGITS = 18
 _LF = 0x0A
 _CR = 0x0D
-_QUOTE = 0x22
 _SPACE = 0x20
 _DONE_MAX = 64  # a payload this long or longer is not `[DONE]` with some spaces around
-
-# A complete JSON string literal (unrolled loop: no catastrophic backtracking).
-_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
-# Outside a string, the bytes that matter for balancing.
-_STRUCTURAL = re.compile(rb'["{}\[\]]')
-# Inside a string, the bytes that matter.
-_STRING_SPECIAL = re.compile(rb'["\\]')
-
-
-class SSEEvent:
-    """One dispatched Server-Sent Event (or one raw JSON block).
-
-    Attributes:
-        data: the event's ``data`` lines joined by ``"\\n"`` (without a final
-            ``"\\n"``); for a raw block, the block's text (for a JSON array, one
-            element's). Invalid UTF-8 is replaced with U+FFFD, as WHATWG decodes
-            event streams.
-        payload: the same data as it arrived: UTF-8 ``bytes`` for events made by
-            :class:`SSEDecoder` (a JSON parser can take them without a round trip
-            through ``str``), or the ``str`` an event was built with.
-        event: the event type: ``"message"`` unless an ``event`` field set it;
-            ``"raw"`` for a raw JSON block.
-        id: the last event id at dispatch time, ``None`` if no ``id`` field was
-            ever seen (always ``None`` for a raw block).
-        retry: the value of a valid ``retry`` field of this event, else ``None``.
-
-    Events compare equal when ``data``, ``event``, ``id`` and ``retry`` are equal.
-    """
-
-    __slots__ = ("_text", "event", "id", "payload", "retry")
-    __match_args__ = ("data", "event", "id", "retry")
-
-    def __init__(
-        self,
-        data: str | bytes,
-        event: str = "message",
-        id: str | None = None,
-        retry: int | None = None,
-    ) -> None:
-        self.payload: str | bytes = data
-        self._text: str | None = data if isinstance(data, str) else None
-        self.event = event
-        self.id = id
-        self.retry = retry
-
-    @property
-    def data(self) -> str:
-        text = self._text
-        if text is None:
-            payload = self.payload
-            assert isinstance(payload, bytes)
-            text = self._text = payload.decode("utf-8", "replace")
-        return text
-
-    def _key(self) -> tuple[str, str, str | None, int | None]:
-        return (self.data, self.event, self.id, self.retry)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, SSEEvent):
-            return NotImplemented
-        return self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
-    def __repr__(self) -> str:
-        return (
-            f"SSEEvent(data={self.data!r}, event={self.event!r}, id={self.id!r},"
-            f" retry={self.retry!r})"
-        )
-
-
-def _scan_raw(line: bytes, depth: int, in_string: bool) -> tuple[int, bool]:
-    """Update the bracket depth and the in-string flag of a raw block with one line.
-
-    A backslash at the very end of a line (inside a string) escapes the ``"\\n"``
-    that joins the lines, so it carries nothing over to the next line.
-    """
-    if not in_string:
-        # Fast path: every string opened on this line also closes on it.
-        rest = _JSON_STRING.sub(b"", line) if _QUOTE in line else line
-        if _QUOTE not in rest:
-            return (
-                depth + rest.count(b"{") + rest.count(b"[") - rest.count(b"}") - rest.count(b"]"),
-                False,
-            )
-    pos = 0
-    end = len(line)
-    while pos < end:
-        if in_string:
-            m = _STRING_SPECIAL.search(line, pos)
-            if m is None:
-                break
-            pos = m.end()
-            if line[m.start()] == _QUOTE:
-                in_string = False
-            else:
-                pos += 1  # skip the escaped byte
-        else:
-            m = _STRUCTURAL.search(line, pos)
-            if m is None:
-                break
-            pos = m.end()
-            c = line[m.start()]
-            if c == _QUOTE:
-                in_string = True
-            elif c in b"{[":
-                depth += 1
-            else:
-                depth -= 1
-    return depth, in_string
-
-
-# Inside a JSON array: where the next element starts (or the array ends).
-_ELEMENT_START = re.compile(rb"[^ \t\r\n,]")
-# Inside an element at depth 0 (a scalar, or before its first bracket): what matters.
-_SCALAR_STRUCTURAL = re.compile(rb'["{\[,\]]')
-_JSON_SPACE = b" \t\r\n"
 # The first byte of an incomplete line that may start a JSON array ("[", or blanks first).
 _ARRAY_LEAD = b"[ \t"
-
-
-class _ArrayReader:
-    """Splits the bytes of a JSON array, after its ``[``, into its top-level elements.
-
-    Byte level and incremental: :meth:`feed` takes the bytes as they come (split
-    anywhere) and returns each element's exact bytes as soon as it is complete.
-    A container element (``{...}`` or ``[...]``) is complete at the byte that
-    balances its brackets (counted outside JSON strings, with ``\\`` escapes, as
-    for raw blocks); any other element (a number, a string, stray text) ends
-    before the next ``,`` or ``]`` outside strings, trailing whitespace dropped.
-    Commas and whitespace between elements are skipped; a ``]`` between elements
-    ends the array. The output never depends on how the bytes were split.
-    """
-
-    __slots__ = ("_depth", "_escape", "_in_element", "_in_string", "_parts")
-
-    def __init__(self) -> None:
-        self._parts: list[bytes] = []  # the element's bytes from earlier chunks
-        self._in_element = False
-        self._depth = 0
-        self._in_string = False
-        self._escape = False  # the last chunk ended with a backslash inside a string
-
-    def feed(self, data: bytes, elements: list[bytes]) -> int:
-        """Append the elements ``data`` completes to ``elements``.
-
-        Returns the offset just past the ``]`` that ends the array, or ``-1`` if
-        the array goes on after ``data``.
-        """
-        in_element = self._in_element
-        depth = self._depth
-        in_string = self._in_string
-        start = 0
-        pos = 0
-        end = len(data)
-        if self._escape:
-            self._escape = False
-            pos = 1  # the byte a backslash at the end of the last chunk escaped
-        while pos < end:
-            if not in_element:
-                m = _ELEMENT_START.search(data, pos)
-                if m is None:
-                    break
-                pos = m.start()
-                if data[pos] == 0x5D:  # "]": the end of the array
-                    self._in_element = False
-                    return pos + 1
-                in_element = True
-                start = pos
-                depth = 0
-            if in_string:
-                m = _STRING_SPECIAL.search(data, pos)
-                if m is None:
-                    break
-                pos = m.end()
-                if data[m.start()] == _QUOTE:
-                    in_string = False
-                elif pos < end:
-                    pos += 1  # skip the escaped byte
-                else:
-                    self._escape = True
-            elif depth:
-                m = _STRUCTURAL.search(data, pos)
-                if m is None:
-                    break
-                pos = m.end()
-                c = data[m.start()]
-                if c == _QUOTE:
-                    in_string = True
-                elif c == 0x7B or c == 0x5B:  # "{" "["
-                    depth += 1
-                else:
-                    depth -= 1
-                    if not depth:  # the element's brackets balance: it is complete
-                        elements.append(self._element(data, start, pos))
-                        in_element = False
-            else:
-                m = _SCALAR_STRUCTURAL.search(data, pos)
-                if m is None:
-                    break
-                c = data[m.start()]
-                if c == _QUOTE:
-                    in_string = True
-                    pos = m.end()
-                elif c == 0x7B or c == 0x5B:
-                    depth = 1
-                    pos = m.end()
-                else:  # "," or "]" ends the element; the top of the loop reads it again
-                    pos = m.start()
-                    elements.append(self._element(data, start, pos).rstrip(_JSON_SPACE))
-                    in_element = False
-        if in_element:
-            self._parts.append(data[start:])
-        self._in_element = in_element
-        self._depth = depth
-        self._in_string = in_string
-        return -1
-
-    def _element(self, data: bytes, start: int, end: int) -> bytes:
-        parts = self._parts
-        if not parts:
-            return data[start:end]
-        parts.append(data[start:end])
-        element = b"".join(parts)
-        parts.clear()
-        return element
-
-    def close(self) -> bytes | None:
-        """The end of input: the element cut off mid-way (without trailing whitespace)."""
-        if not self._in_element:
-            return None
-        self._in_element = False
-        element = b"".join(self._parts).rstrip(_JSON_SPACE)
-        self._parts.clear()
-        return element
 
 
 class SSEDecoder:
@@ -342,33 +102,26 @@ class SSEDecoder:
     """
 
     __slots__ = (
-        "_after",
         "_array",
         "_data",
-        "_depth",
         "_done",
         "_event_type",
         "_events",
         "_head",
         "_idle",
         "_ignored",
-        "_in_string",
         "_last_id",
         "_look_first",
         "_pending",
         "_raw",
-        "_reading",
-        "_rest",
         "_retry",
         "_skip_lf",
     )
 
     def __init__(self) -> None:
-        # Byte-level state.
-        # _look_first: the next chunk needs a look before it is split into lines: a
-        # JSON array is being read (_array), or _head holds bytes to read in front of
-        # it (the first bytes of the stream while they may still be a BOM, or the
-        # blanks that begin a line while it may still start a JSON array).
+        # Lines. _look_first: _head holds bytes to read in front of the next chunk (the
+        # first bytes of the stream while they may still be a BOM, or the blanks that
+        # begin a line while it may still start a JSON array).
         self._look_first = True
         self._head = b""
         self._pending: list[bytes] = []  # pieces of the incomplete last line
@@ -378,15 +131,9 @@ class SSEDecoder:
         self._event_type: str | None = None
         self._retry: int | None = None
         self._last_id: str | None = None
-        # Raw JSON block being built (None when not inside one).
-        self._raw: list[bytes] | None = None
-        self._depth = 0
-        self._in_string = False
-        # JSON array being split into elements (None when not inside one).
-        self._array: _ArrayReader | None = None
-        self._after = 0  # lines of the chunk after the one whose `[` started an array
-        self._rest = b""  # the bytes of the next array, for the loop in _read_array
-        self._reading = False  # inside that loop
+        # The raw JSON being read instead of lines (None when not inside one).
+        self._raw: RawJsonBlock | None = None
+        self._array: JsonArrayReader | None = None
         # Results.
         self._done = False
         self._events = 0
@@ -438,41 +185,48 @@ class SSEDecoder:
                 return [SSEEvent(value, "message", self._last_id)]
         if self._done or not data:
             return []
-        events = self._feed(data)
+        out: list[SSEEvent] = []
+        while data:  # lines, or a JSON array: each hands the other the bytes after it
+            if self._array is None:
+                data = self._read_lines(data, out)
+            else:
+                data = self._read_array(data, out)
         self._idle = not (
             self._pending
             or self._data
             or self._raw is not None
+            or self._array is not None
             or self._skip_lf
             or self._look_first
             or self._event_type is not None
             or self._retry is not None
             or self._done
         )
-        return events
+        return out
 
-    def _feed(self, data: bytes) -> list[SSEEvent]:
-        """The general path of :meth:`feed`: split ``data`` into lines and process them,
-        or hand its bytes to the JSON array being read (:meth:`_read_array`)."""
+    def _read_lines(self, data: bytes, out: list[SSEEvent]) -> bytes:
+        """Split ``data`` into lines and process them, appending the events to ``out``.
+
+        Returns the bytes after the ``[`` of a line that started a JSON array (its
+        reader takes them as they are, line ends included), else ``b""``.
+        """
         if self._look_first:
-            if self._array is not None:
-                return self._read_array(data, [])
             data = self._head + data
             if len(data) < len(_BOM) and _BOM.startswith(data):
                 self._head = data
-                return []
+                return b""
             self._look_first = False
             self._head = b""
             if data.startswith(_BOM):
                 data = data[len(_BOM) :]
                 if not data:
-                    return []
+                    return b""
         if self._skip_lf:
             self._skip_lf = False
             if data[0] == _LF:
                 data = data[1:]
                 if not data:
-                    return []
+                    return b""
         last = data[-1]
         complete = last in b"\r\n"
         lines = data.splitlines()
@@ -483,42 +237,40 @@ class SSEDecoder:
                 pending.append(lines[0])
                 lines[0] = b"".join(pending)
                 pending.clear()
-            events = self._lines(lines)
-            if self._array is None:
-                return events
+            start = self._lines(lines, out)
+            if start < 0:
+                return b""
         else:
             tail = lines.pop()
             if not lines:
                 if pending:
                     pending.append(tail)
-                    return []
+                    return b""
                 pending.append(tail)  # a line starts: it may start a JSON array
                 if tail[0] in _ARRAY_LEAD and self._raw is None:
-                    return self._pending_array([])
-                return []
+                    return self._pending_array(out)
+                return b""
             if pending:
                 pending.append(lines[0])
                 lines[0] = b"".join(pending)
                 pending.clear()
             pending.append(tail)  # a line starts: it may start a JSON array
-            events = self._lines(lines)
-            if self._array is None:
+            start = self._lines(lines, out)
+            if start < 0:
                 if tail[0] in _ARRAY_LEAD and pending and self._raw is None:
-                    return self._pending_array(events)
-                return events
-        # A complete line started a JSON array: it reads the bytes after its `[` as
-        # they are, line ends included.
-        i = len(lines) - 1 - self._after
+                    return self._pending_array(out)
+                return b""
+        # Complete line `start` started a JSON array: the bytes after its `[`.
         ends = data.splitlines(True)  # `data` split as `lines` (but for the pending part)
-        offset = sum(map(len, ends[:i])) + len(ends[i].rstrip(b"\r\n"))
-        line = lines[i]
+        offset = sum(map(len, ends[:start])) + len(ends[start].rstrip(b"\r\n"))
+        line = lines[start]
         pending.clear()
         self._skip_lf = False
-        return self._read_array(line[line.index(b"[") + 1 :] + data[offset:], events)
+        return line[line.index(b"[") + 1 :] + data[offset:]
 
-    def _pending_array(self, events: list[SSEEvent]) -> list[SSEEvent]:
+    def _pending_array(self, out: list[SSEEvent]) -> bytes:
         """Start a JSON array if the incomplete line just begun starts one (its elements
-        are due before its line ends); ``events``: the events already due.
+        are due before its line ends); return the bytes after its ``[``.
 
         A line of only blanks so far is held back in ``_head`` and read again in front
         of the next chunk, so the check runs where a line begins, not on every chunk.
@@ -530,52 +282,27 @@ class SSEDecoder:
             pending.clear()
             self._head = line
             self._look_first = True
-            return events
+            return b""
         if rest[0] != 0x5B:  # not "["
-            return events
+            return b""
         pending.clear()
-        self._start_array(events)
-        return self._read_array(rest[1:], events)
+        self._start_array(out)
+        return rest[1:]
 
-    def _in_array(self) -> bool:
-        # Not inline in _read_array: there mypy takes ``_array`` for the None set above,
-        # not seeing that _feed may set it, and mypyc's compiled check would fail.
-        return self._array is not None
-
-    def _read_array(self, data: bytes, out: list[SSEEvent]) -> list[SSEEvent]:
-        """Read ``data`` inside a JSON array: dispatch its complete elements, then
-        process the bytes after its ``]`` as lines; ``out``: the events already due.
-
-        Those lines may start another array: this loop reads it, so a chunk of many
-        arrays costs no recursion (:meth:`_feed`, called from here, leaves the bytes
-        of the next array in ``_rest``).
-        """
-        if self._reading:
-            self._rest = data
-            return out
-        self._reading = True
-        try:
-            while True:
-                array = self._array
-                assert array is not None
-                elements: list[bytes] = []
-                end = array.feed(data, elements) if data else -1
-                if elements:
-                    out += [SSEEvent(element, "raw") for element in elements]
-                    self._events += len(elements)
-                if end < 0:
-                    return out
-                self._array = None
-                self._look_first = False
-                data = data[end:]
-                if not data:
-                    return out
-                out += self._feed(data)
-                if not self._in_array():
-                    return out
-                data, self._rest = self._rest, b""
-        finally:
-            self._reading = False
+    def _read_array(self, data: bytes, out: list[SSEEvent]) -> bytes:
+        """Read ``data`` inside a JSON array, appending its complete elements to ``out``;
+        return the bytes after the ``]`` that ends it (``b""`` while it goes on)."""
+        array = self._array
+        assert array is not None
+        elements: list[bytes] = []
+        end = array.feed(data, elements)
+        if elements:
+            out += [SSEEvent(element, "raw") for element in elements]
+            self._events += len(elements)
+        if end < 0:
+            return b""
+        self._array = None
+        return data[end:]
 
     error = None
     """Always ``None``: the decoder raises its one error (not an event stream) at once."""
@@ -597,7 +324,7 @@ class SSEDecoder:
         if error is not None or self._done:
             self._drop()
             return []
-        out = self._flush()
+        out = self._end_of_input()
         if self._events == 0 and self._ignored is not None and not self._done:
             ignored, self._ignored = self._ignored, None
             raise MalformedStreamError(
@@ -606,9 +333,9 @@ class SSEDecoder:
             )
         return out
 
-    def _flush(self) -> list[SSEEvent]:
+    def _end_of_input(self) -> list[SSEEvent]:
         """The events pending at the end of input (WHATWG, plus the deviations above)."""
-        if self._look_first and self._array is None:
+        if self._look_first:
             self._look_first = False
             if self._head:
                 self._pending.append(self._head)
@@ -616,13 +343,18 @@ class SSEDecoder:
         self._skip_lf = False
         out: list[SSEEvent] = []
         if self._pending:
-            out = self._feed(b"\n")  # the last line, ended
+            data = b"\n"  # the last line, ended
+            while data:
+                if self._array is None:
+                    data = self._read_lines(data, out)
+                else:
+                    data = self._read_array(data, out)
             if self._done:
                 return out
-        if self._array is not None:
-            element = self._array.close()
+        array = self._array
+        if array is not None:
             self._array = None
-            self._look_first = False
+            element = array.close()
             if element is not None:
                 out.append(SSEEvent(element, "raw"))
                 self._events += 1
@@ -636,9 +368,12 @@ class SSEDecoder:
 
     # -- internals ---------------------------------------------------------
 
-    def _lines(self, lines: list[bytes]) -> list[SSEEvent]:
-        """Process complete lines (without their line ends)."""
-        out: list[SSEEvent] = []
+    def _lines(self, lines: list[bytes], out: list[SSEEvent]) -> int:
+        """Process complete lines (without their line ends), appending events to ``out``.
+
+        Returns the index of the line that started a JSON array (the lines after it
+        are the array's bytes, not lines), else ``-1``.
+        """
         data = self._data
         in_raw = self._raw is not None
         rest = iter(lines)
@@ -666,15 +401,14 @@ class SSEDecoder:
                 if line[0] != 0x3A:  # not a ":" comment
                     self._other_line(line, out)
                     if self._array is not None:  # the caller reads the array's bytes
-                        self._after = sum(1 for _ in rest)
-                        break
+                        return len(lines) - 1 - sum(1 for _ in rest)
                     in_raw = self._raw is not None
                 continue
             if not data and value.strip() == _DONE_BYTES:
                 self._finish()
                 break
             data.append(value)
-        return out
+        return -1
 
     def _other_line(self, line: bytes, out: list[SSEEvent]) -> None:
         """A line that is neither blank, nor ``data:``, nor a comment."""
@@ -685,10 +419,10 @@ class SSEDecoder:
         if first == b"{":
             if self._data:  # an event that lacks its blank line came first: it goes first
                 out.append(self._dispatch())
-            self._raw = []
-            self._depth = 0
-            self._in_string = False
-            self._raw_line(line, out)
+            self._raw = open_raw_block(line)
+            if self._raw is None:  # the line is the whole block (a JSON-lines body)
+                self._events += 1
+                out.append(SSEEvent(line, "raw"))
             return
         name, colon, value = line.partition(b":")
         if colon and value.startswith(b" "):
@@ -713,20 +447,14 @@ class SSEDecoder:
         """A raw block starts with ``[``: read it as a JSON array, element by element."""
         if self._data:  # an event that lacks its blank line came first: it goes first
             out.append(self._dispatch())
-        self._array = _ArrayReader()
-        self._look_first = True
+        self._array = JsonArrayReader()
 
     def _raw_line(self, line: bytes, out: list[SSEEvent]) -> None:
         """Add one line to the raw block; dispatch the block once it balances."""
         raw = self._raw
         assert raw is not None
-        raw.append(line)
-        depth, in_string = _scan_raw(line, self._depth, self._in_string)
-        if depth <= 0 and not in_string:
+        if raw.add(line):
             out.append(self._dispatch_raw())
-        else:
-            self._depth = depth
-            self._in_string = in_string
 
     def _dispatch(self) -> SSEEvent:
         """Dispatch the data event being built and reset its buffers."""
@@ -744,11 +472,8 @@ class SSEDecoder:
         raw = self._raw
         assert raw is not None
         self._raw = None
-        self._depth = 0
-        self._in_string = False
-        text = raw[0] if len(raw) == 1 else b"\n".join(raw)
         self._events += 1
-        return SSEEvent(text, "raw")
+        return SSEEvent(raw.payload(), "raw")
 
     def _finish(self) -> None:
         """``[DONE]`` seen: drop all state and ignore the rest of the input."""
@@ -763,6 +488,5 @@ class SSEDecoder:
         self._data.clear()
         self._raw = None
         self._array = None
-        self._rest = b""
         self._event_type = None
         self._retry = None
