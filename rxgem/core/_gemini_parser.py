@@ -31,7 +31,7 @@ import msgspec
 from ._errors import GeminiAPIError, MalformedStreamError, snippet
 from ._gemini_enums import ENUM_TABLES, GeminiApi, normalize_carried, normalize_enums
 from ._gemini_models import ErrorBody, GenerateContentResponse
-from ._gemini_sse import SSEEvent
+from ._gemini_sse_event import SSEEvent
 from ._option_checks import check_api
 
 __all__ = ["ResponseParser", "api_error"]
