@@ -157,7 +157,7 @@ def run_converter(
                 return chunks, fail
         chunks += converter.close()
     except Exception as error:  # anything else too: the callers judge it
-        return chunks, error
+        return chunks + list(getattr(error, "chunks", ())), error
     return chunks, converter.error
 
 

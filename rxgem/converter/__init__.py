@@ -7,4 +7,7 @@ and doc); :class:`PipelineOptions` and :class:`StreamOptions` are their typing f
 from ..core import PipelineOptions, StreamOptions
 from ._converter import Converter
 
+# Not public: the converter in the cores' shape, for the operators (`gemini_to_openai`).
+from ._converter import CoreConverter as CoreConverter  # isort: skip
+
 __all__ = ["Converter", "PipelineOptions", "StreamOptions"]

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, AsyncIterator
 from typing import TYPE_CHECKING
 
+from ._owed import owed
+
 if TYPE_CHECKING:
     from ..core import ChatCompletionChunk
     from ._converter import Converter
@@ -26,7 +28,13 @@ async def _aiterate(
             raise
         for chunk in converter.feed(data):
             yield chunk
-    for chunk in converter.close():
+    try:
+        last = converter.close()
+    except Exception as error:
+        for chunk in owed(error):
+            yield chunk
+        raise
+    for chunk in last:
         yield chunk
-    if converter.error is not None:
+    if converter.error is not None:  # kept, not raised, by CoreConverter.close
         raise converter.error

@@ -1,10 +1,12 @@
 """The whole translation without Rx: Gemini stream bytes in, OpenAI chunks out.
 
-:class:`Converter` composes the six sans-IO cores in plain calls and is a core
-itself (:mod:`rxgem.core._protocol`): ``feed(data)`` returns the chunks that
-``data`` completes, ``close()`` the last ones. It is what ``gemini_to_openai()``
-runs, and what code that does not want Rx uses directly (servers, scripts, other
-async frameworks).
+:class:`Converter` composes the six sans-IO cores in plain calls, in their shape
+(:mod:`rxgem.core._protocol`): ``feed(data)`` returns the chunks that ``data``
+completes, ``close()`` the last ones; but ``close()`` raises the error of a failed
+stream, carrying what it still owed on the exception, so that code written the
+simplest way cannot end a failed stream silently. It is what ``gemini_to_openai()``
+runs (which gives the cores' ``close`` back to the operator), and what code that
+does not want Rx uses directly (servers, scripts, other async frameworks).
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ from ..core import (
     SSEDecoder,
 )
 from ._aiterate import _aiterate
+from ._owed import owed, owing
 
-__all__ = ["Converter"]
+__all__ = ["Converter", "CoreConverter"]
 
 _CORES: Final = [stage.core for stage in STAGES]
 _SSE: Final = _CORES.index(SSEDecoder)
@@ -58,17 +61,25 @@ class Converter:
     .. code::
 
         converter = rxgem.Converter(model="gemini-2.5-flash")
-        for data in body:                       # bytes, split anywhere
-            send(converter.feed(data))
-        send(converter.close())                 # raises if the stream failed
+        try:
+            for data in body:                   # bytes, split anywhere
+                send(converter.feed(data))
+            send(converter.close())             # raises if the stream failed...
+        except rxgem.RxGemError as error:
+            send(error.chunks)                  # ...with the chunks it still owed
+            raise
 
-    Takes the options of :func:`~rxgem.gemini_to_openai` and gives the same chunks
-    as the operators. Errors follow the core rule: everything valid before an error
-    is returned, pending tool calls flushed, and the error is raised by the call
-    that found it when that call has nothing to return, else by the next call;
-    :attr:`error` shows it at once. :meth:`iterate` and :meth:`aiterate` run a whole
-    body and raise at the right place for you. ``data: [DONE]`` ends the stream
-    (the last chunks come with it; later input is ignored).
+    Takes the options of :func:`~rxgem.gemini_to_openai` (:class:`PipelineOptions`)
+    and gives the same chunks as the operators. Nothing valid is lost and no error
+    can be walked past: :meth:`close` raises the error of a failed stream, carrying
+    on the exception's ``chunks`` what it still owed (the tool calls of a truncated
+    stream, say). :meth:`feed` returns what ``data`` completes; if ``data`` also
+    ends the stream badly, the error is kept (:attr:`error` shows it) and the next
+    call, ``feed`` or ``close``, raises it (at once when there is nothing to
+    return). Every call after a failure raises it again. :meth:`iterate` and
+    :meth:`aiterate` run a whole body: every valid chunk, then the error.
+    ``data: [DONE]`` ends the stream (the last chunks come with it; later input is
+    ignored).
 
     Raises:
         TypeError, ValueError: at construction, for an unknown or bad option.
@@ -100,8 +111,7 @@ class Converter:
 
     @property
     def error(self) -> Exception | None:
-        """The error that ended the stream after valid chunks were returned; the next
-        call raises it."""
+        """The error that ended the stream, once found; every later call raises it."""
         return self._error
 
     @property
@@ -110,10 +120,18 @@ class Converter:
         return self._closed
 
     def feed(self, data: bytes) -> list[ChatCompletionChunk]:
-        """The chunks that ``data`` (the next bytes of the body) completes."""
+        """The chunks that ``data`` (the next bytes of the body) completes.
+
+        If ``data`` ends the stream badly after valid chunks, they are returned (pending
+        tool calls flushed) and the error is kept for the next call, which the caller
+        always makes (``feed`` or ``close``).
+
+        Raises:
+            RxGemError: the stream failed with nothing valid left to return.
+        """
         if self._closed:
             if self._error is not None:
-                raise self._error
+                raise owing(self._error, [])
             return []
         out: list[ChatCompletionChunk] = []
         stage = 0
@@ -145,14 +163,16 @@ class Converter:
         chunks owed before it (pending tool calls); never raises.
 
         Raises:
-            RxGemError: the stream ended badly (truncated, not a Gemini stream, an
-                error object) and no chunk was left to return first.
+            RxGemError: the stream failed (truncated, not a Gemini stream, an error
+                object), now or in an earlier call. The chunks this call still owed
+                are on the exception's ``chunks`` (empty if none): deliver them, then
+                handle the error.
         """
         if self._closed:
             if self._error is not None and error is None:
-                raise self._error
+                raise owing(self._error, [])
             return []
-        return self._end(0, error, [], external=error is not None)
+        return self._end(0, error, [], external=error is not None, carry=True)
 
     def _end(
         self,
@@ -161,11 +181,14 @@ class Converter:
         out: list[ChatCompletionChunk],
         *,
         external: bool = False,
+        carry: bool = False,
     ) -> list[ChatCompletionChunk]:
         """Close the cores from ``stage`` on (with ``error``), their outputs pushed on.
 
-        The stream's own error is raised when nothing is left to return, else kept
-        for the next call; an ``external`` error (given to ``close``) is the caller's.
+        The stream's own error is kept (:attr:`error`) and raised when nothing is left
+        to return, or with ``carry`` (``close``: what is left rides on the error);
+        else the next call raises it. An ``external`` error (given to ``close``) is
+        the caller's.
         """
         self._closed = True
         cores = self._cores
@@ -185,9 +208,9 @@ class Converter:
             except Exception as exc:  # close() found the stream bad (close(error) never raises)
                 error, stage = error or exc, stage + 1
         if error is not None and not external:
-            if not out:
-                raise error
             self._error = error
+            if carry or not out:
+                raise owing(error, out)
         return out
 
     def _push(self, stage: int, value: Any, out: list[ChatCompletionChunk]) -> None:
@@ -220,10 +243,32 @@ class Converter:
                 yield from self.close(exc)
                 raise
             yield from self.feed(data)
-        yield from self.close()
-        if self._error is not None:  # found after the last chunks were returned
+        try:
+            last = self.close()
+        except Exception as error:
+            yield from owed(error)
+            raise
+        yield from last
+        if self._error is not None:  # kept, not raised, by CoreConverter.close
             raise self._error
 
     def aiterate(self, body: AsyncIterable[bytes]) -> AsyncIterator[ChatCompletionChunk]:
         """:meth:`iterate` for an async byte stream (``httpx.Response.aiter_bytes()``)."""
         return _aiterate(self, body)
+
+
+class CoreConverter(Converter):
+    """A :class:`Converter` with the cores' ``close()`` (:mod:`rxgem.core._protocol`),
+    for runners of cores such as ``gemini_to_openai``'s operator.
+
+    ``close()`` on a failed stream returns the chunks it still owed and keeps the
+    error in :attr:`error` (the next call raises it), instead of raising it with them.
+    """
+
+    def close(self, error: Exception | None = None) -> list[ChatCompletionChunk]:
+        try:
+            return super().close(error)
+        except Exception as failed:
+            if failed is not self._error:  # not the stream's error: cannot happen
+                raise
+            return owed(failed)

@@ -30,7 +30,11 @@ the error has already been delivered (pending tool calls are flushed first).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._openai_models import ChatCompletionChunk
 
 __all__ = [
     "GeminiAPIError",
@@ -56,7 +60,15 @@ def snippet(text: str | bytes, limit: int = _SNIPPET) -> str:
 
 
 class RxGemError(Exception):
-    """Base class of every error rxgem raises for a stream."""
+    """Base class of every error rxgem raises for a stream.
+
+    Attributes:
+        chunks: when :meth:`rxgem.Converter.close` (or ``feed``) raised it, the valid
+            chunks that call still owed (a truncated stream's tool calls, say):
+            deliver them, then handle the error. Empty otherwise.
+    """
+
+    chunks: Sequence[ChatCompletionChunk] = ()
 
 
 class GeminiAPIError(RxGemError):

@@ -7,7 +7,7 @@ from typing import Any, TypeAlias, Unpack
 
 from reactivex import Observable
 
-from ..converter import Converter
+from ..converter import CoreConverter
 from ..core import STAGES, ChatCompletionChunk, PipelineOptions, PipelineSettings
 from ._core_operator import core_operator
 from ._stage_operator import documented, over_core
@@ -50,7 +50,8 @@ def gemini_to_openai(
         ---chunk---chunk---chunk{finish}---chunk{usage}---|
 
     What the six operators of :func:`pipeline_stages` do, in one hop: each
-    subscription runs a :class:`~rxgem.Converter`. Each option goes to the stage
+    subscription runs a :class:`~rxgem.Converter` (in the cores' shape: what a failed
+    stream still owed is emitted, then the error). Each option goes to the stage
     whose core takes it (:class:`~rxgem.converter.PipelineOptions`).
 
     Returns:
@@ -58,7 +59,7 @@ def gemini_to_openai(
     """
     PipelineSettings(options)  # checked now, not at subscription
 
-    def converter() -> Converter:
-        return Converter(**options)
+    def converter() -> CoreConverter:
+        return CoreConverter(**options)
 
     return core_operator(converter, ends_early=True)

@@ -81,14 +81,90 @@ def test_an_error_with_nothing_valid_before_it_is_raised_at_once() -> None:
     assert conv.done
 
 
-def test_a_truncated_stream_returns_its_calls_then_raises() -> None:
+def test_a_truncated_stream_raises_from_close_carrying_its_calls() -> None:
     conv = converter(announce="none")
     assert conv.feed(event(call("search", q="rx"))) == []
+    with pytest.raises(rxgem.TruncatedStreamError) as raised:
+        conv.close()
+    assert names(list(raised.value.chunks)) == ["search"], "the held call rides on the error"
+    assert conv.error is raised.value
+    with pytest.raises(rxgem.TruncatedStreamError) as again:
+        conv.close()
+    assert list(again.value.chunks) == [], "owed once: a later call carries nothing"
+
+
+def documented_loop(
+    conv: rxgem.Converter, body: list[bytes], delivered: list[rxgem.ChatCompletionChunk]
+) -> None:
+    """The form the README and the docs teach."""
+    try:
+        for piece in body:
+            delivered += conv.feed(piece)
+        delivered += conv.close()
+    except rxgem.RxGemError as error:
+        delivered += error.chunks
+        raise
+
+
+def test_the_documented_loop_delivers_every_chunk_and_the_error() -> None:
+    body = [event(text("Looking.")), event(call("search", q="rx"))]  # no finishReason
+    delivered: list[rxgem.ChatCompletionChunk] = []
+    with pytest.raises(rxgem.TruncatedStreamError):
+        documented_loop(converter(), body, delivered)
+    message = rxgem.assemble(delivered)["choices"][0]["message"]
+    assert message["content"] == "Looking."
+    assert names(delivered) == ["search"]
+
+
+def test_a_clean_stream_closes_without_raising() -> None:
+    conv = converter(announce="none")
+    conv.feed(event(call("search", q="rx"), finish("STOP")))
     chunks = conv.close()
     assert names(chunks) == ["search"]
-    assert isinstance(conv.error, rxgem.TruncatedStreamError)
-    with pytest.raises(rxgem.TruncatedStreamError):
+    assert conv.error is None
+    assert conv.close() == []
+
+
+def test_an_error_after_valid_chunks_in_feed_is_kept_then_raised_by_close() -> None:
+    conv = converter()
+    chunks = conv.feed(event(text("Looking.")) + CALL_THEN_BAD)
+    assert names(chunks) == ["search"], "feed returns the valid chunks, the call flushed"
+    assert isinstance(conv.error, rxgem.MalformedStreamError)
+    with pytest.raises(rxgem.MalformedStreamError) as raised:
         conv.close()
+    assert raised.value is conv.error
+    assert list(raised.value.chunks) == [], "feed already returned everything owed"
+
+
+def test_iterate_and_aiterate_yield_what_close_owed_then_raise() -> None:
+    body = [event(text("Looking.")), event(call("search", q="rx"))]  # no finishReason
+    seen: list[rxgem.ChatCompletionChunk] = []
+    with pytest.raises(rxgem.TruncatedStreamError):
+        seen.extend(converter(announce="none").iterate(body))
+    assert names(seen) == ["search"]
+
+    async def pieces() -> AsyncIterator[bytes]:
+        for piece in body:
+            yield piece
+
+    async def main(got: list[rxgem.ChatCompletionChunk]) -> None:
+        async for chunk in converter(announce="none").aiterate(pieces()):
+            got.append(chunk)
+
+    got: list[rxgem.ChatCompletionChunk] = []
+    with pytest.raises(rxgem.TruncatedStreamError):
+        asyncio.run(main(got))
+    assert names(got) == ["search"]
+
+
+def test_the_operator_emits_what_close_owed_then_the_error() -> None:
+    body = event(text("Looking.")) + event(call("search", q="rx"))
+    seen: list[rxgem.ChatCompletionChunk] = []
+    errors: list[Exception] = []
+    operator = rxgem.gemini_to_openai(id_factory=counter_ids(), clock=lambda: 0, announce="none")
+    rxgem.from_body([body]).pipe(operator).subscribe(seen.append, errors.append)
+    assert names(seen) == ["search"]
+    assert [type(e) for e in errors] == [rxgem.TruncatedStreamError]
 
 
 def test_a_truncated_stream_with_nothing_held_raises_at_close() -> None:
@@ -143,9 +219,9 @@ def test_options_are_checked_at_construction() -> None:
     with pytest.raises(TypeError, match="unknown pipeline option 'modle'"):
         rxgem.Converter(modle="x")  # type: ignore[call-arg]
     with pytest.raises(ValueError, match="announce"):
-        rxgem.Converter(announce="all")  # type: ignore[typeddict-item]
+        rxgem.Converter(announce="all")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="slot policy"):
-        rxgem.Converter(slot_policy="first")  # type: ignore[typeddict-item]
+        rxgem.Converter(slot_policy="first")  # type: ignore[arg-type]
 
 
 CORES = [
