@@ -98,7 +98,11 @@ class Converter:
     )
 
     def __init__(self, **options: Unpack[PipelineOptions]) -> None:
-        cores = (PipelineSettings(options) if options else _DEFAULT).cores()
+        self._start(PipelineSettings(options) if options else _DEFAULT)
+
+    def _start(self, settings: PipelineSettings) -> None:
+        """Take fresh cores made with ``settings`` (checked options)."""
+        cores = settings.cores()
         self._cores: tuple[Any, ...] = cores
         self._sse: SSEDecoder = cores[_SSE]
         self._parser: ResponseParser = cores[_PARSER]
@@ -263,7 +267,11 @@ class CoreConverter(Converter):
 
     ``close()`` on a failed stream returns the chunks it still owed and keeps the
     error in :attr:`error` (the next call raises it), instead of raising it with them.
+    Made from options checked beforehand, once for all its streams.
     """
+
+    def __init__(self, settings: PipelineSettings) -> None:
+        self._start(settings)
 
     def close(self, error: Exception | None = None) -> list[ChatCompletionChunk]:
         try:

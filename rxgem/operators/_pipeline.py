@@ -57,9 +57,9 @@ def gemini_to_openai(
     Returns:
         An operator from ``Observable[bytes]`` to ``Observable[ChatCompletionChunk]``.
     """
-    PipelineSettings(options)  # checked now, not at subscription
+    settings = PipelineSettings(options)  # checked now, once, not at subscription
 
     def converter() -> CoreConverter:
-        return CoreConverter(**options)
+        return CoreConverter(settings)
 
     return core_operator(converter, ends_early=True)
