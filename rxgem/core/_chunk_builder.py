@@ -48,6 +48,7 @@ from ._openai_models import (
     FinishReason,
 )
 from ._openai_parts import ID_MARK, AudioStream, part_entry, render_code, without_data
+from ._option_checks import check_reasoning_field
 
 __all__ = ["ChunkBuilder", "ReasoningField", "random_id"]
 
@@ -150,11 +151,7 @@ class ChunkBuilder:
         id_factory: Callable[[], str] = random_id,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        if reasoning_field not in ("reasoning_content", "reasoning", None):
-            raise ValueError(
-                "reasoning_field must be 'reasoning_content', 'reasoning' or None,"
-                f" not {reasoning_field!r}"
-            )
+        check_reasoning_field(reasoning_field)
         self._model = model
         self._include_usage = include_usage
         self._reasoning = reasoning_field

@@ -218,6 +218,15 @@ def options_doc(options: Any, indent: str = "    ") -> str:
     return "\n".join(lines)
 
 
+def _maker(core: Callable[..., C], kwargs: dict[str, Any]) -> Callable[[], C]:
+    """A maker of fresh cores ``core(**kwargs)``."""
+
+    def make() -> C:
+        return core(**kwargs)
+
+    return make
+
+
 class Stage(Generic[C]):
     """One stage of the pipeline: its operator's name, its core and the core's options.
 
@@ -249,8 +258,8 @@ class Stage(Generic[C]):
         self.batched = batched
         self.ends = ends
         self.declared = _declared(options) if options is not None else {}
-        self._default: Callable[[], C] | None = None
         self._defaults = {o.param or n: o.default for n, (_, o) in self.declared.items()}
+        self._default = _maker(core, self._defaults)  # made once: stages are shared
 
     def __repr__(self) -> str:
         return f"Stage({self.name!r}, {getattr(self.core, '__name__', self.core)})"
@@ -269,8 +278,8 @@ class Stage(Generic[C]):
                 )
         if not self.declared:
             return self.core
-        if self._default is not None and options.keys().isdisjoint(self.declared):
-            return self._default  # all defaults: the one maker, made once
+        if options.keys().isdisjoint(self.declared):
+            return self._default
         kwargs = dict(self._defaults)
         for name in options.keys() & self.declared.keys():
             value = options[name]
@@ -278,14 +287,7 @@ class Stage(Generic[C]):
             if option.check is not None:
                 option.check(value)
             kwargs[option.param or name] = value
-        core = self.core
-
-        def make() -> C:
-            return core(**kwargs)
-
-        if self._default is None and not options.keys() & self.declared.keys():
-            self._default = make
-        return make
+        return _maker(self.core, kwargs)
 
 
 DECODE_SSE: Stage[SSEDecoder] = Stage("decode_sse", SSEDecoder, ends=True)

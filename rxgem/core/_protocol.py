@@ -21,7 +21,9 @@ core               feed                           close()
 
 (``SlotTable``, ``ArgsTable`` and ``FinishBuffer`` return one *batch*: the list of
 items of one Gemini event, which the operators emit as one value.)
-:class:`~rxgem.Converter` composes the six, and is a core itself (bytes → chunks).
+:class:`~rxgem.Converter` composes the six (bytes → chunks) and keeps this contract but
+one rule: its ``close()`` raises a failed stream's error, with what it still owed on
+the error's ``chunks``, so that code whose last call is ``close()`` cannot miss it.
 
 **The end of input.** ``close()`` says the input is over; the core returns what it
 still holds. ``close(error)`` says the input stopped because of ``error`` (raised
