@@ -129,6 +129,14 @@ from ._options import (
     options_doc as options_doc,
 )
 
+# Gemini's thought signatures in a Responses reasoning item's `encrypted_content`:
+# written by the Responses output, read back by the request translation.
+from ._openai_reasoning_carrier import (
+    CarriedSignature as CarriedSignature,
+    decode_signatures as decode_signatures,
+    encode_signatures as encode_signatures,
+)
+
 # isort: on
 
 __all__ = [

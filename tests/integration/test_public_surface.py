@@ -163,6 +163,10 @@ CORE_FACE_ONLY = {
     "FlushOnFinishOptions",
     "ToOpenAIOptions",
     "options_doc",
+    # thought signatures in a Responses reasoning item (the output writes, the request reads)
+    "CarriedSignature",
+    "decode_signatures",
+    "encode_signatures",
 }
 """On ``rxgem.core``'s face but not in its ``__all__``: imported there only because other
 rxgem packages take them from the face. Add a name only for such an import."""
