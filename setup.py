@@ -3,7 +3,8 @@
 ``pip install .`` (or ``-e .``) compiles the modules in :data:`COMPILED` to C
 extensions when it can; the package's metadata is in ``pyproject.toml``. When it
 cannot (no C compiler, a failed compile, mypyc missing, or ``RXGEM_COMPILE=0``),
-the install still succeeds and gives the pure-Python package, with a warning.
+the install still succeeds and gives the pure-Python package, with a warning; an
+editable install then removes the extensions an earlier compiled one left in the tree.
 
 Beside the extensions the build writes ``rxgem/_mypyc_build.txt``: one line per
 compiled module with the SHA-256 of the source it was compiled from. ``import
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.editable_wheel import editable_wheel
 
 ROOT = Path(__file__).resolve().parent
 
@@ -65,6 +67,18 @@ def _warn(message: str) -> None:
 
 def _module(path: str) -> str:
     return path.removesuffix(".py").replace("/", ".")
+
+
+def _remove_inplace_build() -> None:
+    """Remove the extensions and the record that an earlier editable (in-place) build left in
+    the source tree, so that a pure install never loads them."""
+    stale: list[Path] = [ROOT / RECORD]
+    for pattern in ("*.so", "*.pyd"):  # rxgem has no other extensions
+        stale += ROOT.glob(GROUP + "__mypyc." + pattern)
+        stale += (ROOT / "rxgem").rglob(pattern)
+    for file in stale:
+        if file.exists():
+            file.unlink()
 
 
 class OptionalMypycBuild(build_ext):
@@ -146,17 +160,8 @@ class OptionalMypycBuild(build_ext):
         return bool(self.inplace or getattr(self, "editable_mode", False))
 
     def _clean_inplace(self) -> None:
-        """Remove extensions and the record left in the source tree by an earlier editable
-        build, so that a pure install never loads them."""
-        if not self._editable():
-            return
-        stale: list[Path] = [ROOT / RECORD]
-        for pattern in ("*.so", "*.pyd"):  # rxgem has no other extensions
-            stale += ROOT.glob(GROUP + "__mypyc." + pattern)
-            stale += (ROOT / "rxgem").rglob(pattern)
-        for file in stale:
-            if file.exists():
-                file.unlink()
+        if self._editable():
+            _remove_inplace_build()
 
     def get_outputs(self) -> list[str]:
         outputs: list[str] = super().get_outputs()
@@ -165,4 +170,19 @@ class OptionalMypycBuild(build_ext):
         return outputs
 
 
-setup(ext_modules=PLACEHOLDER, cmdclass={"build_ext": OptionalMypycBuild})
+class PureEditableCleanup(editable_wheel):
+    """``editable_wheel`` (``pip install -e .``) that, when the build is pure Python
+    (``RXGEM_COMPILE=0``, or the compiled build failed), removes the extensions and the record
+    of an earlier compiled editable build from the tree. ``build_ext`` cannot: with no
+    extension left, setuptools does not run it."""
+
+    def run(self) -> None:
+        super().run()
+        if not self.distribution.ext_modules:
+            _remove_inplace_build()
+
+
+setup(
+    ext_modules=PLACEHOLDER,
+    cmdclass={"build_ext": OptionalMypycBuild, "editable_wheel": PureEditableCleanup},
+)
