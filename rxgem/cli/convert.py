@@ -19,6 +19,7 @@ from reactivex import operators as ops
 from ..core import ChatCompletionChunk, MalformedStreamError
 from ..operators import gemini_to_openai, sse_encode
 from ._common import UsageError, fail, silence_broken_pipe
+from ._pipeline_flags import add_pipeline_flags, pipeline_options
 
 __all__ = ["add_convert_parser", "run_convert"]
 
@@ -47,42 +48,7 @@ def add_convert_parser(commands: Any) -> argparse.ArgumentParser:
         " are written, then an OpenAI error frame; the exit code is then 1.",
     )
     convert.add_argument("file", nargs="?", default="-", help="capture file, or - for stdin")
-    convert.add_argument("--model", help="the model name to put on every chunk")
-    convert.add_argument("--no-usage", action="store_true", help="omit the final usage chunk")
-    convert.add_argument(
-        "--reasoning-field",
-        choices=("reasoning_content", "reasoning", "none"),
-        default="reasoning_content",
-        help="the delta field for thought text (default: reasoning_content)",
-    )
-    convert.add_argument(
-        "--slot-policy",
-        choices=("latest", "positional", "every_part"),
-        default="latest",
-        help="how id-less tool calls are matched across events (default: latest)",
-    )
-    convert.add_argument(
-        "--allow-truncated",
-        action="store_true",
-        help="end a stream without finishReason with a finish instead of an error",
-    )
-    convert.add_argument(
-        "--api",
-        choices=("gemini", "vertex"),
-        default="gemini",
-        help="whose numbers enums sent as integers (enum-encoding=int) are read with"
-        " (default: gemini)",
-    )
-    convert.add_argument(
-        "--no-render-code",
-        action="store_true",
-        help="keep code execution out of the content (it stays in extra_content.google.parts)",
-    )
-    convert.add_argument(
-        "--signature-in-id",
-        action="store_true",
-        help="also carry each call's thought signature in its id (<id>__thought__<signature>)",
-    )
+    add_pipeline_flags(convert)
     convert.set_defaults(run=run_convert)
     return convert
 
@@ -152,6 +118,7 @@ def _plainer(error: Exception, head: bytes) -> Exception:
 
 def run_convert(args: argparse.Namespace) -> int:
     """Convert ``args.file`` to stdout; the exit code."""
+    options = pipeline_options(args)
     source = _open(args.file)
     from_stdin = args.file == "-"
     out = sys.stdout.buffer
@@ -187,16 +154,7 @@ def run_convert(args: argparse.Namespace) -> int:
 
     try:
         reactivex.from_iterable(blocks()).pipe(
-            gemini_to_openai(
-                model=args.model,
-                include_usage=not args.no_usage,
-                reasoning_field=None if args.reasoning_field == "none" else args.reasoning_field,
-                slot_policy=args.slot_policy,
-                allow_truncated=args.allow_truncated,
-                api=args.api,
-                render_code=not args.no_render_code,
-                signature_in_id=args.signature_in_id,
-            ),
+            gemini_to_openai(**options),
             ops.catch(described),
             sse_encode(),
         ).subscribe(write, on_error)

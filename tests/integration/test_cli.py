@@ -757,6 +757,23 @@ def test_no_render_code_and_signature_in_id(cli: Run) -> None:
     assert any("__thought__" in i for i in ids)
 
 
+def test_announce_none_holds_every_call_to_the_end(cli: Run) -> None:
+    data = samples.read("thinking_tools.sse")
+
+    def kinds(*args: str) -> list[str]:
+        chunks = chunks_of(cli("convert", "-", *args, stdin=data).stdout)
+        return [key for c in chunks if c["choices"] for key in c["choices"][0]["delta"]]
+
+    def first_call_before_content(shown: list[str]) -> bool:
+        return shown.index("tool_calls") < max(i for i, k in enumerate(shown) if k == "content")
+
+    announced, held = kinds(), kinds("--announce", "none")
+    assert first_call_before_content(announced)
+    assert not first_call_before_content(held)
+    assert sorted(held) == sorted(announced)
+    assert cli("convert", "-", "--announce", "all", stdin=data).returncode == 2
+
+
 # -- the package ----------------------------------------------------------------------------
 
 # a process in which the server extra is not installed
