@@ -1,22 +1,31 @@
-"""OpenAI Chat Completions requests → Gemini requests (sans-IO).
+"""OpenAI requests → Gemini requests (sans-IO).
 
-:func:`to_gemini_request` translates a request body; the rest of this package are
-its parts (messages, parameters, tool schemas, thought signatures, model families).
+:func:`to_gemini_request` translates a Chat Completions request body,
+:func:`responses_to_gemini_request` a Responses request body (into a
+:class:`ResponsesRequest`: the Gemini body and what the server keeps); the rest of this
+package are their parts (messages and input items, parameters, tool schemas, thought
+signatures, model families).
 """
 
 from ._messages import SignatureWarning
 from ._models import ModelFamily, model_family
 from ._params import SchemaWarning, Unsupported, UnsupportedWarning
 from ._request import to_gemini_request
+from ._responses_input import Resolve, item_references
+from ._responses_request import ResponsesRequest, responses_to_gemini_request
 from ._signatures import PLACEHOLDER
 
 __all__ = [
     "PLACEHOLDER",
     "ModelFamily",
+    "Resolve",
+    "ResponsesRequest",
     "SchemaWarning",
     "SignatureWarning",
     "Unsupported",
     "UnsupportedWarning",
+    "item_references",
     "model_family",
+    "responses_to_gemini_request",
     "to_gemini_request",
 ]

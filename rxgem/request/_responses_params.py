@@ -1,0 +1,166 @@
+"""Responses parameters → Gemini ``generationConfig`` (with ``thinkingConfig``).
+
+- ``max_output_tokens``, ``temperature``, ``top_p`` → ``maxOutputTokens``,
+  ``temperature``, ``topP``;
+- ``include: ["message.output_text.logprobs"]`` → ``responseLogprobs``, with
+  ``top_logprobs`` → ``logprobs`` (Responses returns log probabilities only when
+  ``include`` asks for them, so ``top_logprobs`` alone sends nothing);
+- ``reasoning.effort`` → ``thinkingConfig`` by model family (as Chat Completions'
+  ``reasoning_effort``); ``reasoning.summary`` (``auto``, ``concise``, ``detailed``) →
+  ``includeThoughts: true``, ``null`` → ``false``;
+- ``text.format``: ``json_object`` → ``responseMimeType: application/json``,
+  ``json_schema`` → plus the schema (``responseJsonSchema``, or ``responseSchema`` on
+  Vertex), ``text`` → nothing; ``text.verbosity``: Gemini has no such setting, so
+  ``medium`` (OpenAI's default) is accepted and ``low``/``high`` are unsupported.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core import GeminiApi, InvalidRequestError
+from ._models import ModelFamily
+from ._params import Unsupported, converted_schema, thinking_config, unsupported
+
+__all__ = ["LOGPROBS", "generation_config", "include_list"]
+
+JSONObject = dict[str, Any]
+
+LOGPROBS = "message.output_text.logprobs"
+"""The ``include`` entry that asks for log probabilities."""
+
+_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
+_SUMMARIES = (None, "auto", "concise", "detailed")
+
+
+def include_list(body: JSONObject) -> list[str]:
+    """The request's ``include``, checked: a list of strings."""
+    include = body.get("include")
+    if include is None:
+        return []
+    if type(include) is not list or not all(type(entry) is str for entry in include):
+        raise InvalidRequestError("must be a list of strings", where="include")
+    return include
+
+
+def _number(body: JSONObject, key: str) -> Any:
+    value = body.get(key)
+    if value is not None and type(value) not in (int, float):
+        raise InvalidRequestError("must be a number", where=key)
+    return value
+
+
+def _object(body: JSONObject, key: str) -> JSONObject:
+    value = body.get(key)
+    if value is None:
+        return {}
+    if type(value) is not dict:
+        raise InvalidRequestError("must be an object", where=key)
+    return value
+
+
+def _thinking(body: JSONObject, family: ModelFamily, policy: Unsupported) -> JSONObject | None:
+    if body.get("reasoning") is None:
+        return None
+    reasoning = _object(body, "reasoning")
+    effort = reasoning.get("effort")
+    if effort is not None and effort not in _EFFORTS:
+        raise InvalidRequestError(
+            "must be none, minimal, low, medium, high or xhigh", where="reasoning.effort"
+        )
+    key = "summary" if reasoning.get("summary") is not None else "generate_summary"
+    summary = reasoning.get(key)
+    if summary not in _SUMMARIES:
+        raise InvalidRequestError(
+            'must be "auto", "concise", "detailed" or null', where=f"reasoning.{key}"
+        )
+    thinks = family.thinks_in_levels or family.thinks_in_budget
+    if effort is not None and not thinks:
+        unsupported(
+            policy,
+            "this model does not think",
+            "reasoning.effort",
+            "leave out the reasoning effort, or ask a Gemini 2.5 or later model",
+        )
+        effort = None
+    return thinking_config(effort, family, summary is not None, policy)
+
+
+def _text_format(
+    body: JSONObject,
+    config: JSONObject,
+    api: GeminiApi,
+    family: ModelFamily,
+    has_functions: bool,
+    policy: Unsupported,
+) -> None:
+    text = _object(body, "text")
+    verbosity = text.get("verbosity")
+    if verbosity not in (None, "low", "medium", "high"):
+        raise InvalidRequestError('must be "low", "medium" or "high"', where="text.verbosity")
+    if verbosity in ("low", "high"):
+        unsupported(
+            policy,
+            "Gemini has no verbosity setting",
+            "text.verbosity",
+            'ask for the length in the instructions, and send "medium" or no verbosity',
+        )
+    spec = text.get("format")
+    if spec is None:
+        return
+    kind = spec.get("type") if type(spec) is dict else None
+    if kind == "text":
+        return
+    if kind not in ("json_object", "json_schema"):
+        raise InvalidRequestError(
+            'must be {"type": "text" | "json_object" | "json_schema", ...}', where="text.format"
+        )
+    if has_functions and family.generation < 3:
+        raise InvalidRequestError(
+            "Gemini before 3 refuses a JSON response format together with function calling",
+            where="text.format",
+        )
+    config["responseMimeType"] = "application/json"
+    if kind == "json_schema":
+        schema = spec.get("schema")
+        where = "text.format.schema"
+        if type(schema) is not dict:
+            raise InvalidRequestError("must be a JSON Schema object", where=where)
+        if api == "gemini":
+            config["responseJsonSchema"] = converted_schema(schema, where, "json_schema")
+        else:
+            config["responseSchema"] = converted_schema(schema, where, "openapi")
+
+
+def generation_config(
+    body: JSONObject,
+    family: ModelFamily,
+    *,
+    api: GeminiApi,
+    has_functions: bool,
+    include: list[str],
+    policy: Unsupported,
+) -> JSONObject:
+    """Gemini's ``generationConfig`` for a Responses request (empty: none to send)."""
+    config: JSONObject = {}
+    limit = body.get("max_output_tokens")
+    if limit is not None:
+        if type(limit) is not int or limit < 1:
+            raise InvalidRequestError("must be a positive integer", where="max_output_tokens")
+        config["maxOutputTokens"] = limit
+    for key, wire in (("temperature", "temperature"), ("top_p", "topP")):
+        value = _number(body, key)
+        if value is not None:
+            config[wire] = value
+    top = body.get("top_logprobs")
+    if top is not None and (type(top) is not int or not 0 <= top <= 20):
+        raise InvalidRequestError("must be an integer from 0 to 20", where="top_logprobs")
+    if LOGPROBS in include:
+        config["responseLogprobs"] = True
+        if top is not None:
+            config["logprobs"] = top
+    _text_format(body, config, api, family, has_functions, policy)
+    thinking = _thinking(body, family, policy)
+    if thinking is not None:
+        config["thinkingConfig"] = thinking
+    return config

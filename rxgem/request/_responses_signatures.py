@@ -1,0 +1,103 @@
+"""Thought signatures read back from ``reasoning`` items, each given to its part.
+
+rxgem writes a response's signatures into its reasoning item's ``encrypted_content``
+(:func:`~rxgem.core.encode_signatures`); a client sends the item back on its next turn.
+:class:`Signatures` reads them (:func:`~rxgem.core.decode_signatures`) as the items of a
+model turn go by and puts each where it came from:
+
+- ``"call"``: on the ``functionCall`` part of the ``function_call`` item whose
+  ``call_id`` it names (wherever that item is in the input);
+- ``"text"``: on the last text part of the assistant message that follows the reasoning
+  item in its turn (an empty text part holds it when no message follows);
+- ``"thought"``: on a thought part (``{"text": "", "thought": true}``) where the
+  reasoning item stands.
+
+Summaries are not sent back: Gemini needs the signatures, not the thought text. An
+``encrypted_content`` rxgem did not write (OpenAI's own) cannot help Gemini: it is left
+out with a :class:`~rxgem.request.SignatureWarning`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import deque
+from typing import Any
+
+from ..core import InvalidRequestError, decode_signatures
+from ._messages import SignatureWarning
+
+__all__ = ["Signatures"]
+
+JSONObject = dict[str, Any]
+
+
+class Signatures:
+    """The signatures of the reasoning items seen so far, waiting for their parts.
+
+    Linear: each signature is placed once; call parts are matched through a dict.
+    """
+
+    __slots__ = ("_by_call", "_call_parts", "_texts", "_unused")
+
+    def __init__(self) -> None:
+        self._by_call: dict[str, str] = {}
+        self._call_parts: list[tuple[str, JSONObject]] = []
+        # the empty text parts holding a "text" signature until a message takes it
+        self._texts: deque[JSONObject] = deque()
+        self._unused: set[int] = set()
+
+    def reasoning(self, item: JSONObject, where: str, parts: list[JSONObject]) -> None:
+        """Read a reasoning item of the model turn whose parts are ``parts``."""
+        content = item.get("encrypted_content")
+        if content is None:
+            return
+        at = f"{where}.encrypted_content"
+        if type(content) is not str:
+            raise InvalidRequestError("must be a string", where=at)
+        carried = decode_signatures(content, where=at)
+        if carried is None:
+            warnings.warn(
+                f"{at} was not written by rxgem (it holds no Gemini thought signature); left out",
+                SignatureWarning,
+                stacklevel=5,
+            )
+            return
+        for signature in carried:
+            if signature.kind == "call":
+                if signature.call_id is not None:
+                    self._by_call.setdefault(signature.call_id, signature.signature)
+            elif signature.kind == "text":
+                holder: JSONObject = {"text": "", "thoughtSignature": signature.signature}
+                parts.append(holder)
+                self._texts.append(holder)
+            else:
+                parts.append({"text": "", "thought": True, "thoughtSignature": signature.signature})
+
+    def message(self, parts: list[JSONObject]) -> None:
+        """An assistant message's text parts (in its turn's parts) take the waiting
+        text signature, on the last of them."""
+        if not self._texts or not parts:
+            return
+        holder = self._texts.popleft()
+        parts[-1]["thoughtSignature"] = holder.pop("thoughtSignature")
+        self._unused.add(id(holder))
+
+    def call(self, call_id: str, part: JSONObject) -> None:
+        """A ``functionCall`` part, to sign once every reasoning item is read."""
+        self._call_parts.append((call_id, part))
+
+    def close_turn(self, parts: list[JSONObject]) -> list[JSONObject]:
+        """The turn's parts without the holders a message emptied."""
+        self._texts.clear()
+        if not self._unused:
+            return parts
+        kept = [part for part in parts if id(part) not in self._unused]
+        self._unused.clear()
+        return kept
+
+    def sign_calls(self) -> None:
+        """Give each call part the signature carried for its call id (if it has none)."""
+        for call_id, part in self._call_parts:
+            signature = self._by_call.get(call_id)
+            if signature is not None and "thoughtSignature" not in part:
+                part["thoughtSignature"] = signature
