@@ -760,17 +760,21 @@ def test_no_render_code_and_signature_in_id(cli: Run) -> None:
 def test_announce_none_holds_every_call_to_the_end(cli: Run) -> None:
     data = samples.read("thinking_tools.sse")
 
-    def kinds(*args: str) -> list[str]:
+    def converted(*args: str) -> tuple[list[str], Any]:
         chunks = chunks_of(cli("convert", "-", *args, stdin=data).stdout)
-        return [key for c in chunks if c["choices"] for key in c["choices"][0]["delta"]]
+        kinds = [key for c in chunks if c["choices"] for key in c["choices"][0]["delta"]]
+        message = sdk_snapshot(chunks).choices[0].message
+        calls = [(c.function.name, c.function.arguments) for c in message.tool_calls]
+        return kinds, (message.content, message.reasoning_content, calls)
 
-    def first_call_before_content(shown: list[str]) -> bool:
-        return shown.index("tool_calls") < max(i for i, k in enumerate(shown) if k == "content")
+    def first_call_before_content(kinds: list[str]) -> bool:
+        return kinds.index("tool_calls") < max(i for i, k in enumerate(kinds) if k == "content")
 
-    announced, held = kinds(), kinds("--announce", "none")
+    (announced, message), (held, same) = converted(), converted("--announce", "none")
     assert first_call_before_content(announced)
     assert not first_call_before_content(held)
-    assert sorted(held) == sorted(announced)
+    assert same == message
+    assert len(message[2]) == 4
     assert cli("convert", "-", "--announce", "all", stdin=data).returncode == 2
 
 
