@@ -296,3 +296,95 @@ def test_json_schema_target_with_many_nodes() -> None:
         return schema_only({"type": "object", "properties": properties}, "json_schema")
 
     assert_linear(build, 1_000)
+
+
+# -- Responses requests -----------------------------------------------------------------------
+
+
+def responses(items: list[dict[str, Any]], **fields: Any) -> Callable[[], object]:
+    from rxgem.request import responses_to_gemini_request
+
+    body = {"model": "gemini-3-flash-preview", "input": items, **fields}
+    return lambda: responses_to_gemini_request(body, unsupported="warn", resolve=_STORED.get)
+
+
+def _carrier(i: int) -> str:
+    from rxgem.core import CarriedSignature, encode_signatures
+
+    signatures = [CarriedSignature("call", f"c{i}", "sig"), CarriedSignature("text", None, "t")]
+    return encode_signatures(signatures)
+
+
+_STORED = {f"msg_{i}": {"role": "user", "content": "stored"} for i in range(20_000)}
+
+
+def test_responses_many_same_role_items() -> None:
+    def build(n: int) -> Callable[[], object]:
+        text = [{"type": "input_text", "text": "word"}]
+        items = [{"type": "message", "role": "user", "content": text} for _ in range(n)]
+        return responses([*items, *({"role": "developer", "content": "rule"} for _ in range(n))])
+
+    assert_linear(build, 3_000)
+
+
+def test_responses_many_steps_with_reasoning_calls_and_outputs() -> None:
+    def build(n: int) -> Callable[[], object]:
+        items: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+        for i in range(n):
+            items.append(
+                {
+                    "type": "reasoning",
+                    "id": f"rs_{i}",
+                    "summary": [],
+                    "encrypted_content": _carrier(i),
+                }
+            )
+            items.append({"role": "assistant", "content": "looking"})
+            items.append(
+                {"type": "function_call", "call_id": f"c{i}", "name": "f", "arguments": "{}"}
+            )
+            items.append({"type": "function_call_output", "call_id": f"c{i}", "output": "ok"})
+        return responses(items)
+
+    assert_linear(build, 300)
+
+
+def test_responses_many_parallel_calls_answered_in_reverse() -> None:
+    def build(n: int) -> Callable[[], object]:
+        calls = [
+            {"type": "function_call", "call_id": f"c{i}", "name": "f", "arguments": "{}"}
+            for i in range(n)
+        ]
+        outputs = [
+            {"type": "function_call_output", "call_id": f"c{i}", "output": "ok"}
+            for i in reversed(range(n))
+        ]
+        reasoning = {
+            "type": "reasoning",
+            "id": "rs",
+            "summary": [],
+            "encrypted_content": _carrier(0),
+        }
+        return responses([{"role": "user", "content": "go"}, reasoning, *calls, *outputs])
+
+    assert_linear(build, 1_000)
+
+
+def test_responses_many_item_references() -> None:
+    def build(n: int) -> Callable[[], object]:
+        return responses([{"type": "item_reference", "id": f"msg_{i}"} for i in range(n)])
+
+    assert_linear(build, 2_000)
+
+
+def test_responses_many_namespaced_tools_and_allowed_tools() -> None:
+    def build(n: int) -> Callable[[], object]:
+        functions = [{"type": "function", "name": f"f{i}"} for i in range(n)]
+        allowed = [{"type": "function", "name": f"ns.f{i}"} for i in range(n)]
+        return responses(
+            [{"role": "user", "content": "go"}],
+            tools=[{"type": "namespace", "name": "ns", "description": "", "tools": functions}],
+            tool_choice={"type": "allowed_tools", "mode": "auto", "tools": allowed},
+        )
+
+    assert_linear(build, 1_000)
