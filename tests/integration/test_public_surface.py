@@ -171,6 +171,25 @@ CORE_FACE_ONLY = {
 """On ``rxgem.core``'s face but not in its ``__all__``: imported there only because other
 rxgem packages take them from the face. Add a name only for such an import."""
 
+REQUEST = {
+    # Chat Completions requests
+    "to_gemini_request",
+    "PLACEHOLDER",
+    # Responses requests (sans-IO: the caller gives the history and resolves references)
+    "responses_to_gemini_request",
+    "ResponsesRequest",
+    "Resolve",
+    "item_references",
+    # their shared parts
+    "ModelFamily",
+    "model_family",
+    "Unsupported",
+    "UnsupportedWarning",
+    "SchemaWarning",
+    "SignatureWarning",
+}
+"""``rxgem.request``: the request translations (``to_gemini_request`` is also at the root)."""
+
 OLD_NAMES = {"Recorded", "Recording", "RecordedRequest"}
 
 FACES = [
@@ -199,6 +218,12 @@ def test_rxgem_core_exports_the_cores_models_policies_and_errors() -> None:
     assert set(rxgem.core.__all__) == CORE
     for helper in ("snippet", "grows_from", "MAX_ARRAY_GAP", "random_id", "assemble"):
         assert helper not in rxgem.core.__all__
+
+
+def test_rxgem_request_exports_both_translations() -> None:
+    assert len(rxgem.request.__all__) == len(set(rxgem.request.__all__))
+    assert set(rxgem.request.__all__) == REQUEST
+    assert rxgem.to_gemini_request is rxgem.request.to_gemini_request
 
 
 @pytest.mark.parametrize("module", EXPORTERS.values(), ids=EXPORTERS.keys())
