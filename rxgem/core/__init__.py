@@ -123,10 +123,23 @@ from ._options import (
     ParseOptions as ParseOptions,
     PipelineOptions as PipelineOptions,
     PipelineSettings as PipelineSettings,
+    RESPONSES_STAGES as RESPONSES_STAGES,
+    ResponsesPipelineOptions as ResponsesPipelineOptions,
     Stage as Stage,
     StreamOptions as StreamOptions,
     ToOpenAIOptions as ToOpenAIOptions,
+    ToResponsesOptions as ToResponsesOptions,
     options_doc as options_doc,
+)
+
+# The Responses output (the `to_responses` stage's core, its events and the assembled
+# response): for the operators, the converter and the server.
+from ._responses_builder import ResponsesBuilder as ResponsesBuilder
+from ._responses_models import Response as Response, ResponsesEvent as ResponsesEvent
+from ._responses_sse import (
+    ResponsesSSEEncoder as ResponsesSSEEncoder,
+    encode_event as encode_event,
+    encode_stream_error as encode_stream_error,
 )
 
 # Gemini's thought signatures in a Responses reasoning item's `encrypted_content`:

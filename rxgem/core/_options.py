@@ -9,7 +9,9 @@ operators take; :class:`StreamOptions` and :class:`PipelineOptions` unite them f
 ``gemini_to_openai``, ``Converter`` and ``stream_chat``. Typing reads the
 ``TypedDict`` (``**options: Unpack[...]``); at run time :data:`STAGES` reads the
 ``Option`` of each key to check values once (:meth:`Stage.maker`,
-:class:`PipelineSettings`) and to make every core with them.
+:class:`PipelineSettings`) and to make every core with them. The Responses output
+has its own last stage (:class:`ToResponsesOptions`, ``ResponsesBuilder``) after the
+same five: :data:`RESPONSES_STAGES`, :class:`ResponsesPipelineOptions`.
 
 Adding an option: a key in its stage's ``TypedDict`` (with its check, if any, in
 :mod:`rxgem.core._option_checks`, which the core calls too) and the parameter of the
@@ -30,10 +32,13 @@ from ._gemini_enums import GeminiApi
 from ._gemini_parser import ResponseParser
 from ._gemini_sse import SSEDecoder
 from ._option_checks import check_announce, check_api, check_callable, check_reasoning_field
+from ._responses_builder import ResponsesBuilder
+from ._responses_mapping import check_request
 from ._slot_policies import SlotPolicy, SlotPolicyName, resolve_policy
 from ._slot_table import SlotTable
 
 __all__ = [
+    "RESPONSES_STAGES",
     "STAGES",
     "FlushOnFinishOptions",
     "GroupBySlotOptions",
@@ -41,9 +46,11 @@ __all__ = [
     "ParseOptions",
     "PipelineOptions",
     "PipelineSettings",
+    "ResponsesPipelineOptions",
     "Stage",
     "StreamOptions",
     "ToOpenAIOptions",
+    "ToResponsesOptions",
     "options_doc",
 ]
 
@@ -183,6 +190,45 @@ class ToOpenAIOptions(_ModelOption, _ChunkOptions, total=False):
     """``to_openai()``'s options: ``ChunkBuilder``'s."""
 
 
+class ToResponsesOptions(_ModelOption, total=False):
+    """``to_responses()``'s options: ``ResponsesBuilder``'s."""
+
+    request: Annotated[
+        Mapping[str, Any] | None,
+        Option(
+            None,
+            "the Responses request, whose ``tools``, ``tool_choice``, ``parallel_tool_calls``,"
+            " ``instructions``, ``metadata``, sampling and other fields the response repeats;"
+            ' default: no tools, ``"auto"``, parallel calls allowed.',
+            check_request,
+        ),
+    ]
+    include_encrypted_reasoning: Annotated[
+        bool,
+        Option(
+            False,
+            "put Gemini's thought signatures in a reasoning item's ``encrypted_content``"
+            ' (what ``include: ["reasoning.encrypted_content"]`` asks for).',
+        ),
+    ]
+    id_factory: Annotated[
+        Callable[[], str],
+        Option(
+            random_id,
+            "returns the random part of minted ``resp_``/``msg_``/``rs_``/``fc_``/``call_`` ids.",
+            check_callable("id_factory"),
+        ),
+    ]
+    clock: Annotated[
+        Callable[[], float],
+        Option(
+            time.time,
+            "returns the time in seconds used for ``created_at``.",
+            check_callable("clock"),
+        ),
+    ]
+
+
 class StreamOptions(
     ParseOptions, GroupBySlotOptions, FlushOnFinishOptions, _ChunkOptions, total=False
 ):
@@ -191,6 +237,12 @@ class StreamOptions(
 
 class PipelineOptions(StreamOptions, _ModelOption, total=False):
     """The keyword options of the whole pipeline (each stage takes its own subset)."""
+
+
+class ResponsesPipelineOptions(
+    ParseOptions, GroupBySlotOptions, FlushOnFinishOptions, ToResponsesOptions, total=False
+):
+    """The keyword options of the Responses pipeline (each stage takes its own subset)."""
 
 
 def _declared(options: Any) -> dict[str, tuple[Any, Option]]:
@@ -311,6 +363,10 @@ STAGES: tuple[Stage[Any], ...] = (
 )
 """The pipeline's stages in order, each named after its operator (over one core)."""
 
+TO_RESPONSES: Stage[ResponsesBuilder] = Stage("to_responses", ResponsesBuilder, ToResponsesOptions)
+RESPONSES_STAGES: tuple[Stage[Any], ...] = (*STAGES[:5], TO_RESPONSES)
+"""The Responses pipeline's stages: the same first five, then ``to_responses``."""
+
 _NAMES = frozenset(name for stage in STAGES for name in stage.declared)
 
 
@@ -323,18 +379,19 @@ class PipelineSettings:
 
     __slots__ = ("makers", "options")
 
-    def __init__(self, options: Mapping[str, Any]) -> None:
-        unknown = sorted(set(options) - _NAMES)
+    def __init__(self, options: Mapping[str, Any], stages: tuple[Stage[Any], ...] = STAGES) -> None:
+        names = _NAMES if stages is STAGES else {n for stage in stages for n in stage.declared}
+        unknown = sorted(set(options) - names)
         if unknown:
             raise TypeError(
                 f"unknown pipeline option {unknown[0]!r}; expected one of"
-                f" {', '.join(sorted(_NAMES))}"
+                f" {', '.join(sorted(names))}"
             )
         self.options: Mapping[str, Any] = dict(options)
         self.makers: tuple[Callable[[], Any], ...] = tuple(
-            stage.maker(options, strict=False) for stage in STAGES
+            stage.maker(options, strict=False) for stage in stages
         )
-        """Each stage's maker of fresh cores, in the order of :data:`STAGES`."""
+        """Each stage's maker of fresh cores, in the order of ``stages`` (:data:`STAGES`)."""
 
     def cores(self) -> tuple[Any, ...]:
         """Fresh cores for one stream, in the order of :data:`STAGES`."""
@@ -350,6 +407,8 @@ def _document() -> None:
         ToOpenAIOptions,
         StreamOptions,
         PipelineOptions,
+        ToResponsesOptions,
+        ResponsesPipelineOptions,
     ):
         options.__doc__ = f"{options.__doc__}\n\nAttributes:\n{options_doc(options)}\n"
 

@@ -163,6 +163,17 @@ CORE_FACE_ONLY = {
     "FlushOnFinishOptions",
     "ToOpenAIOptions",
     "options_doc",
+    # the Responses output: its stage's options, its core, its events and response (for the
+    # operators, the converter and the server)
+    "RESPONSES_STAGES",
+    "ResponsesPipelineOptions",
+    "ToResponsesOptions",
+    "ResponsesBuilder",
+    "Response",
+    "ResponsesEvent",
+    "ResponsesSSEEncoder",
+    "encode_event",
+    "encode_stream_error",
     # thought signatures in a Responses reasoning item (the output writes, the request reads)
     "CarriedSignature",
     "decode_signatures",

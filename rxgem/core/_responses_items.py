@@ -1,0 +1,412 @@
+"""The output items of a Responses stream: each one's events from ``added`` to ``done``.
+
+:class:`OutputItems` is the part of :class:`~rxgem.core._responses_builder.ResponsesBuilder`
+that opens items and closes them: the ``message`` (its ``output_text`` and ``refusal``
+parts), the ``reasoning`` item (its summary part), ``function_call`` items (arguments
+delta then done), ``code_interpreter_call`` items (Gemini's ``executableCode`` with
+its ``codeExecutionResult``) and ``image_generation_call`` items (an ``inlineData``
+image). Each finished item is kept by output index for the response's ``output``.
+Data parts with no Responses item (audio, files, a built-in tool's ``toolCall``/
+``toolResponse``, thought parts) are entries of the message's
+``extra_content.google.parts``, as Chat Completions' ``extra_content.google.parts``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from ._gemini_models import Part
+from ._items import ToolCall
+from ._openai_annotations import OTHER, TEXT, THOUGHT, ContentMap
+from ._openai_parts import part_entry, without_data
+from ._responses_mapping import flat_citation
+from ._responses_models import (
+    CodeInterpreterCall,
+    ContentPart,
+    ContentPartAdded,
+    ContentPartDone,
+    FunctionCallArgumentsDelta,
+    FunctionCallArgumentsDone,
+    FunctionCallItem,
+    ImageGenerationCall,
+    OutputItem,
+    OutputItemAdded,
+    OutputItemDone,
+    OutputMessage,
+    OutputRefusal,
+    OutputText,
+    OutputTextAnnotationAdded,
+    OutputTextDelta,
+    OutputTextDone,
+    ReasoningItem,
+    ReasoningSummaryPartAdded,
+    ReasoningSummaryPartDone,
+    ReasoningSummaryTextDelta,
+    ReasoningSummaryTextDone,
+    RefusalDelta,
+    RefusalDone,
+    ResponsesEvent,
+    SummaryText,
+)
+
+__all__ = ["Call", "Message", "OutputItems", "Reasoning"]
+
+_ENCODE = msgspec.json.Encoder().encode
+_CONTAINER = "gemini"
+"""The ``container_id`` of a code execution (Gemini runs it in a sandbox with no id)."""
+
+
+class Message:
+    __slots__ = ("id", "index", "logprobs", "parts", "pieces", "text_index")
+
+    def __init__(self, item_id: str, index: int) -> None:
+        self.id = item_id
+        self.index = index
+        self.text_index: int | None = None  # the output_text part's index, once open
+        self.pieces: list[str] = []
+        self.logprobs: list[dict[str, Any]] = []
+        self.parts: list[dict[str, Any]] = []  # extra_content.google.parts entries
+
+
+class Reasoning:
+    __slots__ = ("id", "index", "pieces")
+
+    def __init__(self, item_id: str, index: int) -> None:
+        self.id = item_id
+        self.index = index
+        self.pieces: list[str] | None = None  # the summary's text, once its part is open
+
+
+class Call:
+    __slots__ = ("call_id", "id", "index", "name")
+
+    def __init__(self, item_id: str, index: int, call_id: str, name: str) -> None:
+        self.id = item_id
+        self.index = index
+        self.call_id = call_id
+        self.name = name
+
+
+class _Code:
+    __slots__ = ("code", "id", "index", "parts")
+
+    def __init__(self, item_id: str, index: int, code: str | None, part: dict[str, Any]) -> None:
+        self.id = item_id
+        self.index = index
+        self.code = code
+        self.parts = [part]
+
+
+class OutputItems:
+    """Opens and closes the output items of one response, numbering its events."""
+
+    __slots__ = (
+        "_code",
+        "_content",
+        "_done",
+        "_id_factory",
+        "_message",
+        "_next_index",
+        "_reasoning",
+        "_seq",
+    )
+
+    def __init__(self, id_factory: Callable[[], str]) -> None:
+        self._id_factory = id_factory
+        self._seq = 0
+        self._next_index = 0
+        self._done: dict[int, OutputItem] = {}  # finished items by output index
+        self._message: Message | None = None
+        self._reasoning: Reasoning | None = None
+        self._code: _Code | None = None
+        self._content = ContentMap()  # candidate 0's content, for annotations' offsets
+
+    def _next(self) -> int:
+        seq = self._seq
+        self._seq = seq + 1
+        return seq
+
+    def _mint(self, prefix: str) -> str:
+        return f"{prefix}_{self._id_factory()}"
+
+    def _open_index(self) -> int:
+        index = self._next_index
+        self._next_index = index + 1
+        return index
+
+    def _open_message(self, out: list[ResponsesEvent]) -> Message:
+        message = self._message = Message(self._mint("msg"), self._open_index())
+        item = OutputMessage(id=message.id, status="in_progress", content=[])
+        out.append(
+            OutputItemAdded(sequence_number=self._next(), output_index=message.index, item=item)
+        )
+        return message
+
+    def _text(self, out: list[ResponsesEvent], text: str) -> None:
+        message = self._message or self._open_message(out)
+        if message.text_index is None:
+            message.text_index = 0
+            out.append(
+                ContentPartAdded(
+                    sequence_number=self._next(),
+                    item_id=message.id,
+                    output_index=message.index,
+                    content_index=0,
+                    part=OutputText(text="", annotations=[], logprobs=[]),
+                )
+            )
+        self._content.add(text, TEXT)
+        message.pieces.append(text)
+        out.append(
+            OutputTextDelta(
+                sequence_number=self._next(),
+                item_id=message.id,
+                output_index=message.index,
+                content_index=0,
+                delta=text,
+                logprobs=[],
+            )
+        )
+
+    def _thought(self, out: list[ResponsesEvent], text: str) -> None:
+        reasoning = self._reasoning or self._open_reasoning(out)
+        if reasoning.pieces is None:
+            reasoning.pieces = []
+            out.append(
+                ReasoningSummaryPartAdded(
+                    sequence_number=self._next(),
+                    item_id=reasoning.id,
+                    output_index=reasoning.index,
+                    summary_index=0,
+                    part=SummaryText(text=""),
+                )
+            )
+        self._content.add(text, THOUGHT)
+        reasoning.pieces.append(text)
+        out.append(
+            ReasoningSummaryTextDelta(
+                sequence_number=self._next(),
+                item_id=reasoning.id,
+                output_index=reasoning.index,
+                summary_index=0,
+                delta=text,
+            )
+        )
+
+    def _open_reasoning(self, out: list[ResponsesEvent]) -> Reasoning:
+        reasoning = self._reasoning = Reasoning(self._mint("rs"), self._open_index())
+        item = ReasoningItem(id=reasoning.id, summary=[])
+        out.append(
+            OutputItemAdded(sequence_number=self._next(), output_index=reasoning.index, item=item)
+        )
+        return reasoning
+
+    def _data_part(self, out: list[ResponsesEvent], part: Part) -> None:
+        """Code → a ``code_interpreter_call``, an image → an ``image_generation_call``,
+        anything else → an entry of the message's ``extra_content.google.parts``."""
+        self._content.add("", OTHER)
+        thought = part.thought is True
+        if part.executable_code is not None and not thought:
+            self._close_code(out, None)
+            code = part.executable_code.get("code")
+            self._code = _Code(
+                self._mint("ci"),
+                self._open_index(),
+                code if type(code) is str else None,
+                part_entry(part, 0),
+            )
+            out.append(
+                OutputItemAdded(
+                    sequence_number=self._next(),
+                    output_index=self._code.index,
+                    item=self._code_item("in_progress"),
+                )
+            )
+            return
+        if part.code_execution_result is not None and not thought:
+            if self._code is None:  # a result without its code
+                self._code = _Code(self._mint("ci"), self._open_index(), None, part_entry(part, 0))
+                out.append(
+                    OutputItemAdded(
+                        sequence_number=self._next(),
+                        output_index=self._code.index,
+                        item=self._code_item("in_progress"),
+                    )
+                )
+            else:
+                self._code.parts.append(part_entry(part, len(self._code.parts)))
+            self._close_code(out, part.code_execution_result)
+            return
+        inline = part.inline_data
+        if inline is not None and not thought:
+            mime, data = inline.get("mimeType"), inline.get("data")
+            if type(mime) is str and type(data) is str and mime.startswith("image/"):
+                self._image(out, data, part)
+                return
+        message = self._message or self._open_message(out)
+        message.parts.append(part_entry(part, len(message.parts)))
+
+    def _code_item(
+        self, status: Any, outputs: list[dict[str, Any]] | None = None
+    ) -> CodeInterpreterCall:
+        code = self._code
+        assert code is not None
+        return CodeInterpreterCall(
+            id=code.id,
+            status=status,
+            container_id=_CONTAINER,
+            code=code.code,
+            outputs=outputs,
+            extra_content={"google": {"parts": code.parts}} if outputs is not None else None,
+        )
+
+    def _close_code(self, out: list[ResponsesEvent], result: dict[str, Any] | None) -> None:
+        """Finish the open code execution with its ``result`` (``None``: it got none)."""
+        code = self._code
+        if code is None:
+            return
+        outputs: list[dict[str, Any]] = []
+        status = "completed"
+        if result is not None:
+            logs = result.get("output")
+            outputs.append({"type": "logs", "logs": logs if type(logs) is str else ""})
+            if result.get("outcome") not in (None, "OUTCOME_OK", "OUTCOME_UNSPECIFIED"):
+                status = "failed"
+        item = self._code_item(status, outputs)
+        self._code = None
+        self._item_done(out, code.index, item)
+
+    def _image(self, out: list[ResponsesEvent], data: str, part: Part) -> None:
+        index = self._open_index()
+        item_id = self._mint("ig")
+        added = ImageGenerationCall(id=item_id, status="generating")
+        out.append(OutputItemAdded(sequence_number=self._next(), output_index=index, item=added))
+        entry = part_entry(without_data(part), 0)
+        done = ImageGenerationCall(
+            id=item_id,
+            status="completed",
+            result=data,
+            extra_content={"google": {"parts": [entry]}},
+        )
+        self._item_done(out, index, done)
+
+    def _item_done(self, out: list[ResponsesEvent], index: int, item: OutputItem) -> None:
+        self._done[index] = item
+        out.append(OutputItemDone(sequence_number=self._next(), output_index=index, item=item))
+
+    def _close_call(
+        self, out: list[ResponsesEvent], call: Call, tool_call: ToolCall | None
+    ) -> None:
+        arguments = _ENCODE(tool_call.args).decode() if tool_call is not None else "{}"
+        name = tool_call.name if tool_call is not None and tool_call.name else call.name
+        seq = self._next
+        out.append(
+            FunctionCallArgumentsDelta(
+                sequence_number=seq(), item_id=call.id, output_index=call.index, delta=arguments
+            )
+        )
+        out.append(
+            FunctionCallArgumentsDone(
+                sequence_number=seq(), item_id=call.id, output_index=call.index, arguments=arguments
+            )
+        )
+        item = FunctionCallItem(
+            id=call.id, call_id=call.call_id, name=name, arguments=arguments, status="completed"
+        )
+        self._item_done(out, call.index, item)
+
+    def _close_reasoning(
+        self, out: list[ResponsesEvent], reasoning: Reasoning, encrypted: str | None
+    ) -> None:
+        summary: list[SummaryText] = []
+        if reasoning.pieces is not None:
+            text = "".join(reasoning.pieces)
+            part = SummaryText(text=text)
+            common: dict[str, Any] = {
+                "item_id": reasoning.id,
+                "output_index": reasoning.index,
+                "summary_index": 0,
+            }
+            out.append(ReasoningSummaryTextDone(sequence_number=self._next(), text=text, **common))
+            out.append(ReasoningSummaryPartDone(sequence_number=self._next(), part=part, **common))
+            summary.append(part)
+        item = ReasoningItem(id=reasoning.id, summary=summary, encrypted_content=encrypted)
+        self._item_done(out, reasoning.index, item)
+
+    def _close_message(
+        self,
+        out: list[ResponsesEvent],
+        message: Message,
+        status: Any,
+        refusal: str | None,
+        citations: list[dict[str, Any]],
+    ) -> None:
+        """Close the message: its text's annotations (chat's ``citations``, made flat)
+        and ``done`` events, its refusal part, then the item."""
+        content: list[ContentPart] = []
+        common: dict[str, Any] = {"item_id": message.id, "output_index": message.index}
+        if message.text_index is not None:
+            text = "".join(message.pieces)
+            annotations = [flat_citation(a) for a in citations]
+            for number, annotation in enumerate(annotations):
+                out.append(
+                    OutputTextAnnotationAdded(
+                        sequence_number=self._next(),
+                        content_index=0,
+                        annotation_index=number,
+                        annotation=annotation,
+                        **common,
+                    )
+                )
+            logprobs = message.logprobs
+            out.append(
+                OutputTextDone(
+                    sequence_number=self._next(),
+                    content_index=0,
+                    text=text,
+                    logprobs=logprobs,
+                    **common,
+                )
+            )
+            part = OutputText(text=text, annotations=annotations, logprobs=logprobs)
+            out.append(
+                ContentPartDone(sequence_number=self._next(), content_index=0, part=part, **common)
+            )
+            content.append(part)
+        if refusal is not None:
+            index = len(content)
+            out.append(
+                ContentPartAdded(
+                    sequence_number=self._next(),
+                    content_index=index,
+                    part=OutputRefusal(refusal=""),
+                    **common,
+                )
+            )
+            out.append(
+                RefusalDelta(
+                    sequence_number=self._next(), content_index=index, delta=refusal, **common
+                )
+            )
+            out.append(
+                RefusalDone(
+                    sequence_number=self._next(), content_index=index, refusal=refusal, **common
+                )
+            )
+            done = OutputRefusal(refusal=refusal)
+            out.append(
+                ContentPartDone(
+                    sequence_number=self._next(), content_index=index, part=done, **common
+                )
+            )
+            content.append(done)
+        item = OutputMessage(
+            id=message.id,
+            status=status,
+            content=content,
+            extra_content={"google": {"parts": message.parts}} if message.parts else None,
+        )
+        self._item_done(out, message.index, item)

@@ -1,0 +1,122 @@
+"""Gemini → OpenAI Responses field mapping: pure functions, no state.
+
+The finish of candidate 0 → the response's ``status`` and ``incomplete_details``;
+``usageMetadata`` → ``usage`` (through Chat Completions' :func:`map_usage`, so that
+both outputs count alike); an error → ``error {code, message}``; chat's
+``url_citation`` annotations → Responses' flat ones; the request's echo fields → the
+response's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from ._errors import GeminiAPIError
+from ._gemini_models import UsageMetadata
+from ._openai_mapping import map_finish_reason, map_usage
+from ._responses_models import ResponseError, ResponseStatus, ResponseUsage
+
+__all__ = [
+    "ECHOED",
+    "check_request",
+    "echo",
+    "error_of",
+    "flat_citation",
+    "response_usage",
+    "status_of",
+]
+
+ECHOED: Final = (
+    "instructions",
+    "metadata",
+    "max_output_tokens",
+    "temperature",
+    "top_p",
+    "previous_response_id",
+    "text",
+    "reasoning",
+    "store",
+    "truncation",
+)
+"""The request fields a response repeats as sent (beside ``tools``, ``tool_choice`` and
+``parallel_tool_calls``, which have OpenAI's defaults when absent)."""
+
+
+def check_request(request: object) -> None:
+    """``request`` is a mapping (the Responses request, or its echoed fields) or ``None``."""
+    if request is not None and not isinstance(request, Mapping):
+        raise TypeError(f"request must be a mapping or None, not {type(request).__name__}")
+
+
+def echo(request: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The response's fields that repeat the request, OpenAI's defaults for the absent."""
+    request = request or {}
+    fields: dict[str, Any] = {
+        "tools": list(request.get("tools") or ()),
+        "tool_choice": request.get("tool_choice", "auto"),
+        "parallel_tool_calls": request.get("parallel_tool_calls", True),
+    }
+    for name in ECHOED:
+        if request.get(name) is not None:
+            fields[name] = request[name]
+    return fields
+
+
+def status_of(
+    native: str | None, *, blocked: bool = False
+) -> tuple[ResponseStatus, dict[str, Any] | None]:
+    """Candidate 0's finish → the response's ``status`` and ``incomplete_details``.
+
+    ``MAX_TOKENS`` → ``incomplete`` (``max_output_tokens``); the safety family →
+    ``incomplete`` (``content_filter``); a blocked prompt → ``failed`` (the caller
+    sets ``error``); anything else → ``completed``.
+    """
+    if blocked:
+        return "failed", None
+    finish = map_finish_reason(native)
+    if finish == "length":
+        return "incomplete", {"reason": "max_output_tokens"}
+    if finish == "content_filter":
+        return "incomplete", {"reason": "content_filter"}
+    return "completed", None
+
+
+def response_usage(usage: UsageMetadata) -> ResponseUsage:
+    """``usageMetadata`` → ``usage``: the counts of :func:`map_usage`, in Responses' names.
+
+    ``input_tokens`` = prompt + tool-use prompt, ``output_tokens`` = candidates +
+    thoughts, ``cached_tokens`` and ``reasoning_tokens`` (0 when Gemini sent none),
+    and Gemini's snapshot in ``extra_content.google.usage_metadata`` when it holds more.
+    """
+    mapped = map_usage(usage)
+    prompt = mapped.prompt_tokens_details or {}
+    completion = mapped.completion_tokens_details or {}
+    return ResponseUsage(
+        input_tokens=mapped.prompt_tokens,
+        input_tokens_details={
+            "cached_tokens": prompt.get("cached_tokens", 0),
+            "cache_write_tokens": 0,
+        },
+        output_tokens=mapped.completion_tokens,
+        output_tokens_details={"reasoning_tokens": completion.get("reasoning_tokens", 0)},
+        total_tokens=mapped.total_tokens,
+        extra_content=mapped.extra_content,
+    )
+
+
+def error_of(error: BaseException) -> ResponseError:
+    """A stream's error → a failed response's ``error``.
+
+    ``code`` is one of OpenAI's: ``rate_limit_exceeded`` for Gemini's 429, else
+    ``server_error``; ``message`` names the error's class and says what happened.
+    """
+    code = "server_error"
+    if isinstance(error, GeminiAPIError) and error.code == 429:
+        code = "rate_limit_exceeded"
+    return ResponseError(code=code, message=f"{type(error).__name__}: {error}")
+
+
+def flat_citation(annotation: dict[str, Any]) -> dict[str, Any]:
+    """Chat's ``{"type": "url_citation", "url_citation": {...}}`` → Responses' flat form."""
+    return {"type": "url_citation", **annotation["url_citation"]}
