@@ -154,15 +154,16 @@ CODEX_TOOLS = [
     },
     {"type": "tool_search", "execution": "client", "description": "Find more tools."},
 ]
-CODEX_TURN_1 = {
+CODEX_INPUT_1 = [
+    developer(CODEX_PROMPT),
+    developer("<permissions instructions>read-only</permissions instructions>"),
+    said("user", "<environment_context><cwd>/work</cwd></environment_context>"),
+    said("user", "List the files."),
+]
+CODEX_TURN_1: dict[str, Any] = {
     "model": MODEL,
     "instructions": None,
-    "input": [
-        developer(CODEX_PROMPT),
-        developer("<permissions instructions>read-only</permissions instructions>"),
-        said("user", "<environment_context><cwd>/work</cwd></environment_context>"),
-        said("user", "List the files."),
-    ],
+    "input": CODEX_INPUT_1,
     "tools": CODEX_TOOLS,
     "tool_choice": "auto",
     "parallel_tool_calls": True,
@@ -179,7 +180,7 @@ CODEX_SIGNATURES = encode_signatures(
 CODEX_TURN_2 = {
     **CODEX_TURN_1,
     "input": [
-        *CODEX_TURN_1["input"],
+        *CODEX_INPUT_1,
         {
             "type": "reasoning",
             "id": "rs_2",

@@ -365,7 +365,7 @@ def test_the_history_comes_before_the_input() -> None:
         },
     ]
     with pytest.raises(InvalidRequestError) as caught:
-        responses_to_gemini_request({"model": G3, "input": "x"}, history=[user("a"), 5])
+        responses_to_gemini_request({"model": G3, "input": "x"}, history=[user("a"), 5])  # type: ignore[list-item]
     assert caught.value.where == "history[1]"
 
 

@@ -12,6 +12,7 @@ from rxgem import InvalidRequestError
 from rxgem.request import (
     ResponsesRequest,
     SchemaWarning,
+    Unsupported,
     UnsupportedWarning,
     responses_to_gemini_request,
 )
@@ -387,11 +388,12 @@ def test_fields_without_a_counterpart_follow_the_policy(fields: dict[str, Any], 
 
 def test_background_is_refused_under_any_policy() -> None:
     translate(background=False)
-    for policy in ("error", "warn"):
+    policies: tuple[Unsupported, ...] = ("error", "warn")
+    for policy in policies:
         with pytest.raises(InvalidRequestError) as caught:
             responses_to_gemini_request(
                 {"model": G3, "input": "x", "background": True}, unsupported=policy
-            )  # type: ignore[arg-type]
+            )
         assert caught.value.where == "background"
 
 
