@@ -248,9 +248,10 @@ def responses_to_gemini_request(
         resolve: for ``item_reference``: the stored item of an id, or ``None``.
             :func:`item_references` lists the ids a request names, to fetch first.
 
-    Warnings are also collected into :attr:`ResponsesRequest.warnings` (with
-    :func:`warnings.catch_warnings`, which is process-wide: translate from one thread
-    at a time).
+    Warnings are issued, and also collected into :attr:`ResponsesRequest.warnings`
+    (with :func:`warnings.catch_warnings`, which is process-wide: translate from one
+    thread at a time). The ``"default"`` filter's memory does not outlive that, so each
+    call issues its warnings again: a server logs ``.warnings`` and ignores the rest.
 
     Raises:
         InvalidRequestError: the request cannot be translated; ``where`` names the
