@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import re
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal, Union, cast, get_args, get_origin
@@ -125,13 +125,19 @@ def _flags() -> tuple[_Flag, ...]:
     return tuple(flag for flag in made if flag is not None)
 
 
-def add_pipeline_flags(parser: argparse.ArgumentParser) -> None:
-    """Add a flag for each pipeline option to ``parser``, in a group of their own."""
-    group = parser.add_argument_group(
-        "pipeline options", "how the Gemini stream is translated (each flag one option)"
-    )
+def add_pipeline_flags(
+    parser: argparse.ArgumentParser,
+    only: Collection[str] | None = None,
+    description: str = "how the Gemini stream is translated (each flag one option)",
+) -> None:
+    """Add a flag for each pipeline option (of those named in ``only``, if given) to
+    ``parser``, in a group of their own."""
+    group = parser.add_argument_group("pipeline options", description)
     for flag in _flags():
-        group.add_argument(*flag.flags, dest=flag.name, default=argparse.SUPPRESS, **flag.kwargs)
+        if only is None or flag.name in only:
+            group.add_argument(
+                *flag.flags, dest=flag.name, default=argparse.SUPPRESS, **flag.kwargs
+            )
 
 
 def pipeline_options(args: argparse.Namespace) -> PipelineOptions:

@@ -19,6 +19,7 @@ import argparse
 import contextlib
 import copy
 import ipaddress
+import json
 import os
 import socket
 import sys
@@ -27,7 +28,8 @@ from collections.abc import Iterator
 from dataclasses import fields
 from typing import Any, Final
 
-from ..server import ENV, ServerSettings, SettingsError, settings_from_env
+from ..server import ENV, PIPELINE_OPTIONS, ServerSettings, SettingsError, settings_from_env
+from ._pipeline_flags import add_pipeline_flags, pipeline_options
 
 __all__ = ["add_serve_parser", "run_serve"]
 
@@ -137,6 +139,12 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
             type=_positive(kind),
             help=f"{meaning} (default {'auto' if default is None else default})",
         )
+    add_pipeline_flags(
+        parser,
+        PIPELINE_OPTIONS,
+        "how Gemini's answers are translated, for every request (default: RXGEM_PIPELINE,"
+        " a JSON object of the options, which the flags replace)",
+    )
     parser.set_defaults(run=run_serve)
     return parser
 
@@ -214,6 +222,9 @@ def _environment(args: argparse.Namespace) -> dict[str, str]:
         env[ENV["client_tokens"]] = ",".join(args.client_token)
     if args.pass_through_auth:
         env[ENV["pass_through_auth"]] = "1"
+    options = pipeline_options(args)
+    if options:
+        env[ENV["pipeline"]] = json.dumps(options)
     return env
 
 

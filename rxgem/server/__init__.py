@@ -58,7 +58,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._settings import ENV, AuthMode, ServerSettings, SettingsError, settings_from_env
+from ._settings import (
+    ENV,
+    PIPELINE_OPTIONS,
+    AuthMode,
+    ServerSettings,
+    SettingsError,
+    settings_from_env,
+)
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -69,6 +76,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ENV",
+    "PIPELINE_OPTIONS",
     "AuthMode",
     "ServerSettings",
     "SettingsError",

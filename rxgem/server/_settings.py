@@ -7,6 +7,7 @@ process reads when ``--workers`` is above 1).
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import Mapping
@@ -14,9 +15,17 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Final, Literal, TypeAlias
 from urllib.parse import urlsplit
 
+from ..core import STAGES, PipelineSettings
 from ..transport import DEFAULT_BASE_URL
 
-__all__ = ["ENV", "AuthMode", "ServerSettings", "SettingsError", "settings_from_env"]
+__all__ = [
+    "ENV",
+    "PIPELINE_OPTIONS",
+    "AuthMode",
+    "ServerSettings",
+    "SettingsError",
+    "settings_from_env",
+]
 
 AuthMode: TypeAlias = Literal["tokens", "pass-through", "open"]
 """How clients are let in: ``"tokens"`` (a bearer token from ``client_tokens``, the
@@ -50,8 +59,18 @@ ENV: Final = {
     "max_connections": "RXGEM_MAX_CONNECTIONS",
     "max_concurrent_requests": "RXGEM_MAX_CONCURRENT_REQUESTS",
     "shutdown_grace": "RXGEM_SHUTDOWN_GRACE",
+    "pipeline": "RXGEM_PIPELINE",
 }
 """The environment variable of each setting read by :func:`settings_from_env`."""
+
+PIPELINE_OPTIONS: Final = frozenset(
+    name
+    for stage in STAGES
+    for name, (_, option) in stage.declared.items()
+    if name not in ("model", "include_usage") and not callable(option.default)
+)
+"""The pipeline options a server takes: all but ``model`` and ``include_usage`` (each
+request says them) and the functions (``id_factory``, ``clock``: no environment form)."""
 
 _KEY_FALLBACKS: Final = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 _TRUE: Final = frozenset({"1", "true", "yes", "on"})
@@ -149,6 +168,8 @@ class ServerSettings:
             not counted).
         shutdown_grace: seconds open requests get to finish after SIGTERM; then
             each stream ends with an error frame.
+        pipeline: pipeline options for every answer (see :data:`PIPELINE_OPTIONS`),
+            e.g. ``{"signature_in_id": True}``; checked here.
 
     The secrets are left out of ``repr()``.
     """
@@ -177,6 +198,7 @@ class ServerSettings:
     max_connections: int | None = None
     max_concurrent_requests: int = 1000
     shutdown_grace: float = 30.0
+    pipeline: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         split = urlsplit(self.upstream)
@@ -221,6 +243,17 @@ class ServerSettings:
         object.__setattr__(self, "cors_origins", tuple(self.cors_origins))
         for origin in self.cors_origins:
             _check_origin(origin)
+        object.__setattr__(self, "pipeline", dict(self.pipeline))
+        other = sorted(set(self.pipeline) - PIPELINE_OPTIONS)
+        if other:
+            raise SettingsError(
+                f"{other[0]!r} is not a pipeline option a server takes; expected one of"
+                f" {', '.join(sorted(PIPELINE_OPTIONS))}"
+            )
+        try:
+            PipelineSettings(self.pipeline)
+        except (TypeError, ValueError) as exc:
+            raise SettingsError(f"pipeline option: {exc}") from None
 
     @property
     def auth_mode(self) -> AuthMode:
@@ -250,6 +283,7 @@ class ServerSettings:
             ENV["log_level"]: self.log_level,
             ENV["cors_origins"]: ",".join(self.cors_origins),
             ENV["metrics"]: "1" if self.metrics else "0",
+            ENV["pipeline"]: json.dumps(self.pipeline),
         }
         for name in (*_SECONDS, *_COUNTS):
             value = getattr(self, name)
@@ -290,9 +324,10 @@ def settings_from_env(environ: Mapping[str, str] | None = None) -> ServerSetting
     ``GOOGLE_API_KEY``; those two are not read with pass-through auth or an access
     token), ``RXGEM_ACCESS_TOKEN``, ``RXGEM_CLIENT_TOKENS`` and ``RXGEM_CORS_ORIGINS``
     (comma-separated), ``RXGEM_PASS_THROUGH_AUTH`` and ``RXGEM_METRICS`` (``1``/``0``),
-    ``RXGEM_LOG_LEVEL``, and the numbers: ``RXGEM_KEEP_ALIVE``,
-    ``RXGEM_MAX_REQUEST_BYTES``, ``RXGEM_HEAD_TIMEOUT``, ... An empty variable
-    means the default.
+    ``RXGEM_LOG_LEVEL``, the numbers: ``RXGEM_KEEP_ALIVE``,
+    ``RXGEM_MAX_REQUEST_BYTES``, ``RXGEM_HEAD_TIMEOUT``, ..., and ``RXGEM_PIPELINE``,
+    the pipeline options as a JSON object (``{"signature_in_id": true}``). An empty
+    variable means the default.
 
     Raises:
         SettingsError: a value is malformed, or the settings are inconsistent.
@@ -316,8 +351,20 @@ def settings_from_env(environ: Mapping[str, str] | None = None) -> ServerSetting
         log_level=env.get(ENV["log_level"]) or "info",
         cors_origins=_list(env, "cors_origins"),
         metrics=_flag(env, ENV["metrics"]),
+        pipeline=_pipeline(env),
         **numbers,
     )
+
+
+def _pipeline(environ: Mapping[str, str]) -> dict[str, Any]:
+    text = environ.get(ENV["pipeline"], "").strip()
+    try:
+        options = json.loads(text) if text else {}
+    except ValueError:
+        options = None
+    if not isinstance(options, dict):
+        raise SettingsError(f"{ENV['pipeline']} must be a JSON object, not {text!r}")
+    return options
 
 
 def _list(environ: Mapping[str, str], name: str) -> tuple[str, ...]:

@@ -4,12 +4,13 @@ model and probe calls made on them (the HTTP itself is :mod:`rxgem.transport`'s)
 from __future__ import annotations
 
 import time
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import httpx
 from reactivex import Observable
 
 from ..client import chat_completions
+from ..converter import StreamOptions
 from ..core import ChatCompletion, ChatCompletionChunk, GeminiAPIError, GeminiTransportError
 from ..transport import get_model, list_models, models_status
 from ._auth import Credentials
@@ -99,6 +100,7 @@ class Upstream:
             access_token=credentials.access_token,
             client=self.next_client(),
             max_line_bytes=self.settings.max_upstream_line_bytes,
+            **cast(StreamOptions, self.settings.pipeline),
         )
 
     async def probe(self) -> str | None:
