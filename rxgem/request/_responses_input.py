@@ -123,6 +123,8 @@ class _Turn:
             kind = item.get("type")
         if kind == "message" or (kind is None and "role" in item):
             self.message(item, where)
+        elif type(kind) is not str:
+            raise InvalidRequestError("an input item needs a type (or a role)", where=where)
         elif kind == "reasoning":
             self.signatures.reasoning(item, where, self.open_model())
         elif kind == "function_call":

@@ -167,6 +167,8 @@ def test_a_file_id_is_unsupported(part: dict[str, Any], where: str) -> None:
         ([{"role": "user", "content": []}], "input[0].content"),
         ([{"role": "tool", "content": "x"}], "input[0].role"),
         ([user("a"), 7], "input[1]"),
+        ([user("a"), {"content": "x"}], "input[1]"),
+        ([user("a"), {"type": 3}], "input[1]"),
         (12, "input"),
         ([], "input"),
     ],
