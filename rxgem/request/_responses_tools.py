@@ -7,7 +7,9 @@
 - a ``namespace`` tool → a declaration per function it holds, named
   ``namespace.function`` (Gemini names allow dots; :data:`ResponsesTools.namespaced`
   maps the name back for the answer);
-- ``web_search`` (``web_search_preview``, dated variants) → the ``googleSearch`` tool;
+- ``web_search`` (``web_search_preview``, dated variants) → the ``googleSearch`` tool
+  (beside function tools, Gemini 3 only: before 3 Gemini refuses the pair, so search is
+  left out with an :class:`UnsupportedWarning`, whatever the policy);
 - ``custom`` tools (free-form or grammar input, such as Codex's ``apply_patch``) and
   ``tool_search``: Gemini declares neither, and both are extras a client offers beside
   its function tools, so they are left out with an :class:`UnsupportedWarning`, whatever
@@ -231,9 +233,18 @@ def responses_tools(
     out = ResponsesTools(names=state.names, namespaced=state.namespaced)
     if state.declarations:
         out.tools.append({"functionDeclarations": state.declarations})
-    if state.search:
+    search = state.search
+    if search and state.names and family.generation < 3:
+        search = False
+        warnings.warn(
+            "tools: Gemini before 3 refuses Google Search beside function tools; web_search"
+            " left out (the model is offered the functions)",
+            UnsupportedWarning,
+            stacklevel=4,
+        )
+    if search:
         out.tools.append({"googleSearch": {}})
-    calling = _calling(choice, state.names, state.search, policy)
+    calling = _calling(choice, state.names, search, policy)
     parallel = body.get("parallel_tool_calls")
     if parallel is not None and type(parallel) is not bool:
         raise InvalidRequestError("must be a boolean", where="parallel_tool_calls")
@@ -247,7 +258,7 @@ def responses_tools(
     config: JSONObject = {}
     if calling:
         config["functionCallingConfig"] = calling
-    if state.search and state.names and family.generation >= 3:
+    if search and state.names:
         config["includeServerSideToolInvocations"] = True  # built-in tools beside functions
     out.config = config or None
     return out

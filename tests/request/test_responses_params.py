@@ -73,6 +73,20 @@ def test_web_search_is_google_search() -> None:
     assert gemini["toolConfig"] == {"includeServerSideToolInvocations": True}
 
 
+def test_web_search_beside_functions_needs_gemini_3() -> None:
+    with pytest.warns(UnsupportedWarning, match="Gemini before 3 refuses Google Search"):
+        result = translate(G25, tools=[WEATHER, {"type": "web_search"}])  # policy "error"
+    assert result.gemini["tools"] == [
+        {
+            "functionDeclarations": [
+                {"name": "weather", "description": "d", "parametersJsonSchema": OBJECT}
+            ]
+        }
+    ]
+    assert "toolConfig" not in result.gemini
+    assert translate(G25, tools=[{"type": "web_search"}]).gemini["tools"] == [{"googleSearch": {}}]
+
+
 def test_custom_and_tool_search_tools_are_left_out_with_a_warning_even_under_error() -> None:
     custom = {
         "type": "custom",
