@@ -1,9 +1,10 @@
 """The pipeline's reactive operators, one idea each, in pipeline order.
 
 ``decode_sse`` → ``parse`` → ``group_by_slot`` → ``latest_args`` →
-``flush_on_finish`` → ``to_openai``; plus ``sse_encode`` for the OpenAI side, and
-the whole pipeline as one operator, ``gemini_to_openai`` (or as its named stages,
-``pipeline_stages``); and ``from_body``, a light source of body bytes to put
+``flush_on_finish`` → ``to_openai`` (or ``to_responses``, for OpenAI's Responses
+API); plus ``sse_encode`` (``responses_sse_encode``) for the OpenAI side, and the
+whole pipeline as one operator, ``gemini_to_openai`` or ``gemini_to_responses`` (or
+as its named stages, ``pipeline_stages``); and ``from_body``, a light source of body bytes to put
 them on. Each operator is a factory returning
 ``Callable[[Observable[A]], Observable[B]]`` for ``Observable.pipe``, over one
 sans-IO core of :mod:`rxgem.core`; state lives in each subscription, never in the
@@ -16,9 +17,11 @@ from ._from_body import from_body
 from ._group_by_slot import group_by_slot
 from ._latest_args import latest_args
 from ._parse import parse
-from ._pipeline import NamedOperator, gemini_to_openai, pipeline_stages
+from ._pipeline import NamedOperator, gemini_to_openai, gemini_to_responses, pipeline_stages
+from ._responses_sse_encode import responses_sse_encode
 from ._sse_encode import sse_encode
 from ._to_openai import to_openai
+from ._to_responses import to_responses
 
 __all__ = [
     "NamedOperator",
@@ -26,10 +29,13 @@ __all__ = [
     "flush_on_finish",
     "from_body",
     "gemini_to_openai",
+    "gemini_to_responses",
     "group_by_slot",
     "latest_args",
     "parse",
     "pipeline_stages",
+    "responses_sse_encode",
     "sse_encode",
     "to_openai",
+    "to_responses",
 ]

@@ -7,12 +7,20 @@ from typing import Any, TypeAlias, Unpack
 
 from reactivex import Observable
 
-from ..converter import CoreConverter
-from ..core import STAGES, ChatCompletionChunk, PipelineOptions, PipelineSettings
+from ..converter import CoreConverter, CoreResponsesConverter
+from ..core import (
+    RESPONSES_STAGES,
+    STAGES,
+    ChatCompletionChunk,
+    PipelineOptions,
+    PipelineSettings,
+    ResponsesEvent,
+    ResponsesPipelineOptions,
+)
 from ._core_operator import core_operator
 from ._stage_operator import documented, over_core
 
-__all__ = ["NamedOperator", "gemini_to_openai", "pipeline_stages"]
+__all__ = ["NamedOperator", "gemini_to_openai", "gemini_to_responses", "pipeline_stages"]
 
 
 NamedOperator: TypeAlias = tuple[str, Callable[[Observable[Any]], Observable[Any]]]
@@ -61,5 +69,33 @@ def gemini_to_openai(
 
     def converter() -> CoreConverter:
         return CoreConverter(settings)
+
+    return core_operator(converter, ends_early=True)
+
+
+@documented(ResponsesPipelineOptions)
+def gemini_to_responses(
+    **options: Unpack[ResponsesPipelineOptions],
+) -> Callable[[Observable[bytes]], Observable[ResponsesEvent]]:
+    """Gemini ``streamGenerateContent?alt=sse`` body bytes → OpenAI Responses events.
+
+    .. code::
+
+        ---b"data: {…}\\r\\n\\r\\n"---b"data: {…}"---|
+        [               gemini_to_responses()               ]
+        ---created,in_progress,…delta---…delta,…done---completed|
+
+    :func:`gemini_to_openai` with the Responses output as its last stage
+    (``to_responses``): each subscription runs a
+    :class:`~rxgem.converter.ResponsesConverter` in the cores' shape (a failed stream
+    emits the events it still owed, ending with ``response.failed``, then the error).
+
+    Returns:
+        An operator from ``Observable[bytes]`` to ``Observable[ResponsesEvent]``.
+    """
+    settings = PipelineSettings(options, RESPONSES_STAGES)  # checked now, once
+
+    def converter() -> CoreResponsesConverter:
+        return CoreResponsesConverter(settings)
 
     return core_operator(converter, ends_early=True)
