@@ -136,6 +136,7 @@ from ._options import (
 # response): for the operators, the converter and the server.
 from ._responses_builder import ResponsesBuilder as ResponsesBuilder
 from ._responses_models import Response as Response, ResponsesEvent as ResponsesEvent
+from ._responses_assemble import assemble_response as assemble_response
 from ._responses_sse import (
     ResponsesSSEEncoder as ResponsesSSEEncoder,
     encode_event as encode_event,

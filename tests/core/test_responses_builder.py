@@ -21,6 +21,7 @@ from rxgem.core import (
     ResponsesBuilder,
     TruncatedStreamError,
     UsageMetadata,
+    assemble_response,
     decode_signatures,
 )
 from rxgem.items import Batch, End, Logprobs, Meta, Text, ToolCall, ToolCallHeader, Usage
@@ -405,3 +406,17 @@ def test_multi_candidate_bytes_show_candidate_zero() -> None:
     events, error = run_converter(body)
     assert error is None
     assert [item["content"][0]["text"] for item in check_sequence(events)["output"]] == ["A"]
+
+
+def test_assemble_response_is_the_terminal_events_response() -> None:
+    events = build([META, Text(0, "Hi")], [End(0, "MAX_TOKENS")])
+    response = assemble_response(events)
+    assert response.to_dict() == terminal(events)
+    assert response.status == "incomplete"
+    with pytest.raises(TruncatedStreamError):
+        assemble_response(events[:-1])
+    with pytest.raises(ValueError, match="sequence_number"):
+        assemble_response(events[1:])
+    other = build([Meta("other", "m"), Text(0, "x")], [End(0, "STOP")])
+    with pytest.raises(ValueError, match="2 responses"):
+        assemble_response([*events[:2], *other[2:]])

@@ -172,6 +172,7 @@ CORE_FACE_ONLY = {
     "Response",
     "ResponsesEvent",
     "ResponsesSSEEncoder",
+    "assemble_response",
     "encode_event",
     "encode_stream_error",
     # thought signatures in a Responses reasoning item (the output writes, the request reads)
