@@ -109,12 +109,12 @@ def error_of(error: BaseException) -> ResponseError:
     """A stream's error → a failed response's ``error``.
 
     ``code`` is one of OpenAI's: ``rate_limit_exceeded`` for Gemini's 429, else
-    ``server_error``; ``message`` names the error's class and says what happened.
+    ``server_error``; ``message`` is the error's own (its class's name when it has none).
     """
     code = "server_error"
     if isinstance(error, GeminiAPIError) and error.code == 429:
         code = "rate_limit_exceeded"
-    return ResponseError(code=code, message=f"{type(error).__name__}: {error}")
+    return ResponseError(code=code, message=str(error) or type(error).__name__)
 
 
 def flat_citation(annotation: dict[str, Any]) -> dict[str, Any]:
