@@ -242,3 +242,40 @@ def test_generated_streams_agree_and_validate(
     assert fingerprint(agreed(in_pieces(body, 7), **options)) == fingerprint(whole)
     cut = data.draw(st.integers(0, len(body)), label="source fails at byte")
     judged(agreed(in_pieces(body[:cut], 7), fail=ConnectionResetError("gone"), **options))
+
+
+@pytest.mark.parametrize("name", ["text.sse", "truncated.sse", "error_mid_stream.sse"])
+def test_iterate_and_aiterate_give_the_events_then_the_error(name: str) -> None:
+    import asyncio
+
+    body = body_of(name)
+    expected_events, expected_error = run_converter(in_pieces(body, 50))
+    pieces = in_pieces(body, 50)
+
+    def collect_sync() -> Outcome:
+        converter = ResponsesConverter(**deterministic({}))
+        events: list[Any] = []
+        try:
+            for event in converter.iterate(iter(pieces)):
+                events.append(event)
+        except Exception as error:
+            return events, error
+        return events, None
+
+    async def collect_async() -> Outcome:
+        async def body_stream() -> Any:
+            for piece in pieces:
+                yield piece
+
+        converter = ResponsesConverter(**deterministic({}))
+        events: list[Any] = []
+        try:
+            async for event in converter.aiterate(body_stream()):
+                events.append(event)
+        except Exception as error:
+            return events, error
+        return events, None
+
+    for outcome in (collect_sync(), asyncio.run(collect_async())):
+        assert fingerprint(outcome) == fingerprint((expected_events, expected_error))
+    assert (expected_error is None) == (name == "text.sse")
