@@ -2,12 +2,12 @@
 as a pipeline of small reactivex operators over sans-IO cores.
 
 This module exports what application code uses: the entry points (``from_body``,
-``from_gemini``, ``stream_chat``, ``chat_completions``, ``gemini_to_openai``,
-``sse_encode``, ``iterate``, ``aiterate``, ``assemble``, ``to_gemini_request``),
-:class:`Converter`, the chunks and completions it gives (:class:`ChatCompletionChunk`,
-:class:`ChatCompletion`), the errors, ``RetryPolicy`` and :class:`SlotPolicy` (to
-write your own), and the subpackages. Each other name has one home:
-:mod:`rxgem.core` for the cores, the Gemini and OpenAI models, the slot policies and
+``from_gemini``, ``stream_chat``, ``chat_completions``, ``responses``,
+``gemini_to_openai``, ``sse_encode``, ``iterate``, ``aiterate``, ``assemble``,
+``to_gemini_request``), :class:`Converter`, the chunks and completions it gives
+(:class:`ChatCompletionChunk`, :class:`ChatCompletion`), the errors, ``RetryPolicy``
+and :class:`SlotPolicy` (to write your own), and the subpackages. Each other name has
+one home: :mod:`rxgem.core` for the cores, the Gemini and OpenAI models, the slot policies and
 the mapping functions (``map_usage``, ...); :mod:`rxgem.items` for the item types;
 :mod:`rxgem.converter` for the pipeline's options (``PipelineOptions``).
 
@@ -32,14 +32,16 @@ package's face, its ``__init__``, never from another package's private modules):
 - :mod:`rxgem.transport`: Gemini's endpoint over httpx (``from_gemini``,
   ``stream_chat``, the model list). Beside it, :mod:`rxgem.request`: OpenAI Chat
   Completions requests → Gemini requests (``to_gemini_request``), sans-IO.
-- :mod:`rxgem.client`: ``chat_completions``, an OpenAI request answered by Gemini
-  (the request translation, the transport and the pipeline in one call).
+- :mod:`rxgem.client`: ``chat_completions`` and ``responses``, an OpenAI request
+  answered by Gemini (the request translation, the transport and the pipeline in one
+  call).
 - :mod:`rxgem.viz`, :mod:`rxgem.testing` and the ``rxgem`` command, at the edges
   (``viz`` and ``testing`` load on first use).
 
 ``import rxgem`` loads neither httpx nor Starlette: the names that need httpx
-(``from_gemini``, ``stream_chat``, ``RetryPolicy``, ``chat_completions``) load it on
-first use, and ``to_gemini_request`` loads the request translation then.
+(``from_gemini``, ``stream_chat``, ``RetryPolicy``, ``chat_completions``,
+``responses``) load it on first use, and ``to_gemini_request`` loads the request
+translation then.
 
 Every stream error is an :class:`RxGemError`.
 
@@ -71,7 +73,7 @@ from .operators import from_body, gemini_to_openai, sse_encode
 
 if TYPE_CHECKING:
     from . import testing, viz
-    from .client import chat_completions
+    from .client import chat_completions, responses
     from .request import to_gemini_request
     from .transport import RetryPolicy, from_gemini, stream_chat
 
@@ -105,6 +107,7 @@ __all__ = [
     "items",
     "iterate",
     "operators",
+    "responses",
     "samples",
     "sse_encode",
     "stream_chat",
@@ -130,7 +133,11 @@ del _error
 
 _LAZY_MODULES = frozenset({"testing", "viz"})
 _LAZY_TRANSPORT = frozenset({"RetryPolicy", "from_gemini", "stream_chat"})
-_LAZY_ELSEWHERE = {"to_gemini_request": ".request", "chat_completions": ".client"}
+_LAZY_ELSEWHERE = {
+    "to_gemini_request": ".request",
+    "chat_completions": ".client",
+    "responses": ".client",
+}
 
 
 def __getattr__(name: str) -> Any:

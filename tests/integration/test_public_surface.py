@@ -50,6 +50,7 @@ ROOT = {
     "from_gemini",
     "stream_chat",
     "chat_completions",
+    "responses",
     "gemini_to_openai",
     "sse_encode",
     "iterate",
