@@ -17,11 +17,14 @@ accepts (``response.created`` first; each output item ``added`` before its delta
   items, other data parts → the message's ``extra_content.google.parts``.
 
 Items open in the order their first piece arrives and stay open until candidate 0's
-finish, where they close in output order. Only candidate 0 is shown: a Responses
-response has one output. The response's status comes at :meth:`ResponsesBuilder.close`:
-``response.completed``, ``response.incomplete`` (``max_output_tokens``,
-``content_filter``) or ``response.failed`` (a blocked prompt; ``close(error)``: the
-stream failed, after every open item was closed with what it had).
+finish, where they close in output order. With ``include_encrypted_reasoning`` the
+reasoning item comes first, before any other output (as OpenAI's reasoning models
+send it), so that a client sends it back before the message and calls it signs.
+
+Only candidate 0 is shown: a Responses response has one output. The response's status
+comes at :meth:`ResponsesBuilder.close`: ``response.completed``, ``response.incomplete``
+(``max_output_tokens``, ``content_filter``) or ``response.failed`` (a blocked prompt;
+``close(error)``: the stream failed, after every open item was closed with what it had).
 """
 
 from __future__ import annotations
@@ -72,6 +75,9 @@ from ._responses_models import (
 )
 
 __all__ = ["ResponsesBuilder"]
+
+_OUTPUT = frozenset({Text, Logprobs, DataPart, ToolCallHeader})
+"""The items that start output items (the reasoning item, when shown, comes before)."""
 
 
 class ResponsesBuilder(OutputItems):
@@ -252,6 +258,8 @@ class ResponsesBuilder(OutputItems):
                 continue  # a response has one output: candidate 0's
             if self._id is None:
                 self._start(out)
+            if self._include and self._reasoning is None and type(item) in _OUTPUT:
+                self._open_reasoning(out)  # first, as OpenAI's: it carries the signatures
             if type(item) is Text:
                 if item.thought:
                     self._thought(out, item.text)
@@ -308,8 +316,6 @@ class ResponsesBuilder(OutputItems):
             self._urls.add(item.url_context)
 
     def _header(self, out: list[ResponsesEvent], item: ToolCallHeader) -> None:
-        if self._include and item.signature and self._reasoning is None:
-            self._open_reasoning(out)  # it will carry the signature: before the call, as OpenAI
         call = Call(self._mint("fc"), self._open_index(), item.id or self._mint("call"), item.name)
         self._headers[item.slot] = call
         added = FunctionCallItem(
@@ -355,7 +361,7 @@ class ResponsesBuilder(OutputItems):
                 self._sign("call", call.call_id, tool_call.signature)
         calls += [(call, None) for call in announced.values()]
         self._calls, self._headers = [], {}
-        if self._include and self._signatures and self._reasoning is None:
+        if self._include and (self._signatures or fresh) and self._reasoning is None:
             self._open_reasoning(out)
         if refusal is not None and self._message is None:
             self._open_message(out)

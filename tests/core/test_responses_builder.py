@@ -17,6 +17,7 @@ from responses_judge import (
 )
 
 from rxgem.core import (
+    CarriedSignature,
     GeminiAPIError,
     ResponsesBuilder,
     TruncatedStreamError,
@@ -24,7 +25,17 @@ from rxgem.core import (
     assemble_response,
     decode_signatures,
 )
-from rxgem.items import Batch, End, Logprobs, Meta, Text, ToolCall, ToolCallHeader, Usage
+from rxgem.items import (
+    Batch,
+    End,
+    Logprobs,
+    Meta,
+    Text,
+    TextSignature,
+    ToolCall,
+    ToolCallHeader,
+    Usage,
+)
 from rxgem.testing import (
     blocked,
     call,
@@ -204,6 +215,30 @@ def test_signatures_without_thoughts_get_a_reasoning_item_before_the_call() -> N
     assert decode_signatures(reasoning["encrypted_content"])[0].call_id == "id-1"  # type: ignore[index]
     assert function_call["call_id"] == "id-1"
     sdk_final(events)
+
+
+def test_with_encrypted_reasoning_the_reasoning_item_comes_first() -> None:
+    # a text signature is given back on the message that follows the reasoning item
+    events = build(
+        [META, Text(0, "Answer")],
+        [TextSignature(0, "X1"), End(0, "STOP")],
+        include_encrypted_reasoning=True,
+    )
+    response = check_sequence(events)
+    reasoning, message = response["output"]
+    assert reasoning["type"] == "reasoning"
+    assert reasoning["summary"] == []
+    assert decode_signatures(reasoning["encrypted_content"]) == [
+        CarriedSignature("text", None, "X1")
+    ]
+    assert message["content"][0]["text"] == "Answer"
+    unsigned = check_sequence(
+        build([META, Text(0, "Hi")], [End(0, "STOP")], include_encrypted_reasoning=True)
+    )
+    assert [item["type"] for item in unsigned["output"]] == ["reasoning", "message"]
+    assert "encrypted_content" not in unsigned["output"][0]
+    blocked_prompt = build([META, End(0, "SAFETY", blocked=True)], include_encrypted_reasoning=True)
+    assert check_sequence(blocked_prompt)["output"] == []
 
 
 @pytest.mark.parametrize(

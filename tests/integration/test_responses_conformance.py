@@ -212,6 +212,8 @@ def test_every_signature_rides_in_encrypted_content_when_asked(name: str) -> Non
         for item in response["output"]
         if item["type"] == "reasoning" and "encrypted_content" in item
     ]
+    if response["output"]:  # the reasoning item first, before what its signatures sign
+        assert response["output"][0]["type"] == "reasoning"
     if not converter.signatures:
         assert carried == []
         return
