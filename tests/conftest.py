@@ -9,6 +9,9 @@ Also the suite's configuration:
 - The recorded captures in ``../shared/captures`` (``RXGEM_SHARED_CAPTURES`` overrides the path)
   are an external corpus: the tests marked ``shared_captures`` run only when the folder is there;
   when it is not, they are deselected and the summary says so once, by name.
+- Codex CLI (npm ``@openai/codex``, not a Python package) is found by the ``codex`` fixture:
+  ``RXGEM_CODEX``, else where ``.ci/run`` installs it (``CODEX_CACHE``), else ``PATH``; the
+  tests that need it skip, saying so, when it is in none of them.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import shutil
+import subprocess
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -42,6 +47,7 @@ SHARED_CAPTURES = Path(
     )
 )
 _SHARED_NOT_RUN = pytest.StashKey[int]()
+CODEX_CACHE = Path.home() / ".cache" / "rxgem-test-tools" / "codex" / "node_modules" / ".bin"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -73,6 +79,25 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             f"shared captures not found at {SHARED_CAPTURES}: {count} capture tests not run",
             yellow=True,
         )
+
+
+@pytest.fixture(scope="session")
+def codex() -> str:
+    """The ``codex`` executable: ``$RXGEM_CODEX``, else ``.ci/run``'s install, else ``PATH``."""
+    chosen = os.environ.get("RXGEM_CODEX")
+    if chosen and not os.access(chosen, os.X_OK):
+        pytest.fail(f"RXGEM_CODEX={chosen} is not an executable")
+    found = chosen or shutil.which("codex", path=str(CODEX_CACHE)) or shutil.which("codex")
+    if found is None:
+        pytest.skip(
+            "Codex CLI is not installed: `npm install --prefix ~/.cache/rxgem-test-tools/codex"
+            " @openai/codex` (.ci/run does), or set RXGEM_CODEX to its executable"
+        )
+    try:
+        subprocess.run([found, "--version"], capture_output=True, timeout=60, check=True)
+    except (OSError, subprocess.SubprocessError) as error:
+        pytest.skip(f"Codex CLI at {found} does not run here: {error!r}")
+    return found
 
 
 def counter_ids() -> Callable[[], str]:
