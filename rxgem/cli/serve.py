@@ -45,9 +45,11 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
     """
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "serve",
-        help="serve an OpenAI-compatible endpoint (/v1/chat/completions) in front of Gemini",
-        description="Serve POST /v1/chat/completions (streaming and not), GET /v1/models and"
-        " GET /healthz, answered by Gemini through rxgem. Needs the server extra:"
+        help="serve an OpenAI-compatible endpoint (/v1/chat/completions, /v1/responses) in"
+        " front of Gemini",
+        description="Serve POST /v1/chat/completions and POST /v1/responses (streaming and"
+        " not, responses stored), GET /v1/models and GET /healthz, answered by Gemini"
+        " through rxgem. Needs the server extra:"
         " pip install 'rxgem[server]'. Clients authenticate with a bearer token from"
         " --client-token (or RXGEM_CLIENT_TOKENS), or, with --pass-through-auth, send their"
         " own Gemini key as the bearer token.",
@@ -126,6 +128,30 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
         action="store_true",
         default=None,
         help="serve Prometheus metrics at GET /metrics (without a client token)",
+    )
+    store = parser.add_argument_group(
+        "stored responses",
+        "What POST /v1/responses keeps for previous_response_id, item_reference and"
+        " GET /v1/responses/{id}, per client token. Each also reads RXGEM_<NAME>.",
+    )
+    store.add_argument(
+        "--store",
+        metavar="PATH|URL",
+        help="a SQLite file (a path or sqlite:///path; default: responses.sqlite3 under the"
+        " user's data directory) or redis://host:port/db to share conversations between"
+        " servers",
+    )
+    store.add_argument(
+        "--no-store",
+        action="store_true",
+        default=None,
+        help="keep no responses (previous_response_id and GET /v1/responses/{id} find none)",
+    )
+    store.add_argument(
+        "--store-ttl",
+        metavar="SECONDS",
+        type=_positive(float),
+        help="seconds a stored response is kept (default: until deleted)",
     )
     limits = parser.add_argument_group(
         "limits and timeouts",
@@ -222,6 +248,12 @@ def _environment(args: argparse.Namespace) -> dict[str, str]:
         env[ENV["client_tokens"]] = ",".join(args.client_token)
     if args.pass_through_auth:
         env[ENV["pass_through_auth"]] = "1"
+    if args.store is not None:
+        env[ENV["store"]] = args.store
+    if args.no_store:
+        env[ENV["no_store"]] = "1"
+    if args.store_ttl is not None:
+        env[ENV["store_ttl"]] = repr(args.store_ttl)
     options = pipeline_options(args)
     if options:
         env[ENV["pipeline"]] = json.dumps(options)

@@ -19,12 +19,14 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from ..core import RxGemError
+from ..store import ResponseStore, open_store
 from ._access import AccessLog, AccessRecord, access_record
 from ._admission import Admission, Drain, install_drain_signal
 from ._auth import Credentials, authorize
 from ._body import BodyError, decode_json_object
 from ._errors import ErrorReply, error_reply, http_reply
 from ._models import valid_model_name
+from ._responses import ResponsesRoutes
 from ._runner import LIMITS_STATE, connection_limits
 from ._settings import ServerSettings
 from ._stream import CompletionResponse
@@ -46,6 +48,13 @@ def reply_response(reply: ErrorReply, record: AccessRecord | None = None) -> Res
         headers=dict(reply.headers),
         media_type="application/json",
     )
+
+
+def open_response_store(settings: ServerSettings) -> ResponseStore | None:
+    """The store ``settings`` name (not connected yet), or ``None`` with ``no_store``."""
+    if settings.no_store:
+        return None
+    return open_store(settings.store, ttl=settings.store_ttl)
 
 
 def _json(data: Any) -> Response:
@@ -252,13 +261,17 @@ def _cors(origins: tuple[str, ...]) -> Middleware:
 def create_app(settings: ServerSettings, *, telemetry: Telemetry | None = None) -> Starlette:
     """The OpenAI-compatible server as a Starlette (ASGI) app.
 
-    Routes: ``POST /v1/chat/completions``, ``GET /v1/models``,
+    Routes: ``POST /v1/chat/completions``, ``POST /v1/responses`` with
+    ``GET``/``DELETE /v1/responses/{id}`` and ``GET /v1/responses/{id}/input_items``
+    (:mod:`rxgem.server._responses`; the store is opened here at startup and closed at
+    shutdown, see ``settings.store``), ``GET /v1/models``,
     ``GET /v1/models/{id}``, ``GET /healthz`` (liveness), ``GET /readyz``
     (readiness: 503 while draining, at the request limit, or when Gemini does not
     answer). One ``httpx.AsyncClient`` serves
     every upstream request; it is closed at the app's shutdown (run the lifespan:
-    uvicorn does by default). The app keeps no state between requests, so any number
-    of copies can run behind a load balancer.
+    uvicorn does by default). Chat completions keep no state between requests; stored
+    responses are in the store, so copies sharing one (Redis) can run behind a load
+    balancer.
 
     ``telemetry``: the app's metrics and traces (default: Prometheus metrics if
     ``settings.metrics``, OpenTelemetry spans through the global providers); pass one
@@ -274,19 +287,28 @@ def create_app(settings: ServerSettings, *, telemetry: Telemetry | None = None) 
     drain = Drain(settings.shutdown_grace)
     admission = Admission(settings.max_concurrent_requests, drain)
     service = _Service(settings, upstream, logger, admission, drain)
+    responses = ResponsesRoutes(service, None)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
         restore = install_drain_signal(drain)
         upstream.open()  # its TLS context takes tens of ms: not in the first request
+        store = app.state.store = responses.store = open_response_store(settings)
         try:
             yield {LIMITS_STATE: connection_limits(settings)}
         finally:
             restore()
             await upstream.aclose()
+            responses.store = None
+            if store is not None:
+                await store.aclose()
 
     routes = [
         Route("/v1/chat/completions", service.chat_completions, methods=["POST"]),
+        Route("/v1/responses", responses.create, methods=["POST"]),
+        Route("/v1/responses/{response_id}", responses.retrieve, methods=["GET"]),
+        Route("/v1/responses/{response_id}", responses.delete, methods=["DELETE"]),
+        Route("/v1/responses/{response_id}/input_items", responses.input_items, methods=["GET"]),
         Route("/v1/models", service.list_models, methods=["GET"]),
         Route("/v1/models/{model_id:path}", service.get_model, methods=["GET"]),
         Route("/healthz", service.healthz, methods=["GET"]),

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Final, Literal, TypeAlias
@@ -60,6 +62,9 @@ ENV: Final = {
     "max_concurrent_requests": "RXGEM_MAX_CONCURRENT_REQUESTS",
     "shutdown_grace": "RXGEM_SHUTDOWN_GRACE",
     "pipeline": "RXGEM_PIPELINE",
+    "store": "RXGEM_STORE",
+    "no_store": "RXGEM_NO_STORE",
+    "store_ttl": "RXGEM_STORE_TTL",
 }
 """The environment variable of each setting read by :func:`settings_from_env`."""
 
@@ -72,6 +77,8 @@ PIPELINE_OPTIONS: Final = frozenset(
 """The pipeline options a server takes: all but ``model`` and ``include_usage`` (each
 request says them) and the functions (``id_factory``, ``clock``: no environment form)."""
 
+_STORE_SCHEME: Final = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
+_STORE_SCHEMES: Final = frozenset({"sqlite", "redis", "rediss", "unix"})
 _KEY_FALLBACKS: Final = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 _TRUE: Final = frozenset({"1", "true", "yes", "on"})
 _FALSE: Final = frozenset({"", "0", "false", "no", "off"})
@@ -101,6 +108,18 @@ _COUNTS: Final = (
 
 class SettingsError(ValueError):
     """Settings that cannot make a server (the message says which and why, without secrets)."""
+
+
+def _check_store(store: str) -> None:
+    """A store is a path, ``sqlite:///path`` or a Redis URL (:func:`rxgem.store.open_store`)."""
+    if not store.strip():
+        raise SettingsError("store must be a path, sqlite:///path or redis://...; not empty")
+    scheme = _STORE_SCHEME.match(store)
+    if scheme is not None and scheme.group(1).lower() not in _STORE_SCHEMES:
+        raise SettingsError(
+            f"store must be a path, sqlite:///path, redis://, rediss:// or unix://;"
+            f" not {scheme.group(1)}://"
+        )
 
 
 def _check_origin(origin: str) -> None:
@@ -170,6 +189,14 @@ class ServerSettings:
             each stream ends with an error frame.
         pipeline: pipeline options for every answer (see :data:`PIPELINE_OPTIONS`),
             e.g. ``{"signature_in_id": True}``; checked here.
+        store: where ``POST /v1/responses`` keeps responses (see
+            :func:`rxgem.store.open_store`): a file path or ``sqlite:///path``, or
+            ``redis://host:port/db`` (``rediss://``, ``unix://``) for several servers
+            sharing conversations; ``None``: the SQLite file under the user's data
+            directory (made on first use).
+        no_store: keep no responses (``store`` requests are answered but not kept;
+            ``previous_response_id`` and ``GET /v1/responses/{id}`` find nothing).
+        store_ttl: seconds a stored response is kept; ``None``: until deleted.
 
     The secrets are left out of ``repr()``.
     """
@@ -199,6 +226,9 @@ class ServerSettings:
     max_concurrent_requests: int = 1000
     shutdown_grace: float = 30.0
     pipeline: Mapping[str, Any] = field(default_factory=dict)
+    store: str | None = None
+    no_store: bool = False
+    store_ttl: float | None = None
 
     def __post_init__(self) -> None:
         split = urlsplit(self.upstream)
@@ -254,6 +284,13 @@ class ServerSettings:
             PipelineSettings(self.pipeline)
         except (TypeError, ValueError) as exc:
             raise SettingsError(f"pipeline option: {exc}") from None
+        if self.store is not None:
+            _check_store(self.store)
+        ttl = self.store_ttl
+        if ttl is not None and (
+            isinstance(ttl, bool) or not isinstance(ttl, int | float) or not 0 < ttl < math.inf
+        ):
+            raise SettingsError(f"store_ttl must be a positive number of seconds, not {ttl!r}")
 
     @property
     def auth_mode(self) -> AuthMode:
@@ -284,6 +321,9 @@ class ServerSettings:
             ENV["cors_origins"]: ",".join(self.cors_origins),
             ENV["metrics"]: "1" if self.metrics else "0",
             ENV["pipeline"]: json.dumps(self.pipeline),
+            ENV["store"]: self.store or "",
+            ENV["no_store"]: "1" if self.no_store else "0",
+            ENV["store_ttl"]: "" if self.store_ttl is None else repr(self.store_ttl),
         }
         for name in (*_SECONDS, *_COUNTS):
             value = getattr(self, name)
@@ -326,8 +366,9 @@ def settings_from_env(environ: Mapping[str, str] | None = None) -> ServerSetting
     (comma-separated), ``RXGEM_PASS_THROUGH_AUTH`` and ``RXGEM_METRICS`` (``1``/``0``),
     ``RXGEM_LOG_LEVEL``, the numbers: ``RXGEM_KEEP_ALIVE``,
     ``RXGEM_MAX_REQUEST_BYTES``, ``RXGEM_HEAD_TIMEOUT``, ..., and ``RXGEM_PIPELINE``,
-    the pipeline options as a JSON object (``{"signature_in_id": true}``). An empty
-    variable means the default.
+    the pipeline options as a JSON object (``{"signature_in_id": true}``), and the
+    response store: ``RXGEM_STORE`` (a path or URL), ``RXGEM_NO_STORE`` (``1``/``0``),
+    ``RXGEM_STORE_TTL`` (seconds). An empty variable means the default.
 
     Raises:
         SettingsError: a value is malformed, or the settings are inconsistent.
@@ -352,8 +393,22 @@ def settings_from_env(environ: Mapping[str, str] | None = None) -> ServerSetting
         cors_origins=_list(env, "cors_origins"),
         metrics=_flag(env, ENV["metrics"]),
         pipeline=_pipeline(env),
+        store=env.get(ENV["store"]) or None,
+        no_store=_flag(env, ENV["no_store"]),
+        store_ttl=_store_ttl(env),
         **numbers,
     )
+
+
+def _store_ttl(environ: Mapping[str, str]) -> float | None:
+    text = environ.get(ENV["store_ttl"], "").strip().replace("_", "")
+    if not text:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        name = ENV["store_ttl"]
+        raise SettingsError(f"{name} must be a number of seconds, not {text!r}") from None
 
 
 def _pipeline(environ: Mapping[str, str]) -> dict[str, Any]:

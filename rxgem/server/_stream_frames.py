@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import Final
+from typing import Final, TypeVar
 
 from reactivex import abc
 
@@ -22,7 +22,9 @@ from ..core import ChatCompletionChunk, CompletionUsage
 from ._access import AccessRecord
 from ._response_io import Sender
 
-__all__ = ["KEEP_ALIVE_FRAME", "STREAM_HEADERS", "Frames", "note_usage"]
+__all__ = ["KEEP_ALIVE_FRAME", "STREAM_HEADERS", "FrameBuffer", "Frames", "note_usage"]
+
+T = TypeVar("T")
 
 KEEP_ALIVE_FRAME: Final = b": keep-alive\n\n"
 STREAM_HEADERS: Final = (
@@ -46,10 +48,10 @@ def note_usage(record: AccessRecord, usage: CompletionUsage) -> None:
         )
 
 
-class Frames(abc.ObserverBase[ChatCompletionChunk]):
-    """The observer of a streamed response: each chunk encoded to its SSE frame at once,
-    the frames waiting for the sender joined into one write, and one timer per stream
-    for keep-alives (re-armed only when it fires, never per chunk).
+class FrameBuffer(abc.ObserverBase[T]):
+    """The observer of a streamed response but its ``on_next``: the frames waiting for
+    the sender, joined into one write, and one timer per stream for keep-alives
+    (re-armed only when it fires, never per chunk).
 
     While more than ``_HIGH_WATER`` bytes wait for the sender, the upstream read is
     held (the gate), as a slow client's sends hold it.
@@ -110,20 +112,10 @@ class Frames(abc.ObserverBase[ChatCompletionChunk]):
 
     # the observer side (on the event loop, from the upstream read task)
 
-    def on_next(self, chunk: ChatCompletionChunk) -> None:
-        telemetry = self.record.telemetry
-        if chunk.usage is not None:
-            note_usage(self.record, chunk.usage)
-            if not chunk.choices and not self.send_usage:
-                return
-        if telemetry is not None:
-            telemetry.chunk(time.perf_counter())
-            for choice in chunk.choices:
-                if choice.finish_reason is not None:
-                    self.finish_reasons[choice.index] = choice.finish_reason
-        self.data += b"data: "
-        self.data += chunk.to_json()
-        self.data += b"\n\n"
+    def push(self, frame: bytes) -> None:
+        """Queue ``frame`` for the sender (holding the upstream read past the high-water
+        mark) and wake it."""
+        self.data += frame
         if len(self.data) > _HIGH_WATER and not self._holding:
             self._holding = True
             self.gate.hold()
@@ -195,3 +187,29 @@ class Frames(abc.ObserverBase[ChatCompletionChunk]):
         if sender is not None:
             delay = min(delay, self._send_timeout)
         self.timer = self.loop.call_later(delay, self._tick)
+
+
+class Frames(FrameBuffer[ChatCompletionChunk]):
+    """The observer of a streamed chat completion: each chunk encoded to its SSE frame
+    (``data: {json}``) at once."""
+
+    __slots__ = ()
+
+    def on_next(self, chunk: ChatCompletionChunk) -> None:
+        telemetry = self.record.telemetry
+        if chunk.usage is not None:
+            note_usage(self.record, chunk.usage)
+            if not chunk.choices and not self.send_usage:
+                return
+        if telemetry is not None:
+            telemetry.chunk(time.perf_counter())
+            for choice in chunk.choices:
+                if choice.finish_reason is not None:
+                    self.finish_reasons[choice.index] = choice.finish_reason
+        self.data += b"data: "
+        self.data += chunk.to_json()
+        self.data += b"\n\n"
+        if len(self.data) > _HIGH_WATER and not self._holding:
+            self._holding = True
+            self.gate.hold()
+        self._wake()

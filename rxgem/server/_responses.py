@@ -1,0 +1,325 @@
+"""The Responses API routes: ``POST /v1/responses`` and the stored responses.
+
+``POST /v1/responses`` is answered as chat completions are (the same auth, body limits,
+admission, access log, telemetry and OpenAI-shaped errors): the body is translated by
+:func:`rxgem.request.responses_to_gemini_request`, sent to Gemini's
+``streamGenerateContent`` on the shared upstream client, and its bytes turned into
+Responses events (:func:`rxgem.client.response_events`), streamed or assembled by
+:class:`~rxgem.server._responses_stream.ResponsesAnswer`.
+
+Stored responses (unless the server runs with ``no_store``): a request with ``store``
+(true unless sent false) is kept with its input items, output items and Gemini's thought
+signatures (:mod:`rxgem.server._responses_records`), under the owner id of the client's
+bearer token (:meth:`rxgem.store.ResponseStore.owner`; a client of an ``open`` server
+that sends no token is :data:`~rxgem.server._responses_records.ANONYMOUS`).
+``previous_response_id`` reads the conversation back, ``item_reference`` its items;
+``GET /v1/responses/{id}``, ``DELETE /v1/responses/{id}`` and
+``GET /v1/responses/{id}/input_items`` answer for the owner's responses only: another
+client's id is a 404, exactly as an unknown one. Ids from the path and the query are
+checked (:func:`rxgem.store.valid_turn_id`, :func:`~rxgem.store.valid_item_id`) before
+any store sees them.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Final, Literal
+
+import msgspec
+from starlette.requests import Request
+from starlette.responses import Response as HTTPResponse
+
+from ..client import response_events
+from ..converter import ResponsesConverter
+from ..core import Response, RxGemError
+from ..request import ResponsesRequest, item_references, responses_to_gemini_request
+from ..store import (
+    MAX_PAGE,
+    InvalidPageError,
+    ResponseStore,
+    StoreError,
+    valid_item_id,
+    valid_turn_id,
+)
+from ..transport import api_of
+from ._access import AccessRecord, access_record
+from ._auth import Credentials, bearer_token
+from ._errors import ErrorReply, error_reply
+from ._models import valid_model_name
+from ._responses_records import (
+    ANONYMOUS,
+    history_items,
+    items_page,
+    new_response_id,
+    normalized_input,
+    resolved_item,
+    stored_turn,
+)
+from ._responses_stream import ResponsesAnswer
+
+__all__ = ["ResponsesRoutes"]
+
+_NO_RETRY: Final = (("x-should-retry", "false"),)
+
+
+def _not_found(response_id: str | None) -> ErrorReply:
+    what = f"no response with id {response_id!r}" if response_id else "no such response"
+    return ErrorReply(404, "invalid_request_error", what, code="not_found", headers=_NO_RETRY)
+
+
+def _bad(message: str, param: str) -> ErrorReply:
+    return ErrorReply(400, "invalid_request_error", message, param=param, headers=_NO_RETRY)
+
+
+def _store_failed(error: StoreError) -> ErrorReply:
+    return ErrorReply(
+        503,
+        "server_error",
+        f"the response store failed ({type(error).__name__}); retry",
+        code="store_unavailable",
+        headers=(("retry-after", "1"),),
+    )
+
+
+def _json(data: bytes) -> HTTPResponse:
+    return HTTPResponse(data, media_type="application/json")
+
+
+class ResponsesRoutes:
+    """The Responses handlers, on the service's settings, upstream and store.
+
+    Args:
+        service: the app's service (settings, upstream, logger, drain; its
+            ``_authorize``, ``_read_body`` and ``_secrets``).
+        store: the response store, opened by the app's lifespan; ``None``: none kept.
+    """
+
+    def __init__(self, service: Any, store: ResponseStore | None) -> None:
+        self.service = service
+        self.settings = service.settings
+        self.logger: logging.Logger = service.logger
+        self.store = store
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def _reply(self, reply: ErrorReply, record: AccessRecord) -> HTTPResponse:
+        from ._app import reply_response
+
+        return reply_response(reply, record)
+
+    async def _owner(self, request: Request, credentials: Credentials) -> str | None:
+        """The client's owner id in the store (``None`` without a store)."""
+        if self.store is None:
+            return None
+        token = bearer_token(request.headers.get("authorization")) or ANONYMOUS
+        return await self.store.owner(token)
+
+    async def _authorized(
+        self, request: Request, record: AccessRecord
+    ) -> tuple[Credentials, str | None] | ErrorReply:
+        credentials = self.service._authorize(request, record)
+        if isinstance(credentials, ErrorReply):
+            return credentials
+        try:
+            return credentials, await self._owner(request, credentials)
+        except StoreError as exc:
+            return _store_failed(exc)
+
+    # -- POST /v1/responses --------------------------------------------------------------
+
+    async def create(self, request: Request) -> Any:
+        record = access_record(request.scope)
+        authorized = await self._authorized(request, record)
+        if isinstance(authorized, ErrorReply):
+            return self._reply(authorized, record)
+        credentials, owner = authorized
+        body = await self.service._read_body(request)
+        if body is None:
+            record.client_gone = True
+            from ._app import _GONE
+
+            return _GONE
+        if isinstance(body, ErrorReply):
+            return self._reply(body, record)
+        model = body.get("model")
+        if isinstance(model, str) and model:
+            record.model = model
+            if not valid_model_name(model):
+                reply = _bad("not a model name: letters, digits and . _ @ - only", "model")
+                return self._reply(reply, record)
+        stream = body.get("stream") is True
+        if record.telemetry is not None:
+            record.telemetry.chat(
+                model if isinstance(model, str) else None,
+                upstream=self.settings.upstream,
+                stream=stream,
+            )
+        try:
+            translated = await self._translate(body, owner)
+        except StoreError as exc:
+            return self._reply(_store_failed(exc), record)
+        except RxGemError as exc:
+            return self._reply(error_reply(exc, self.service._secrets(record)), record)
+        if isinstance(translated, ErrorReply):
+            return self._reply(translated, record)
+        responses_request, input_items = translated
+        for warning in responses_request.warnings:
+            self.logger.debug("request %s: %s", record.request_id, warning)
+        converters: list[ResponsesConverter] = []
+        try:
+            events = response_events(
+                responses_request,
+                on_start=converters.append,
+                base_url=self.settings.upstream,
+                api_key=credentials.api_key,
+                access_token=credentials.access_token,
+                client=self.service.upstream.next_client(),
+                max_line_bytes=self.settings.max_upstream_line_bytes,
+                **self._pipeline(),
+            )
+        except RxGemError as exc:
+            return self._reply(error_reply(exc, self.service._secrets(record)), record)
+        keep = owner is not None and responses_request.store
+
+        async def on_response(response: Response) -> None:
+            if not keep or owner is None or self.store is None:
+                return
+            signatures = converters[0].signatures if converters else []
+            try:
+                await self.store.save(stored_turn(response, owner, input_items, signatures))
+            except StoreError as exc:
+                self.logger.warning(
+                    "request %s: response %s not stored: %s", record.request_id, response.id, exc
+                )
+
+        return ResponsesAnswer(
+            events,
+            on_response=on_response,
+            response_id=new_response_id() if keep else None,
+            stream=responses_request.stream,
+            keep_alive=self.settings.keep_alive,
+            record=record,
+            secrets=self.service._secrets(record),
+            logger=self.logger,
+            drain=self.service.drain,
+            send_timeout=self.settings.send_timeout,
+        )
+
+    def _pipeline(self) -> dict[str, Any]:
+        """The server's pipeline options that the Responses stages take."""
+        from ..core import RESPONSES_STAGES
+
+        names = {name for stage in RESPONSES_STAGES for name in stage.declared}
+        return {k: v for k, v in self.settings.pipeline.items() if k in names}
+
+    async def _translate(
+        self, body: dict[str, Any], owner: str | None
+    ) -> tuple[ResponsesRequest, list[dict[str, Any]]] | ErrorReply:
+        """The translated request and the input items to keep, reading what it refers
+        to from the store (raises ``InvalidRequestError``, ``StoreError``)."""
+        store = self.store
+        history = None
+        previous = body.get("previous_response_id")
+        if previous is not None and store is not None and owner is not None:
+            if not valid_turn_id(previous):
+                return _bad("not a response id", "previous_response_id")
+            chain = await store.chain(previous, owner)
+            if chain is None:
+                return ErrorReply(
+                    400,
+                    "invalid_request_error",
+                    f"previous response with id {previous!r} not found",
+                    param="previous_response_id",
+                    code="previous_response_not_found",
+                    headers=_NO_RETRY,
+                )
+            history = history_items(chain)
+        found: dict[str, dict[str, Any]] = {}
+        references = item_references(body)
+        if references and store is not None and owner is not None:
+            wanted = [i for i in dict.fromkeys(references) if valid_item_id(i)]
+            items = await store.items(wanted, owner) if wanted else {}
+            found = {item_id: resolved_item(item) for item_id, item in items.items()}
+        api = self.settings.pipeline.get("api") or api_of(self.settings.upstream)
+        translated = responses_to_gemini_request(body, api=api, history=history, resolve=found.get)
+        return translated, normalized_input(body.get("input"), found)
+
+    # -- the stored responses ------------------------------------------------------------
+
+    async def _stored(self, request: Request) -> tuple[AccessRecord, str, str] | HTTPResponse:
+        """The record, the owner and the checked id of a request on a stored response."""
+        record = access_record(request.scope)
+        authorized = await self._authorized(request, record)
+        if isinstance(authorized, ErrorReply):
+            return self._reply(authorized, record)
+        _, owner = authorized
+        response_id = str(request.path_params["response_id"])
+        if owner is None:
+            reply = ErrorReply(
+                404, "invalid_request_error", "this server keeps no responses", code="not_found"
+            )
+            return self._reply(reply, record)
+        if not valid_turn_id(response_id):
+            return self._reply(_not_found(None), record)
+        return record, owner, response_id
+
+    async def retrieve(self, request: Request) -> HTTPResponse:
+        stored = await self._stored(request)
+        if isinstance(stored, HTTPResponse):
+            return stored
+        record, owner, response_id = stored
+        assert self.store is not None
+        try:
+            turn = await self.store.get(response_id, owner)
+        except StoreError as exc:
+            return self._reply(_store_failed(exc), record)
+        if turn is None:
+            return self._reply(_not_found(response_id), record)
+        return _json(turn.document)
+
+    async def delete(self, request: Request) -> HTTPResponse:
+        stored = await self._stored(request)
+        if isinstance(stored, HTTPResponse):
+            return stored
+        record, owner, response_id = stored
+        assert self.store is not None
+        try:
+            deleted = await self.store.delete(response_id, owner)
+        except StoreError as exc:
+            return self._reply(_store_failed(exc), record)
+        if not deleted:
+            return self._reply(_not_found(response_id), record)
+        body = {"id": response_id, "object": "response", "deleted": True}
+        return _json(msgspec.json.encode(body))
+
+    async def input_items(self, request: Request) -> HTTPResponse:
+        stored = await self._stored(request)
+        if isinstance(stored, HTTPResponse):
+            return stored
+        record, owner, response_id = stored
+        assert self.store is not None
+        query = request.query_params
+        limit_text = query.get("limit", "20")
+        if not (limit_text.isascii() and limit_text.isdigit() and len(limit_text) <= 3):
+            return self._reply(_bad(f"limit must be from 1 to {MAX_PAGE}", "limit"), record)
+        limit = int(limit_text)
+        if not 1 <= limit <= MAX_PAGE:
+            return self._reply(_bad(f"limit must be from 1 to {MAX_PAGE}", "limit"), record)
+        order = query.get("order", "desc")
+        if order not in ("asc", "desc"):
+            return self._reply(_bad("order must be asc or desc", "order"), record)
+        after = query.get("after")
+        if after is not None and not valid_item_id(after):
+            return self._reply(_bad("not an item id", "after"), record)
+        direction: Literal["asc", "desc"] = "asc" if order == "asc" else "desc"
+        try:
+            page = await self.store.input_items(
+                response_id, owner, after=after, limit=limit, order=direction
+            )
+        except InvalidPageError as exc:
+            return self._reply(_bad(str(exc), "after" if after else "limit"), record)
+        except StoreError as exc:
+            return self._reply(_store_failed(exc), record)
+        if page is None:
+            return self._reply(_not_found(response_id), record)
+        return _json(items_page(page))
