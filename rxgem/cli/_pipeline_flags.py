@@ -1,19 +1,27 @@
 """The pipeline's options as command-line flags, made from their declaration.
 
-Each option the pipeline's stages declare (:data:`rxgem.core.STAGES`) gets one flag,
-its help written from the option's doc:
+Each option the stages of an output declare (:data:`OUTPUTS`: the Chat Completions
+pipeline's :data:`rxgem.core.STAGES`, the Responses pipeline's
+:data:`rxgem.core.RESPONSES_STAGES`) gets one flag, its help written from the
+option's doc; an option both declare (``api``, ``model``…) gets one flag for both:
 
 - a ``bool`` that defaults to true: ``--no-<name>`` turns it off;
 - a ``bool`` that defaults to false: ``--<name>`` turns it on;
 - a ``Literal`` (alone or in a union, e.g. with ``None`` or a policy object):
   ``--<name> {choices}``, ``None`` spelled ``none``;
 - ``str | None``: ``--<name> TEXT``;
-- a callable (``id_factory``, ``clock``): no flag.
+- a callable (``id_factory``, ``clock``): no flag (a function is not written on a
+  command line);
+- a mapping (the Responses stage's ``request``: the whole request, whose fields the
+  response repeats): no flag (a JSON object is not one option; ``rxgem serve`` takes
+  it from each request).
 
 Names are written with dashes (``--slot-policy``). An option of another type has no
 flag to make: building the parser raises ``TypeError``, so a new option cannot be
 left out silently. Only the flags given reach the pipeline's options; the others keep
-their declared defaults.
+their declared defaults. A parser given several outputs marks each flag that applies to
+one only (``[--to chat only]``), and :func:`pipeline_options` refuses such a flag given
+for another output, naming it (a flag that would do nothing is a usage error).
 """
 
 from __future__ import annotations
@@ -22,13 +30,25 @@ import argparse
 import re
 import types
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
-from typing import Any, Literal, Union, cast, get_args, get_origin
+from typing import Any, Literal, Union, cast, get_args, get_origin, overload
 
-from ..core import STAGES, PipelineOptions
+from ..core import RESPONSES_STAGES, STAGES, PipelineOptions, ResponsesPipelineOptions, Stage
+from ._common import UsageError
 
-__all__ = ["ALIASES", "add_pipeline_flags", "pipeline_options"]
+__all__ = ["ALIASES", "OUTPUTS", "Output", "add_pipeline_flags", "pipeline_options"]
+
+Output = Literal["chat", "responses"]
+"""What the pipeline turns Gemini's stream into: Chat Completions chunks or Responses events."""
+
+OUTPUTS: Mapping[Output, tuple[str, tuple[Stage[Any], ...]]] = {
+    "chat": ("Chat Completions", STAGES),
+    "responses": ("Responses", RESPONSES_STAGES),
+}
+"""Each output's name for people and its pipeline's stages, whose options make the flags."""
+
+_CHAT: tuple[Output, ...] = ("chat",)
 
 ALIASES: Mapping[str, tuple[str, ...]] = {"include_usage": ("--no-usage",)}
 """Each option's flags besides the one made from its name (kept for the docs that use them)."""
@@ -47,6 +67,8 @@ class _Flag:
     flags: tuple[str, ...]
     kwargs: Mapping[str, Any]
     value: Callable[[Any], Any]
+    outputs: tuple[Output, ...] = ()
+    """The outputs whose pipeline declares the option."""
 
 
 def _plain(doc: str) -> str:
@@ -67,10 +89,16 @@ def _choices(kind: Any) -> tuple[Any, ...] | None:
     return None
 
 
+def _is_mapping(kind: Any) -> bool:
+    """Whether ``kind`` is a ``Mapping[...]`` (alone or in a union, e.g. with ``None``)."""
+    arms = get_args(kind) if get_origin(kind) in (Union, types.UnionType) else (kind,)
+    return any(arm is Mapping or get_origin(arm) is Mapping for arm in arms)
+
+
 def _flag(name: str, kind: Any, default: Any, doc: str) -> _Flag | None:
     dashed = name.replace("_", "-")
     help_text = _plain(doc)
-    if get_origin(kind) is Callable:
+    if get_origin(kind) is Callable or _is_mapping(kind):
         return None
     if kind is bool and default is True:
         return _Flag(
@@ -116,34 +144,85 @@ def _flag(name: str, kind: Any, default: Any, doc: str) -> _Flag | None:
 
 @cache
 def _flags() -> tuple[_Flag, ...]:
-    """The flag of each declared option that takes one, in the order of the stages."""
-    made = (
-        _flag(name, kind, option.default, option.doc)
-        for stage in STAGES
-        for name, (kind, option) in stage.declared.items()
-    )
-    return tuple(flag for flag in made if flag is not None)
+    """The flag of each declared option that takes one, in the order of the stages (the
+    Chat Completions pipeline's, then the options only the Responses stage declares),
+    each with the outputs it applies to.
+
+    Raises:
+        TypeError: for an option both outputs declare, but not alike (one flag cannot
+            mean two things).
+    """
+    made: dict[str, _Flag] = {}
+    for output, (_, stages) in OUTPUTS.items():
+        for stage in stages:
+            for name, (kind, option) in stage.declared.items():
+                flag = _flag(name, kind, option.default, option.doc)
+                if flag is None:
+                    continue
+                seen = made.get(name)
+                if seen is None:
+                    made[name] = replace(flag, outputs=(output,))
+                elif (seen.flags, seen.kwargs) != (flag.flags, flag.kwargs):
+                    raise TypeError(f"option {name!r} is declared differently by two outputs")
+                elif output not in seen.outputs:
+                    made[name] = replace(seen, outputs=(*seen.outputs, output))
+    return tuple(made.values())
 
 
 def add_pipeline_flags(
     parser: argparse.ArgumentParser,
     only: Collection[str] | None = None,
     description: str = "how the Gemini stream is translated (each flag one option)",
+    outputs: Collection[Output] = _CHAT,
 ) -> None:
-    """Add a flag for each pipeline option (of those named in ``only``, if given) to
-    ``parser``, in a group of their own."""
+    """Add a flag for each option of the pipelines of ``outputs`` (of those named in
+    ``only``, if given) to ``parser``, in a group of their own.
+
+    With several ``outputs``, the help of a flag that applies to one only says so.
+    """
     group = parser.add_argument_group("pipeline options", description)
     for flag in _flags():
-        if only is None or flag.name in only:
-            group.add_argument(
-                *flag.flags, dest=flag.name, default=argparse.SUPPRESS, **flag.kwargs
-            )
+        applies = [output for output in flag.outputs if output in outputs]
+        if not applies or (only is not None and flag.name not in only):
+            continue
+        kwargs = dict(flag.kwargs)
+        if len(applies) < len(outputs):
+            kwargs["help"] = f"[--to {' or '.join(applies)} only] {kwargs['help']}"
+        group.add_argument(*flag.flags, dest=flag.name, default=argparse.SUPPRESS, **kwargs)
 
 
-def pipeline_options(args: argparse.Namespace) -> PipelineOptions:
-    """The pipeline options the flags in ``args`` give (the flags not given are left out)."""
+@overload
+def pipeline_options(
+    args: argparse.Namespace, output: Literal["chat"] = "chat"
+) -> PipelineOptions: ...
+
+
+@overload
+def pipeline_options(
+    args: argparse.Namespace, output: Literal["responses"]
+) -> ResponsesPipelineOptions: ...
+
+
+def pipeline_options(
+    args: argparse.Namespace, output: Output = "chat"
+) -> PipelineOptions | ResponsesPipelineOptions:
+    """The options of ``output``'s pipeline that the flags in ``args`` give (the flags
+    not given are left out).
+
+    Raises:
+        UsageError: for a flag given that ``output``'s pipeline does not take, named.
+    """
     given = vars(args)
-    return cast(
-        PipelineOptions,
-        {flag.name: flag.value(given[flag.name]) for flag in _flags() if flag.name in given},
-    )
+    options: dict[str, Any] = {}
+    for flag in _flags():
+        if flag.name not in given:
+            continue
+        if output not in flag.outputs:
+            spelled = " (or ".join(flag.flags) + ")" * (len(flag.flags) - 1)
+            others = " or ".join(f"--to {other}" for other in flag.outputs)
+            raise UsageError(
+                f"{spelled} is for {others} only: the {OUTPUTS[output][0]} output"
+                f" (--to {output}) has no {flag.name} option"
+            )
+        options[flag.name] = flag.value(given[flag.name])
+    return cast("PipelineOptions | ResponsesPipelineOptions", options)

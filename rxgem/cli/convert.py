@@ -1,7 +1,12 @@
 """``rxgem convert``: a Gemini capture (SSE or JSON lines) to the OpenAI SSE stream on stdout.
 
-On a stream error the chunks produced so far are written, then an OpenAI error frame;
-the exit code is then 1. An input that cannot be read exits 2.
+``--to chat`` (the default): Chat Completions chunks (``gemini_to_openai``, then
+``sse_encode``); ``--to responses``: Responses events, each a named ``event:`` frame
+(``gemini_to_responses``, then ``responses_sse_encode``). On a stream error what was
+produced so far is written, then an OpenAI error frame (``--to responses``: the
+``response.failed`` event, or an ``error`` event when no response had begun); the exit
+code is then 1. An input that cannot be read, or a flag the chosen output does not
+take, exits 2.
 """
 
 from __future__ import annotations
@@ -10,16 +15,16 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Iterator
-from typing import IO, Any, Final
+from typing import IO, Any, Final, get_args
 
 import reactivex
 from reactivex import Observable
 from reactivex import operators as ops
 
-from ..core import ChatCompletionChunk, MalformedStreamError
-from ..operators import gemini_to_openai, sse_encode
+from ..core import MalformedStreamError
+from ..operators import gemini_to_openai, gemini_to_responses, responses_sse_encode, sse_encode
 from ._common import UsageError, fail, silence_broken_pipe
-from ._pipeline_flags import add_pipeline_flags, pipeline_options
+from ._pipeline_flags import Output, add_pipeline_flags, pipeline_options
 
 __all__ = ["add_convert_parser", "run_convert"]
 
@@ -44,11 +49,20 @@ def add_convert_parser(commands: Any) -> argparse.ArgumentParser:
         "convert",
         help="convert a Gemini capture (SSE or JSON lines) to the OpenAI SSE stream on stdout",
         description="Convert a Gemini capture (SSE, or JSON lines with one response per line)"
-        " to the OpenAI SSE stream on stdout. On a stream error the chunks produced so far"
-        " are written, then an OpenAI error frame; the exit code is then 1.",
+        " to the OpenAI SSE stream on stdout: Chat Completions chunks, or with --to responses"
+        " Responses events. On a stream error what was produced so far is written, then an"
+        " OpenAI error frame (Responses: response.failed); the exit code is then 1.",
     )
     convert.add_argument("file", nargs="?", default="-", help="capture file, or - for stdin")
-    add_pipeline_flags(convert)
+    convert.add_argument(
+        "--to",
+        choices=get_args(Output),
+        default="chat",
+        help="the output: chat.completion.chunk data frames, ending with data: [DONE] (chat,"
+        " the default), or the Responses API's named events, ending with response.completed,"
+        " .incomplete or .failed (responses)",
+    )
+    add_pipeline_flags(convert, outputs=get_args(Output))
     convert.set_defaults(run=run_convert)
     return convert
 
@@ -116,15 +130,38 @@ def _plainer(error: Exception, head: bytes) -> Exception:
     return error
 
 
+def _converter(
+    args: argparse.Namespace,
+    described: Callable[[Exception, Observable[Any]], Observable[Any]],
+) -> Callable[[Observable[bytes]], Observable[bytes]]:
+    """Gemini body bytes → the SSE frames of ``args.to``'s output (an error described
+    by ``described`` before it is framed).
+
+    Raises:
+        UsageError: for a flag given that the output does not take.
+    """
+    if args.to == "responses":
+        options = pipeline_options(args, "responses")
+        return reactivex.compose(
+            gemini_to_responses(**options), ops.catch(described), responses_sse_encode()
+        )
+    chat = pipeline_options(args, "chat")
+    return reactivex.compose(gemini_to_openai(**chat), ops.catch(described), sse_encode())
+
+
 def run_convert(args: argparse.Namespace) -> int:
     """Convert ``args.file`` to stdout; the exit code."""
-    options = pipeline_options(args)
+    head = bytearray()
+
+    def described(error: Exception, _: Observable[Any]) -> Observable[Any]:
+        return reactivex.throw(_plainer(error, bytes(head)))
+
+    convert = _converter(args, described)
     source = _open(args.file)
     from_stdin = args.file == "-"
     out = sys.stdout.buffer
     failure: list[BaseException] = []
     reader_gone = False
-    head = bytearray()
 
     def write(frame: bytes) -> None:
         nonlocal reader_gone
@@ -144,20 +181,11 @@ def run_convert(args: argparse.Namespace) -> int:
                 head.extend(block[: _HEAD_SIZE - len(head)])
             yield block
 
-    def described(
-        error: Exception, _: Observable[ChatCompletionChunk]
-    ) -> Observable[ChatCompletionChunk]:
-        return reactivex.throw(_plainer(error, bytes(head)))
-
     def on_error(error: Exception) -> None:
         failure.append(error)
 
     try:
-        reactivex.from_iterable(blocks()).pipe(
-            gemini_to_openai(**options),
-            ops.catch(described),
-            sse_encode(),
-        ).subscribe(write, on_error)
+        reactivex.from_iterable(blocks()).pipe(convert).subscribe(write, on_error)
     except OSError as exc:  # reading the input failed mid-way
         return fail(f"cannot read {args.file!r}: {exc.strerror or exc}", 2)
     finally:

@@ -1,5 +1,7 @@
 """``rxgem convert``'s pipeline flags, made from the options' declaration: every declared
-option has one, and each flag reaches the pipeline as the option it means."""
+option of both outputs (``--to chat``, ``--to responses``) has one, each flag reaches the
+pipeline of each output that takes it as the option it means, and a flag the chosen output
+does not take is a usage error that names it."""
 
 from __future__ import annotations
 
@@ -15,9 +17,10 @@ import reactivex
 
 from rxgem import samples
 from rxgem.cli import main
+from rxgem.cli._pipeline_flags import Output
 from rxgem.cli.convert import add_convert_parser
-from rxgem.core import PipelineOptions
-from rxgem.operators import gemini_to_openai, sse_encode
+from rxgem.core import PipelineOptions, ResponsesPipelineOptions
+from rxgem.operators import gemini_to_openai, gemini_to_responses, responses_sse_encode, sse_encode
 
 MEANINGS: dict[str, tuple[list[str], Any, str]] = {
     "api": (["--api", "vertex"], "vertex", "int_enums_vertex.sse"),
@@ -29,55 +32,130 @@ MEANINGS: dict[str, tuple[list[str], Any, str]] = {
     "reasoning_field": (["--reasoning-field", "none"], None, "thinking_tools.sse"),
     "render_code": (["--no-render-code"], False, "code_execution.sse"),
     "signature_in_id": (["--signature-in-id"], True, "gemini3_ids.sse"),
+    "include_encrypted_reasoning": (["--include-encrypted-reasoning"], True, "gemini3_ids.sse"),
 }
 """Each option's flag as given, the option's value it means, and a sample it changes."""
 
+OUTPUT_OPTIONS: dict[Output, Any] = {
+    "chat": PipelineOptions,
+    "responses": ResponsesPipelineOptions,
+}
+NO_FLAG = {"id_factory", "clock", "request"}  # functions, and the whole Responses request
 
-def _declared() -> dict[str, Any]:
-    """Each declared pipeline option that takes a flag (all but callables) → its type."""
-    hints = get_type_hints(PipelineOptions, include_extras=True)
-    return {
-        name: hint.__origin__
-        for name, hint in hints.items()
-        if get_origin(hint.__origin__) is not Callable
+
+def _declared(output: Output | None = None) -> dict[str, Any]:
+    """Each option ``output``'s pipeline declares (default: either's) that takes a flag
+    (all but callables and the ``request`` mapping) → its type."""
+    outputs = [output] if output is not None else list(OUTPUT_OPTIONS)
+    hints = {
+        name: hint
+        for each in outputs
+        for name, hint in get_type_hints(OUTPUT_OPTIONS[each], include_extras=True).items()
     }
+    return {name: hint.__origin__ for name, hint in hints.items() if name not in NO_FLAG}
+
+
+def _outputs(name: str) -> list[Output]:
+    return [output for output in OUTPUT_OPTIONS if name in _declared(output)]
 
 
 def _convert_parser() -> argparse.ArgumentParser:
     return add_convert_parser(argparse.ArgumentParser().add_subparsers())
 
 
-def _options(*argv: str) -> dict[str, Any]:
+def _options(*argv: str, output: Output = "chat") -> dict[str, Any]:
     from rxgem.cli._pipeline_flags import pipeline_options
 
-    return dict(pipeline_options(_convert_parser().parse_args(["-", *argv])))
+    args = _convert_parser().parse_args(["-", *argv])
+    if output == "responses":
+        return dict(pipeline_options(args, "responses"))
+    return dict(pipeline_options(args))
 
 
 def test_every_declared_option_has_a_flag() -> None:
     declared = _declared()
-    assert {"id_factory", "clock"}.isdisjoint(declared)
+    assert NO_FLAG.isdisjoint(declared)
+    assert {"include_usage", "include_encrypted_reasoning"} <= set(declared)
     flagged = {action.dest for action in _convert_parser()._actions if action.option_strings}
     assert set(declared) <= flagged, set(declared) - flagged
+    assert NO_FLAG.isdisjoint(flagged)
     assert set(MEANINGS) == set(declared)  # a new option needs its meaning below
 
 
-def test_no_flag_gives_no_option() -> None:
-    assert _options() == {}
+def test_the_request_mapping_is_declared_and_has_no_flag() -> None:
+    hints = get_type_hints(ResponsesPipelineOptions)
+    assert get_origin(hints["id_factory"]) is Callable
+    assert "request" in hints
+    assert not any("request" in action.dest for action in _convert_parser()._actions)
 
 
-@pytest.mark.parametrize("name", list(MEANINGS))
-def test_each_flag_gives_its_option(name: str) -> None:
+@pytest.mark.parametrize("output", list(OUTPUT_OPTIONS))
+def test_no_flag_gives_no_option(output: Output) -> None:
+    assert _options(output=output) == {}
+
+
+@pytest.mark.parametrize(
+    ("name", "output"), [(name, output) for name in MEANINGS for output in _outputs(name)]
+)
+def test_each_flag_gives_its_option(name: str, output: Output) -> None:
     argv, value, _ = MEANINGS[name]
-    assert _options(*argv) == {name: value}
+    assert _options(*argv, output=output) == {name: value}
 
 
 def test_no_usage_is_no_include_usage() -> None:
     assert _options("--no-usage") == {"include_usage": False}
 
 
-def test_the_flags_combine() -> None:
-    argv = [arg for flag, _, _ in MEANINGS.values() for arg in flag]
-    assert _options(*argv) == {name: value for name, (_, value, _) in MEANINGS.items()}
+@pytest.mark.parametrize("output", list(OUTPUT_OPTIONS))
+def test_the_flags_of_an_output_combine(output: Output) -> None:
+    names = [name for name in MEANINGS if output in _outputs(name)]
+    argv = [arg for name in names for arg in MEANINGS[name][0]]
+    assert _options(*argv, output=output) == {name: MEANINGS[name][1] for name in names}
+
+
+def test_each_output_has_flags_of_its_own() -> None:
+    assert [n for n in MEANINGS if _outputs(n) == ["chat"]] == [
+        "include_usage",
+        "reasoning_field",
+        "render_code",
+        "signature_in_id",
+    ]
+    assert [n for n in MEANINGS if _outputs(n) == ["responses"]] == ["include_encrypted_reasoning"]
+
+
+@pytest.mark.parametrize(
+    ("name", "output"),
+    [
+        (name, output)
+        for name in MEANINGS
+        for output in OUTPUT_OPTIONS
+        if output not in _outputs(name)
+    ],
+)
+def test_a_flag_the_output_does_not_take_is_a_usage_error_naming_it(
+    name: str,
+    output: Output,
+    tmp_path: Path,
+    capsysbinary: pytest.CaptureFixture[bytes],
+) -> None:
+    argv, _, sample = MEANINGS[name]
+    path = tmp_path / sample
+    path.write_bytes(samples.read(sample))
+    assert main(["convert", str(path), "--to", output, *argv]) == 2
+    captured = capsysbinary.readouterr()
+    assert captured.out == b""
+    [other] = _outputs(name)
+    said = captured.err.decode()
+    assert said.startswith(f"rxgem: error: {argv[0]}")
+    assert f" is for --to {other} only: the " in said
+    assert said.endswith(f"(--to {output}) has no {name} option\n")
+    assert said.count("\n") == 1
+
+
+def test_a_refused_alias_is_named_with_its_flag(capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    assert main(["convert", "--to", "responses", "--no-usage", "-"]) == 2
+    said = capsysbinary.readouterr().err.decode()
+    assert said.startswith("rxgem: error: --no-include-usage (or --no-usage) is for --to chat")
 
 
 def test_the_help_shows_plain_docs_and_defaults(capsys: pytest.CaptureFixture[str]) -> None:
@@ -91,53 +169,73 @@ def test_the_help_shows_plain_docs_and_defaults(capsys: pytest.CaptureFixture[st
     assert "or none to drop thought text" in shown
     for argv, _, _ in MEANINGS.values():
         assert argv[0] in shown
+    assert "--to {chat,responses}" in shown
+    assert "[--to chat only] also put each call's thought signature" in shown
+    assert "[--to responses only] put Gemini's thought signatures" in shown
+    assert "[--to chat only] --api" not in shown  # both outputs take it
+
+
+MINTED = re.compile(r"\b(chatcmpl-|call_|resp_|msg_|rs_|fc_)[A-Za-z0-9_-]+")
+SEALED = re.compile(r'"encrypted_content":"[^"]*"')  # holds minted call ids, encoded
 
 
 def _normalised(stream: bytes) -> list[Any]:
-    """The SSE payloads with ``created`` dropped and minted ids renamed in order of appearance."""
+    """The SSE frames (Responses: event name and payload) with ``created``/``created_at``
+    dropped, minted ids renamed in order of appearance, ``encrypted_content`` shown as
+    present."""
     minted: dict[str, str] = {}
 
     def rename(match: re.Match[str]) -> str:
         return minted.setdefault(match[0], f"{match[1]}{len(minted)}")
 
-    out = []
+    out: list[Any] = []
     for frame in stream.split(b"\n\n")[:-1]:
-        payload = frame.removeprefix(b"data: ").decode()
-        if payload != "[DONE]":
-            value = json.loads(re.sub(r"\b(chatcmpl-|call_)[A-Za-z0-9]+", rename, payload))
-            value.pop("created", None)
-            payload = value
-        out.append(payload)
+        event, _, data = frame.decode().rpartition("\n")
+        payload = data.removeprefix("data: ")
+        if payload == "[DONE]":
+            out.append(payload)
+            continue
+        payload = SEALED.sub('"encrypted_content":"sealed"', payload)
+        value = json.loads(MINTED.sub(rename, payload))
+        value.pop("created", None)
+        value.get("response", {}).pop("created_at", None)
+        out.append((event, value))
     return out
 
 
-def _piped(name: str, **options: Any) -> list[Any]:
+def _piped(name: str, output: Output, **options: Any) -> list[Any]:
     frames: list[bytes] = []
-    reactivex.of(samples.read(name)).pipe(gemini_to_openai(**options), sse_encode()).subscribe(
-        frames.append, lambda _: None
-    )
+    source = reactivex.of(samples.read(name))
+    if output == "responses":
+        encoded = source.pipe(gemini_to_responses(**options), responses_sse_encode())
+    else:
+        encoded = source.pipe(gemini_to_openai(**options), sse_encode())
+    encoded.subscribe(frames.append, lambda _: None)
     return _normalised(b"".join(frames))
 
 
-@pytest.mark.parametrize("name", list(MEANINGS))
+@pytest.mark.parametrize(
+    ("name", "output"), [(name, output) for name in MEANINGS for output in _outputs(name)]
+)
 def test_each_flag_reaches_the_pipeline(
-    name: str, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+    name: str, output: Output, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
     argv, value, sample = MEANINGS[name]
     path = tmp_path / sample
     path.write_bytes(samples.read(sample))
-    main(["convert", str(path), *argv])
+    main(["convert", str(path), "--to", output, *argv])
     converted = _normalised(capsysbinary.readouterr().out)
-    assert converted == _piped(sample, **{name: value})
-    assert converted != _piped(sample)
+    assert converted == _piped(sample, output, **{name: value})
+    assert converted != _piped(sample, output)
 
 
-def test_the_cli_page_lists_every_flag() -> None:
+def test_the_cli_page_lists_every_flag_with_its_output() -> None:
     page = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text("utf-8")
-    listed = set(re.findall(r"^\| `(--[a-z-]+)", page, re.MULTILINE))
+    listed = set(re.findall(r"^\| `(--[a-z-]+)[^\n]*\| (\w+) \|$", page, re.MULTILINE))
     made = {
-        action.option_strings[0]
+        (action.option_strings[0], "both" if len(outputs) == 2 else outputs[0])
         for action in _convert_parser()._actions
         if action.dest in _declared() and action.option_strings
+        for outputs in [_outputs(action.dest)]
     }
     assert listed == made
