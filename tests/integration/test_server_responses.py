@@ -1,0 +1,296 @@
+"""``POST /v1/responses`` through a real ``rxgem serve`` app (uvicorn on 127.0.0.1) in front
+of FakeGemini, judged by the ``openai`` SDK with strict validation: streamed and not, the
+event stream's shape, a tool round trip stateless (``encrypted_content``) and stored
+(``previous_response_id``) against a strict FakeGemini, failures before and mid-stream.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import openai
+import pytest
+from server_harness import MODEL, TOKEN, expected_content, sdk, serving, settings_for
+
+from rxgem import samples
+from rxgem.testing import FakeGemini, FakeResponse, call, event, finish, text, thought, usage
+
+GEMINI_3 = "gemini-3-flash-preview"
+SIGNATURE = "c2lnbmF0dXJlLW9mLXRoZS1jYWxs"
+THOUGHT_SIGNATURE = "dGhvdWdodC1zaWduYXR1cmU"
+WEATHER: Any = {
+    "type": "function",
+    "name": "get_weather",
+    "description": "The weather in a city.",
+    "parameters": {
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
+        "additionalProperties": False,
+    },
+    "strict": True,
+}
+CALLS = event(
+    thought("The user wants the weather.", sig=THOUGHT_SIGNATURE),
+    call("get_weather", city="Paris", id="gw_1", sig=SIGNATURE),
+    finish("STOP"),
+    usage(20, 8, thoughts=5),
+)
+SUNNY = event(text("It is sunny in Paris."), finish("STOP"), usage(40, 6))
+
+
+@pytest.fixture
+def store_path(tmp_path: Path) -> str:
+    return str(tmp_path / "responses.sqlite3")
+
+
+@pytest.fixture
+def strict_gateway(store_path: str) -> Iterator[tuple[FakeGemini, openai.OpenAI]]:
+    """A strict FakeGemini (Gemini 3 signatures checked) answering a call, then text."""
+    with (
+        FakeGemini(CALLS, SUNNY, strict=True) as fake,
+        serving(settings_for(fake, store=store_path)) as url,
+        sdk(url, _strict_response_validation=True) as client,
+    ):
+        yield fake, client
+
+
+def sse_events(body: bytes) -> list[tuple[str, dict[str, Any]]]:
+    """``(event name, data)`` of each frame of a named-event SSE body."""
+    found = []
+    for frame in body.decode().split("\n\n"):
+        if not frame.strip():
+            continue
+        lines = dict(line.split(": ", 1) for line in frame.split("\n"))
+        found.append((lines["event"], json.loads(lines["data"])))
+    return found
+
+
+def model_parts(fake: FakeGemini, index: int) -> list[dict[str, Any]]:
+    """The parts of the model turns Gemini got in request ``index``."""
+    contents = fake.requests[index].json["contents"]
+    return [part for c in contents if c["role"] == "model" for part in c["parts"]]
+
+
+# --------------------------------------------------------------------------- text
+
+
+def test_the_sdk_streams_a_text_response(store_path: str) -> None:
+    with (
+        FakeGemini() as fake,
+        serving(settings_for(fake, store=store_path)) as url,
+        sdk(url, _strict_response_validation=True) as client,
+    ):
+        with client.responses.stream(model=MODEL, input="Say good morning.") as stream:
+            kinds = [e.type for e in stream]
+            final = stream.get_final_response()
+        assert kinds[:2] == ["response.created", "response.in_progress"]
+        assert kinds[-1] == "response.completed"
+        assert final.status == "completed"
+        assert final.output_text == expected_content("text.sse")
+        assert final.usage is not None
+        assert final.usage.total_tokens > 0
+        assert final.id.startswith("resp_")
+        assert fake.requests[0].json["contents"] == [
+            {"role": "user", "parts": [{"text": "Say good morning."}]}
+        ]
+
+
+def test_the_stream_is_named_events_ending_with_the_terminal_one(store_path: str) -> None:
+    with FakeGemini() as fake, serving(settings_for(fake, store=store_path)) as url:
+        answer = httpx.post(
+            f"{url}/v1/responses",
+            json={"model": MODEL, "input": "Hi", "stream": True},
+            headers={"authorization": f"Bearer {TOKEN}"},
+        )
+    assert answer.status_code == 200
+    assert answer.headers["content-type"].startswith("text/event-stream")
+    events = sse_events(answer.content)
+    assert all(name == data["type"] for name, data in events)
+    assert [data["sequence_number"] for _, data in events] == list(range(len(events)))
+    assert b"[DONE]" not in answer.content
+    name, last = events[-1]
+    assert name == "response.completed"
+    ids = {data["response"]["id"] for _, data in events if "response" in data}
+    assert ids == {last["response"]["id"]}
+    done = [data["item"] for name, data in events if name == "response.output_item.done"]
+    assert last["response"]["output"] == done
+
+
+def test_the_sdk_creates_a_response_without_streaming(store_path: str) -> None:
+    with (
+        FakeGemini() as fake,
+        serving(settings_for(fake, store=store_path)) as url,
+        sdk(url, _strict_response_validation=True) as client,
+    ):
+        response = client.responses.create(model=MODEL, input="Say good morning.")
+        assert response.status == "completed"
+        assert response.output_text == expected_content("text.sse")
+        assert response.store is True
+        assert client.responses.retrieve(response.id).to_dict() == response.to_dict()
+
+
+def test_store_false_is_answered_and_not_kept(store_path: str) -> None:
+    with (
+        FakeGemini() as fake,
+        serving(settings_for(fake, store=store_path)) as url,
+        sdk(url, _strict_response_validation=True) as client,
+    ):
+        response = client.responses.create(model=MODEL, input="Hi", store=False)
+        assert response.store is False
+        with pytest.raises(openai.NotFoundError):
+            client.responses.retrieve(response.id)
+
+
+def test_no_store_answers_and_keeps_nothing() -> None:
+    with (
+        FakeGemini() as fake,
+        serving(settings_for(fake, no_store=True)) as url,
+        sdk(url, _strict_response_validation=True) as client,
+    ):
+        response = client.responses.create(model=MODEL, input="Hi")
+        assert response.status == "completed"
+        with pytest.raises(openai.NotFoundError, match="keeps no responses"):
+            client.responses.retrieve(response.id)
+        with pytest.raises(openai.BadRequestError) as refused:
+            client.responses.create(model=MODEL, input="more", previous_response_id=response.id)
+        assert refused.value.body["param"] == "previous_response_id"  # type: ignore[index]
+
+
+# --------------------------------------------------------------------------- tool round trips
+
+
+def test_a_stateless_tool_round_trip_gives_gemini_its_signatures(
+    strict_gateway: tuple[FakeGemini, openai.OpenAI],
+) -> None:
+    fake, client = strict_gateway
+    question: Any = {"role": "user", "content": "What is the weather in Paris?"}
+    include: Any = ["reasoning.encrypted_content"]
+    with client.responses.stream(
+        model=GEMINI_3, input=[question], tools=[WEATHER], store=False, include=include
+    ) as stream:
+        first = stream.get_final_response()
+    kinds = [item.type for item in first.output]
+    assert kinds == ["reasoning", "function_call"]
+    reasoning, called = first.output
+    assert reasoning.type == "reasoning"
+    assert reasoning.encrypted_content
+    assert called.type == "function_call"
+    assert called.arguments == '{"city":"Paris"}'
+    replay: Any = [item.to_dict() for item in first.output]
+    output: Any = {"type": "function_call_output", "call_id": called.call_id, "output": "sunny"}
+    second = client.responses.create(
+        model=GEMINI_3,
+        input=[question, *replay, output],
+        tools=[WEATHER],
+        store=False,
+        include=include,
+    )
+    assert second.output_text == "It is sunny in Paris."
+    assert [r.json.get("contents") is not None for r in fake.requests] == [True, True]
+    (part,) = [p for p in model_parts(fake, 1) if "functionCall" in p]
+    assert part["thoughtSignature"] == SIGNATURE  # not Google's placeholder
+
+
+def test_a_stored_tool_round_trip_continues_with_previous_response_id(
+    strict_gateway: tuple[FakeGemini, openai.OpenAI],
+) -> None:
+    fake, client = strict_gateway
+    first = client.responses.create(
+        model=GEMINI_3, input="What is the weather in Paris?", tools=[WEATHER]
+    )
+    # the client did not ask for encrypted_content: the store keeps the signatures anyway
+    assert [item.type for item in first.output] == ["reasoning", "function_call"]
+    assert first.output[0].type == "reasoning"
+    assert first.output[0].encrypted_content is None
+    called = first.output[1]
+    assert called.type == "function_call"
+    output: Any = {"type": "function_call_output", "call_id": called.call_id, "output": "sunny"}
+    with client.responses.stream(
+        model=GEMINI_3, input=[output], tools=[WEATHER], previous_response_id=first.id
+    ) as stream:
+        second = stream.get_final_response()
+    assert second.previous_response_id == first.id
+    assert second.output_text == "It is sunny in Paris."
+    (part,) = [p for p in model_parts(fake, 1) if "functionCall" in p]
+    assert part["thoughtSignature"] == SIGNATURE
+    assert fake.requests[1].json["contents"][0] == {
+        "role": "user",
+        "parts": [{"text": "What is the weather in Paris?"}],
+    }
+    items = client.responses.input_items.list(second.id)
+    assert [item.type for item in items.data] == ["function_call_output"]
+
+
+def test_a_call_without_thoughts_keeps_its_signature_in_the_store(store_path: str) -> None:
+    bare_call = event(call("get_weather", city="Paris", id="gw_1", sig=SIGNATURE), finish("STOP"))
+    with (
+        FakeGemini(bare_call, SUNNY, strict=True) as fake,
+        serving(settings_for(fake, store=store_path)) as url,
+        sdk(url, _strict_response_validation=True) as client,
+    ):
+        first = client.responses.create(model=GEMINI_3, input="Weather?", tools=[WEATHER])
+        assert [item.type for item in first.output] == ["function_call"]  # nothing shown
+        called = first.output[0]
+        assert called.type == "function_call"
+        output: Any = {"type": "function_call_output", "call_id": called.call_id, "output": "ok"}
+        client.responses.create(
+            model=GEMINI_3, input=[output], tools=[WEATHER], previous_response_id=first.id
+        )
+        (part,) = [p for p in model_parts(fake, 1) if "functionCall" in p]
+        assert part["thoughtSignature"] == SIGNATURE
+
+
+# --------------------------------------------------------------------------- failures
+
+
+def test_an_upstream_refusal_before_the_stream_is_an_openai_error(store_path: str) -> None:
+    quota = FakeResponse(status=429, error={"code": 429, "message": "slow down", "status": "X"})
+    with (
+        FakeGemini(quota) as fake,
+        serving(settings_for(fake, store=store_path)) as url,
+        sdk(url, _strict_response_validation=True) as client,
+    ):
+        with pytest.raises(openai.RateLimitError):
+            client.responses.create(model=MODEL, input="Hi")
+        with pytest.raises(openai.RateLimitError):
+            client.responses.create(model=MODEL, input="Hi", stream=True)
+
+
+def test_a_mid_stream_error_ends_the_stream_with_response_failed(store_path: str) -> None:
+    with (
+        FakeGemini(samples.read("error_event")) as fake,
+        serving(settings_for(fake, store=store_path)) as url,
+        sdk(url, _strict_response_validation=True) as client,
+    ):
+        events = list(client.responses.create(model=MODEL, input="Hi", stream=True))
+        assert events[0].type == "response.created"
+        assert events[-1].type == "response.failed"
+        failed = events[-1].response
+        assert failed.status == "failed"
+        assert failed.error is not None
+        assert failed.output_text  # what came before the error is delivered
+        assert [e.sequence_number for e in events] == list(range(len(events)))
+        kept = client.responses.retrieve(failed.id)
+        assert kept.status == "failed"
+        with pytest.raises(openai.RateLimitError):
+            client.responses.create(model=MODEL, input="Hi")
+
+
+def test_a_request_that_cannot_be_translated_is_a_400_naming_the_field(store_path: str) -> None:
+    with (
+        FakeGemini() as fake,
+        serving(settings_for(fake, store=store_path)) as url,
+        sdk(url, _strict_response_validation=True) as client,
+    ):
+        with pytest.raises(openai.BadRequestError) as refused:
+            client.responses.create(model=MODEL, input="Hi", background=True)
+        assert refused.value.body["param"] == "background"  # type: ignore[index]
+        with pytest.raises(openai.BadRequestError) as unknown:
+            client.responses.create(model=MODEL, input="Hi", previous_response_id="resp_nope")
+        assert unknown.value.code == "previous_response_not_found"
+        assert fake.requests == []
