@@ -374,6 +374,54 @@ class Report:
             + "\n".join(notes)
         )
 
+    def responses_table(self) -> str:
+        base = (self.baseline or {}).get("captures", {})
+        rows = []
+        for r in self.results:
+            if r.responses is None:
+                continue
+            b = base.get(r.name, {}).get("responses_us")
+            rows.append(
+                [
+                    r.name,
+                    str(r.responses_events),
+                    _num(r.rxgem.median),
+                    _num(r.responses.median),
+                    _spread(r.responses),
+                    _num(r.floor.median),
+                    _ratio(r.ratio_floor),
+                    _ratio(r.responses_ratio_floor),
+                    _ratio(r.responses_paired_floor),
+                    _ratio(r.responses_paired_chat),
+                    _num(b) if b else "-",
+                    _ratio(r.responses.median / b) if b else "-",
+                ]
+            )
+        if not rows:
+            return ""
+        headers = [
+            "capture",
+            "resp events",
+            "chunks µs/ev",
+            "responses µs/ev",
+            "min–max",
+            "json.loads µs/ev",
+            "chunks÷floor",
+            "responses÷floor",
+            "per round",
+            "responses÷chunks",
+            "baseline µs/ev",
+            "now÷baseline",
+        ]
+        return (
+            "2b. The Responses output beside the chunks:"
+            " from_body(pieces).pipe(gemini_to_responses()).subscribe(),\n"
+            "   events kept (µs per Gemini event; the same cores, then ResponsesBuilder instead"
+            " of ChunkBuilder), timed\n   interleaved with section 2's pipeline and floor;"
+            " per round = median over the rounds of (responses ÷ floor);\n"
+            "   responses÷chunks = the same, of (responses ÷ the chunk pipeline)\n"
+        ) + _table(headers, rows)
+
     def linearity_table(self) -> str:
         rows = []
         for r in self.results:
@@ -810,7 +858,7 @@ class Report:
     def render(self) -> str:
         parts = [self.header()]
         if self.results:
-            parts += [self.cost_table(), self.ratio_table()]
+            parts += [self.cost_table(), self.ratio_table(), self.responses_table()]
         parts += [
             self.linearity_table(),
             self.latency_table(),

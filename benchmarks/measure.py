@@ -32,6 +32,7 @@ from reactivex.subject import Subject
 
 import rxgem
 from rxgem.core import GenerateContentResponse
+from rxgem.operators import gemini_to_responses
 
 from .captures import MODEL, Capture
 
@@ -56,6 +57,7 @@ __all__ = [
     "peak_memory",
     "pipeline_runner",
     "profile_pipeline",
+    "responses_runner",
     "subscribe_runner",
     "time_interleaved",
     "time_per_event",
@@ -204,6 +206,16 @@ def pipeline_runner(pieces: Sequence[bytes], **options: Any) -> Callable[[], lis
     return subscribe_runner(rxgem.from_body(pieces).pipe(rxgem.gemini_to_openai(**options)))
 
 
+def responses_runner(pieces: Sequence[bytes], **options: Any) -> Callable[[], list[Any]]:
+    """``from_body(pieces) | gemini_to_responses() | subscribe``; returns the events.
+
+    The Responses output over the same cores: each subscription runs a
+    ``ResponsesConverter`` (the five cores, then ``ResponsesBuilder``), as
+    :func:`pipeline_runner` runs a ``Converter``.
+    """
+    return subscribe_runner(rxgem.from_body(pieces).pipe(gemini_to_responses(**options)))
+
+
 def subscribe_runner(source: Observable[Any]) -> Callable[[], list[Any]]:
     """Subscribe to ``source`` per call; returns the chunks, raises the stream's error."""
 
@@ -276,6 +288,8 @@ class CaptureResult:
     peak_bytes: int
     retained_bytes: int
     decode: Stats | None = None  # msgspec's typed decode alone
+    responses: Stats | None = None  # the Responses output (gemini_to_responses) per event
+    responses_events: int = 0  # the Responses events it gives
     digest: str = ""  # sha256 of the body (first 16 hex digits): same digest, same input
     litellm: Stats | None = None
     half: CaptureResult | None = None
@@ -308,6 +322,13 @@ class CaptureResult:
             "peak_bytes": self.peak_bytes,
             "retained_bytes": self.retained_bytes,
         }
+        if self.responses is not None:
+            out["responses_us"] = self.responses.median
+            out["responses_samples_us"] = self.responses.samples
+            out["responses_events"] = self.responses_events
+            out["responses_ratio_floor"] = self.responses_ratio_floor
+            out["responses_paired_ratio_floor"] = self.responses_paired_floor
+            out["responses_paired_ratio_chat"] = self.responses_paired_chat
         if self.litellm is not None:
             out["litellm_us"] = self.litellm.median
             out["litellm_samples_us"] = self.litellm.samples
@@ -347,6 +368,21 @@ class CaptureResult:
         """The median over the rounds of rxgem ÷ floor within each round."""
         return paired_ratio(self.rxgem, self.floor)
 
+    @property
+    def responses_ratio_floor(self) -> float | None:
+        """The Responses output's median ÷ the floor's (per Gemini event, both)."""
+        return None if self.responses is None else self.responses.median / self.floor.median
+
+    @property
+    def responses_paired_floor(self) -> float | None:
+        """The median over the rounds of Responses ÷ floor within each round."""
+        return None if self.responses is None else paired_ratio(self.responses, self.floor)
+
+    @property
+    def responses_paired_chat(self) -> float | None:
+        """The median over the rounds of Responses ÷ the chunk pipeline within each round."""
+        return None if self.responses is None else paired_ratio(self.responses, self.rxgem)
+
 
 def measure_capture(
     capture: Capture,
@@ -358,16 +394,19 @@ def measure_capture(
 ) -> CaptureResult:
     """Everything the table shows for one capture (LiteLLM aside).
 
-    The pipeline with one event per piece and with 16 KB pieces, the floor, and the
-    half-size variant ``half`` (if any) are timed interleaved, round by round;
-    then the peak memory in a separate traced run.
+    The pipeline with one event per piece and with 16 KB pieces, the Responses output
+    (one event per piece), the floor, and the half-size variant ``half`` (if any) are
+    timed interleaved, round by round; then the peak memory in a separate traced run.
     """
     run = pipeline_runner(capture.pieces())
     chunks = len(run())  # also proves the capture converts without an error
+    responses = responses_runner(capture.pieces())
+    responses_events = len(responses())
     events = capture.event_count
     runs: dict[str, tuple[Callable[[], object], int]] = {
         "rxgem": (run, events),
         "rxgem_16k": (pipeline_runner(capture.pieces(PIECE_16K)), events),
+        "responses": (responses, events),
         "floor": (floor_runner(capture.payloads), events),
         "decode": (decode_runner([p.encode() for p in capture.payloads]), events),
     }
@@ -387,6 +426,8 @@ def measure_capture(
         rxgem_16k=stats["rxgem_16k"],
         floor=stats["floor"],
         decode=stats["decode"],
+        responses=stats["responses"],
+        responses_events=responses_events,
         peak_bytes=peak,
         retained_bytes=retained,
         digest=hashlib.sha256(capture.body).hexdigest()[:16],
