@@ -73,7 +73,7 @@ def access_record(scope: Scope) -> AccessRecord:
 
 
 _ROUTES: Final = frozenset(
-    {"/v1/chat/completions", "/v1/models", "/healthz", "/readyz", "/metrics"}
+    {"/v1/chat/completions", "/v1/responses", "/v1/models", "/healthz", "/readyz", "/metrics"}
 )
 
 
@@ -83,6 +83,12 @@ def route_of(path: str) -> str:
         return path
     if path.startswith("/v1/models/"):
         return "/v1/models/{model_id}"
+    if path.startswith("/v1/responses/"):
+        rest = path[len("/v1/responses/") :]
+        if "/" not in rest:
+            return "/v1/responses/{response_id}"
+        if rest.count("/") == 1 and rest.endswith("/input_items"):
+            return "/v1/responses/{response_id}/input_items"
     return "other"
 
 

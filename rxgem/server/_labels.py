@@ -38,6 +38,9 @@ __all__ = [
 CHAT_ROUTE: Final = "/v1/chat/completions"
 ROUTES: Final = (
     CHAT_ROUTE,
+    "/v1/responses",
+    "/v1/responses/{response_id}",
+    "/v1/responses/{response_id}/input_items",
     "/v1/models",
     "/v1/models/{model_id}",
     "/healthz",

@@ -129,10 +129,9 @@ class ResponsesRoutes:
 
     async def create(self, request: Request) -> Any:
         record = access_record(request.scope)
-        authorized = await self._authorized(request, record)
-        if isinstance(authorized, ErrorReply):
-            return self._reply(authorized, record)
-        credentials, owner = authorized
+        credentials = self.service._authorize(request, record)
+        if isinstance(credentials, ErrorReply):
+            return self._reply(credentials, record)
         body = await self.service._read_body(request)
         if body is None:
             record.client_gone = True
@@ -141,6 +140,13 @@ class ResponsesRoutes:
             return _GONE
         if isinstance(body, ErrorReply):
             return self._reply(body, record)
+        owner: str | None = None
+        needs_store = body.get("store") is not False or "previous_response_id" in body
+        if needs_store or item_references(body):
+            try:  # the store is not asked when the request needs nothing of it
+                owner = await self._owner(request, credentials)
+            except StoreError as exc:
+                return self._reply(_store_failed(exc), record)
         model = body.get("model")
         if isinstance(model, str) and model:
             record.model = model

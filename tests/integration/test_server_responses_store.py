@@ -21,6 +21,7 @@ from redis_server import redis_url
 from server_harness import KEY, MODEL, sdk, serve_process, serving, settings_for
 
 from rxgem.server import ServerSettings, settings_from_env
+from rxgem.server._access import route_of
 from rxgem.testing import FakeGemini, FakeResponse, event, finish, text, usage
 
 __all__ = ["redis_url"]  # the session's redis-server
@@ -291,3 +292,13 @@ def test_a_client_that_never_reads_is_cut_off(tmp_path: Path) -> None:
         assert time.monotonic() - started < 5
         assert fake.completed == 0
     assert received < len(big)
+
+
+def test_the_responses_paths_have_their_own_route_labels() -> None:
+    assert route_of("/v1/responses") == "/v1/responses"
+    assert route_of("/v1/responses/resp_1") == "/v1/responses/{response_id}"
+    assert route_of("/v1/responses/resp_1/input_items") == (
+        "/v1/responses/{response_id}/input_items"
+    )
+    assert route_of("/v1/responses/resp_1/other") == "other"
+    assert route_of("/v1/responses/a/b/input_items") == "other"
