@@ -302,3 +302,22 @@ def test_the_responses_paths_have_their_own_route_labels() -> None:
     )
     assert route_of("/v1/responses/resp_1/other") == "other"
     assert route_of("/v1/responses/a/b/input_items") == "other"
+
+
+def test_a_store_that_is_down_refuses_only_what_needs_it() -> None:
+    pytest.importorskip("redis")
+    with socket.socket() as probe:  # a port where nothing listens
+        probe.bind(("127.0.0.1", 0))
+        nowhere = f"redis://127.0.0.1:{probe.getsockname()[1]}/0"
+    with (
+        FakeGemini() as fake,
+        serving(settings_for(fake, client_tokens=(TOKEN_A,), store=nowhere)) as url,
+        sdk(url, TOKEN_A, _strict_response_validation=True) as client,
+    ):
+        with pytest.raises(openai.InternalServerError) as refused:
+            client.responses.create(model=MODEL, input="Hi")
+        assert refused.value.status_code == 503
+        assert refused.value.code == "store_unavailable"
+        assert client.responses.create(model=MODEL, input="Hi", store=False).status == "completed"
+        with pytest.raises(openai.InternalServerError):
+            client.responses.retrieve("resp_1")
