@@ -13,7 +13,9 @@ Or build the ASGI app yourself and run it with any ASGI server::
     app = create_app(ServerSettings(api_key=KEY, client_tokens=(TOKEN,)))
 
 Routes: ``POST /v1/chat/completions`` (streaming and not, through
-:func:`rxgem.chat_completions`), ``GET /v1/models`` and ``GET /v1/models/{id}``
+:func:`rxgem.chat_completions`), ``POST /v1/responses`` (OpenAI's Responses API,
+streaming and not) with its stored responses (``GET``/``DELETE /v1/responses/{id}``,
+``GET /v1/responses/{id}/input_items``), ``GET /v1/models`` and ``GET /v1/models/{id}``
 (Gemini's model list in OpenAI's shape), ``GET /healthz`` (liveness), ``GET /readyz``
 (readiness) and, with ``metrics``, ``GET /metrics`` (Prometheus).
 
@@ -21,10 +23,11 @@ Several worker processes (``rxgem serve --workers N``, by default one per core) 
 build their app with
 :func:`app_from_env`, from the environment variables of :func:`settings_from_env`
 (``RXGEM_UPSTREAM``, ``RXGEM_API_KEY``/``GEMINI_API_KEY``, ``RXGEM_CLIENT_TOKENS``,
-every limit and timeout as ``RXGEM_<NAME>``); ``rxgem serve`` sets them from its
-arguments before it starts the workers. Chat completions keep no state between
-requests: run as many copies as you like behind a load balancer. (Under plain
-``uvicorn rxgem.server:app_from_env --factory`` the app works, but uvicorn's own HTTP
+every limit and timeout as ``RXGEM_<NAME>``, the store as ``RXGEM_STORE``); ``rxgem
+serve`` sets them from its arguments before it starts the workers. Chat completions
+keep no state between requests, and stored responses are in the store (SQLite for one
+host, Redis for several): run as many copies as you like behind a load balancer. (Under
+plain ``uvicorn rxgem.server:app_from_env --factory`` the app works, but uvicorn's own HTTP
 protocol lacks the connection guard: head deadlines, the connection cap.)
 
 The modules. Sans-IO (no sockets, no Starlette, no event loop):
@@ -44,6 +47,9 @@ On top of them:
   backpressure from a slow client to the upstream read, heartbeats), through
   ``_stream_frames`` (the stream's observer: SSE frames, keep-alive timer, high-water
   mark) and ``_response_io`` (the sends, error replies and the disconnect watch).
+- ``_responses``: the Responses routes, through ``_responses_stream`` (one answer:
+  named SSE events or the Response, on ``_stream``'s machinery) and
+  ``_responses_records`` (turns to store records and back, sans-IO).
 - ``_access``: the access log and the error boundary; ``_telemetry``: the metrics and
   traces of each request, through ``_metrics`` (Prometheus), ``_tracing``
   (OpenTelemetry) and ``_labels`` (their bounded label values); ``_upstream``: the
