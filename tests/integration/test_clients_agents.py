@@ -59,13 +59,13 @@ MODES: dict[str, tuple[ModelSettings, dict[str, Any]]] = {
     "stored": (ModelSettings(), {}),
     "previous_response_id": (ModelSettings(), {"auto_previous_response_id": True}),
 }
-# The SDK's default sends the whole history again with the stored reasoning item by its id
-# alone ({"type": "reasoning", "id": "rs_...", "summary": [...]}, no encrypted_content), as
-# OpenAI's store resolves it; rxgem serve does not look such an item up yet, so Gemini gets
-# Google's placeholder signature instead of its own.
+# The SDK's default sends the whole history again, the stored output items by their ids alone
+# (a reasoning item {"type": "reasoning", "id": "rs_...", "summary": [...]} with no
+# encrypted_content, a function_call with its "fc_..." id), as OpenAI's store resolves them;
+# rxgem serve does not look such items up yet, so Gemini gets Google's placeholder signature.
 _STORED_GAP = pytest.mark.xfail(
     strict=True,
-    reason="rxgem serve does not yet take a replayed reasoning item's signatures from the store",
+    reason="rxgem serve does not yet take the signatures of items replayed by id from the store",
 )
 MODE_PARAMS = [
     pytest.param(mode, marks=_STORED_GAP) if mode == "stored" else mode for mode in MODES
@@ -197,6 +197,23 @@ def test_runner_run_streamed_calls_the_tool_and_answers(mode: str) -> None:
         "tool_call_output_item",
         "message_output_item",
     ]
+    _check_tool_round_trip(fake, run.cities)
+
+
+# Gemini 3 often calls without a thought summary: no reasoning item in the output then
+# (the SDK asks for no encrypted_content), and the SDK replays only the call, by its id.
+SILENT_CALL_TURN = event(
+    call("get_weather", {"city": "Paris"}, id="fc-paris-1", sig=SIGNATURE),
+    finish("STOP"),
+    usage(40, 6),
+)
+
+
+@pytest.mark.parametrize("mode", MODE_PARAMS)
+def test_a_call_without_thoughts_keeps_its_signature(mode: str) -> None:
+    settings, run_options = MODES[mode]
+    run, fake = _agent_run(SILENT_CALL_TURN, ANSWER_TURN, model_settings=settings, **run_options)
+    assert run.result.final_output == ANSWER
     _check_tool_round_trip(fake, run.cities)
 
 
