@@ -16,11 +16,14 @@ analytics and update check are off, and every run has a timeout.
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
+import signal
 import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
 from server_harness import TOKEN, serving, settings_for
 
 from rxgem.testing import FakeGemini, call, event, finish, text, thought, usage
@@ -69,17 +72,29 @@ def _codex_exec(codex: str, url: str, home: Path, prompt: str) -> tuple[str, str
     }
     command = [codex, "exec", "--skip-git-repo-check", "--ephemeral", "--strict-config"]
     command += ["-s", "read-only", "-o", str(last), prompt]
-    done = subprocess.run(
+    # Its own process group: `codex` is a Node script that starts the native binary, and a
+    # timeout must end both.
+    process = subprocess.Popen(
         command,
         cwd=workdir,
         env=environment,
         stdin=subprocess.DEVNULL,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=TIMEOUT,
+        start_new_session=True,
     )
-    assert done.returncode == 0, f"codex exec exited {done.returncode}:\n{done.stderr}"
-    return last.read_text(encoding="utf-8"), done.stdout, done.stderr
+    try:
+        stdout, stderr = process.communicate(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:  # e.g. retrying a server that is not there
+        os.killpg(process.pid, signal.SIGKILL)
+        stdout, stderr = process.communicate()
+        pytest.fail(f"codex exec did not finish in {TIMEOUT} s; its stderr:\n{stderr}")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)  # anything it left running
+    assert process.returncode == 0, f"codex exec exited {process.returncode}:\n{stderr}"
+    return last.read_text(encoding="utf-8"), stdout, stderr
 
 
 def _declared(request: dict[str, Any]) -> set[str]:
