@@ -23,6 +23,7 @@ any store sees them.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Any, Final, Literal
 
 import msgspec
@@ -171,6 +172,9 @@ class ResponsesRoutes:
         responses_request, input_items = translated
         for warning in responses_request.warnings:
             self.logger.debug("request %s: %s", record.request_id, warning)
+        keep = owner is not None and responses_request.store
+        if responses_request.store and not keep:  # the response says it was not stored
+            responses_request = replace(responses_request, store=False)
         converters: list[ResponsesConverter] = []
         try:
             events = response_events(
@@ -185,7 +189,6 @@ class ResponsesRoutes:
             )
         except RxGemError as exc:
             return self._reply(error_reply(exc, self.service._secrets(record)), record)
-        keep = owner is not None and responses_request.store
 
         async def on_response(response: Response) -> None:
             if not keep or owner is None or self.store is None:

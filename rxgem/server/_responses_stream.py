@@ -156,6 +156,13 @@ class ResponsesAnswer(CompletionResponse):
         self.response_id = response_id
         self._sequence = 0
 
+    async def _finish(self, response: Response) -> None:
+        """``on_response``, with the response's error message scrubbed of secrets first."""
+        error = response.error
+        if error is not None:
+            error.message = redact(error.message, self.secrets)
+        await self.on_response(response)
+
     def _scrubbed(self, data: bytes) -> bytes:
         """``data`` without the server's secrets (an upstream message may quote one)."""
         if any(secret.encode() in data for secret in self.secrets if secret):
@@ -208,7 +215,7 @@ class ResponsesAnswer(CompletionResponse):
             _note_usage(self.record, response)
             if self.record.telemetry is not None:
                 self.record.telemetry.finish_reasons([response.status])
-            await self.on_response(response)
+            await self._finish(response)
             if not sender.started:
                 await sender.start(200, JSON_HEADERS)
             await sender.body(self._scrubbed(response.to_json()), more=False)
@@ -241,7 +248,7 @@ class ResponsesAnswer(CompletionResponse):
                 elif frames.done and frames.last is not None and frames.response is not None:
                     if frames.error is not None:
                         self._reply(frames.error)  # logged and counted; response.failed says it
-                    await self.on_response(frames.response)
+                    await self._finish(frames.response)
                     await sender.body(self._scrubbed(frames.last), more=False)
                     return
                 elif frames.error is not None:

@@ -14,10 +14,20 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from server_harness import MODEL, TOKEN, expected_content, sdk, serving, settings_for
+from server_harness import KEY, MODEL, TOKEN, expected_content, sdk, serving, settings_for
 
 from rxgem import samples
-from rxgem.testing import FakeGemini, FakeResponse, call, event, finish, text, thought, usage
+from rxgem.testing import (
+    FakeGemini,
+    FakeResponse,
+    api_error,
+    call,
+    event,
+    finish,
+    text,
+    thought,
+    usage,
+)
 
 GEMINI_3 = "gemini-3-flash-preview"
 SIGNATURE = "c2lnbmF0dXJlLW9mLXRoZS1jYWxs"
@@ -154,6 +164,7 @@ def test_no_store_answers_and_keeps_nothing() -> None:
     ):
         response = client.responses.create(model=MODEL, input="Hi")
         assert response.status == "completed"
+        assert response.to_dict()["store"] is False  # it says it was not kept
         with pytest.raises(openai.NotFoundError, match="keeps no responses"):
             client.responses.retrieve(response.id)
         with pytest.raises(openai.BadRequestError) as refused:
@@ -294,3 +305,25 @@ def test_a_request_that_cannot_be_translated_is_a_400_naming_the_field(store_pat
             client.responses.create(model=MODEL, input="Hi", previous_response_id="resp_nope")
         assert unknown.value.code == "previous_response_not_found"
         assert fake.requests == []
+
+
+def test_a_failed_response_never_shows_the_servers_key(store_path: str) -> None:
+    leak = event(api_error(500, "INTERNAL", f"the key {KEY} was refused"))
+    with (
+        FakeGemini(event(text("Part")) + leak) as fake,
+        serving(settings_for(fake, store=store_path)) as url,
+        sdk(url, _strict_response_validation=True) as client,
+    ):
+        answer = httpx.post(
+            f"{url}/v1/responses",
+            json={"model": MODEL, "input": "Hi", "stream": True},
+            headers={"authorization": f"Bearer {TOKEN}"},
+        )
+        name, last = sse_events(answer.content)[-1]
+        assert name == "response.failed"
+        assert "[redacted]" in last["response"]["error"]["message"]
+        kept = client.responses.retrieve(last["response"]["id"])
+        assert kept.error is not None
+        assert "[redacted]" in kept.error.message
+    assert KEY not in answer.text
+    assert KEY not in kept.to_json()
