@@ -6,6 +6,7 @@ pages out of bounds, a client that never reads).
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import socket
@@ -20,7 +21,7 @@ import pytest
 from redis_server import redis_url
 from server_harness import KEY, MODEL, sdk, serve_process, serving, settings_for
 
-from rxgem.server import ServerSettings, settings_from_env
+from rxgem.server import ServerSettings, add_serve_parser, settings_from_env
 from rxgem.server._access import route_of
 from rxgem.testing import FakeGemini, FakeResponse, event, finish, text, usage
 
@@ -321,3 +322,18 @@ def test_a_store_that_is_down_refuses_only_what_needs_it() -> None:
         assert client.responses.create(model=MODEL, input="Hi", store=False).status == "completed"
         with pytest.raises(openai.InternalServerError):
             client.responses.retrieve("resp_1")
+
+
+def test_the_store_flags_become_the_settings() -> None:
+    from rxgem.cli.serve import _environment
+
+    parser = argparse.ArgumentParser(prog="rxgem")
+    add_serve_parser(parser.add_subparsers(dest="command"))
+    argv = ["serve", "--store", "sqlite:///x.db", "--store-ttl", "90", "--no-store"]
+    env = _environment(parser.parse_args(argv))
+    settings = settings_from_env({**env, "RXGEM_API_KEY": KEY})
+    assert (settings.store, settings.store_ttl, settings.no_store) == ("sqlite:///x.db", 90.0, True)
+    plain = settings_from_env({**_environment(parser.parse_args(["serve"])), "RXGEM_API_KEY": KEY})
+    assert (plain.store, plain.store_ttl, plain.no_store) == (None, None, False)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["serve", "--store-ttl", "0"])
