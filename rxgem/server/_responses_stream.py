@@ -141,7 +141,7 @@ class ResponsesAnswer(CompletionResponse):
         send_timeout: float = 120.0,
     ) -> None:
         super().__init__(
-            Observable(),
+            cast(Any, source),  # read back as `events`, typed
             stream=stream,
             send_usage=False,
             keep_alive=keep_alive,

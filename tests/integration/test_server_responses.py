@@ -7,6 +7,7 @@ event stream's shape, a tool round trip stateless (``encrypted_content``) and st
 from __future__ import annotations
 
 import json
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,17 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from server_harness import KEY, MODEL, TOKEN, expected_content, sdk, serving, settings_for
+from server_harness import (
+    KEY,
+    MODEL,
+    TOKEN,
+    event_ends,
+    expected_content,
+    sdk,
+    serve_process,
+    serving,
+    settings_for,
+)
 
 from rxgem import samples
 from rxgem.testing import (
@@ -327,3 +338,52 @@ def test_a_failed_response_never_shows_the_servers_key(store_path: str) -> None:
         assert "[redacted]" in kept.error.message
     assert KEY not in answer.text
     assert KEY not in kept.to_json()
+
+
+# --------------------------------------------------------------------------- the stream's life
+
+
+def _paused(events: int, pause: float) -> FakeResponse:
+    capture = samples.read("text")
+    return FakeResponse(body=capture, split_at=event_ends(capture)[:events], pause=pause)
+
+
+def test_keep_alive_comments_fill_gemini_silences(store_path: str) -> None:
+    overrides = {"keep_alive": 0.2, "store": store_path}
+    with (
+        FakeGemini(_paused(2, 0.7)) as fake,
+        serving(settings_for(fake, **overrides)) as url,
+        sdk(url, _strict_response_validation=True) as client,
+    ):
+        answer = httpx.post(
+            f"{url}/v1/responses",
+            json={"model": MODEL, "input": "Hi", "stream": True},
+            headers={"authorization": f"Bearer {TOKEN}"},
+            timeout=30,
+        )
+        assert b": keep-alive\n\n" in answer.content
+        with client.responses.stream(model=MODEL, input="Hi") as stream:
+            assert stream.get_final_response().output_text == expected_content("text.sse")
+
+
+def test_sigterm_ends_a_long_responses_stream_with_an_error_event() -> None:
+    with (
+        FakeGemini(_paused(3, 5.0)) as fake,
+        serve_process(
+            "--workers", "1", "--upstream", fake.base_url, "--client-token", TOKEN,
+            "--shutdown-grace", "1", "--no-store",
+            env={"RXGEM_API_KEY": KEY},
+        ) as (url, process),
+        httpx.Client(timeout=30) as client,
+    ):  # fmt: skip
+        body = {"model": MODEL, "input": "Hi", "stream": True}
+        headers = {"authorization": f"Bearer {TOKEN}"}
+        with client.stream("POST", f"{url}/v1/responses", json=body, headers=headers) as answer:
+            assert answer.status_code == 200
+            process.send_signal(signal.SIGTERM)
+            cut = answer.read()
+        process.wait(30)
+    name, last = sse_events(cut)[-1]
+    assert name == "error"
+    assert last["code"] == "server_shutdown"
+    assert last["sequence_number"] == len(sse_events(cut)) - 1
