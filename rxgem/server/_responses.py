@@ -32,7 +32,7 @@ from starlette.responses import Response as HTTPResponse
 
 from ..client import response_events
 from ..converter import ResponsesConverter
-from ..core import Response, RxGemError
+from ..core import RESPONSES_STAGES, Response, RxGemError
 from ..request import ResponsesRequest, item_references, responses_to_gemini_request
 from ..store import (
     MAX_PAGE,
@@ -100,6 +100,9 @@ class ResponsesRoutes:
         self.settings = service.settings
         self.logger: logging.Logger = service.logger
         self.store = store
+        names = {name for stage in RESPONSES_STAGES for name in stage.declared}
+        self.pipeline = {k: v for k, v in self.settings.pipeline.items() if k in names}
+        """The server's pipeline options that the Responses stages take."""
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -141,6 +144,12 @@ class ResponsesRoutes:
             return _GONE
         if isinstance(body, ErrorReply):
             return self._reply(body, record)
+        model = body.get("model")
+        if isinstance(model, str) and model:
+            record.model = model
+            if not valid_model_name(model):
+                reply = _bad("not a model name: letters, digits and . _ @ - only", "model")
+                return self._reply(reply, record)
         owner: str | None = None
         needs_store = body.get("store") is not False or "previous_response_id" in body
         if needs_store or item_references(body):
@@ -148,12 +157,6 @@ class ResponsesRoutes:
                 owner = await self._owner(request, credentials)
             except StoreError as exc:
                 return self._reply(_store_failed(exc), record)
-        model = body.get("model")
-        if isinstance(model, str) and model:
-            record.model = model
-            if not valid_model_name(model):
-                reply = _bad("not a model name: letters, digits and . _ @ - only", "model")
-                return self._reply(reply, record)
         stream = body.get("stream") is True
         if record.telemetry is not None:
             record.telemetry.chat(
@@ -185,7 +188,7 @@ class ResponsesRoutes:
                 access_token=credentials.access_token,
                 client=self.service.upstream.next_client(),
                 max_line_bytes=self.settings.max_upstream_line_bytes,
-                **self._pipeline(),
+                **self.pipeline,
             )
         except RxGemError as exc:
             return self._reply(error_reply(exc, self.service._secrets(record)), record)
@@ -213,13 +216,6 @@ class ResponsesRoutes:
             drain=self.service.drain,
             send_timeout=self.settings.send_timeout,
         )
-
-    def _pipeline(self) -> dict[str, Any]:
-        """The server's pipeline options that the Responses stages take."""
-        from ..core import RESPONSES_STAGES
-
-        names = {name for stage in RESPONSES_STAGES for name in stage.declared}
-        return {k: v for k, v in self.settings.pipeline.items() if k in names}
 
     async def _translate(
         self, body: dict[str, Any], owner: str | None
