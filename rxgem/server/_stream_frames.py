@@ -6,6 +6,9 @@ per stream marks ``keep_alive`` seconds without a send (the sender then sends
 :data:`KEEP_ALIVE_FRAME`) and checks the send in progress against its timeout. While
 more than 256 KiB of frames wait, the upstream read is held (the stream's
 :class:`~rxgem.bridge.FlowGate`).
+
+:class:`FrameBuffer` is all of that but the encoding; :class:`Frames` encodes chat
+chunks, and :mod:`rxgem.server._responses_stream` Responses events.
 """
 
 from __future__ import annotations
