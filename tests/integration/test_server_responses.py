@@ -248,6 +248,27 @@ def test_a_stored_tool_round_trip_continues_with_previous_response_id(
     assert [item.type for item in items.data] == ["function_call_output"]
 
 
+def test_an_item_reference_to_a_stored_reasoning_item_gives_its_signatures(
+    strict_gateway: tuple[FakeGemini, openai.OpenAI],
+) -> None:
+    fake, client = strict_gateway
+    question: Any = {"role": "user", "content": "What is the weather in Paris?"}
+    first = client.responses.create(model=GEMINI_3, input=[question], tools=[WEATHER])
+    reasoning, called = first.output
+    assert reasoning.type == "reasoning"
+    assert called.type == "function_call"
+    replay: Any = [
+        question,
+        {"type": "item_reference", "id": reasoning.id},  # as the Vercel AI SDK sends it
+        called.to_dict(),
+        {"type": "function_call_output", "call_id": called.call_id, "output": "sunny"},
+    ]
+    second = client.responses.create(model=GEMINI_3, input=replay, tools=[WEATHER])
+    assert second.output_text == "It is sunny in Paris."
+    (part,) = [p for p in model_parts(fake, 1) if "functionCall" in p]
+    assert part["thoughtSignature"] == SIGNATURE
+
+
 def test_a_call_without_thoughts_keeps_its_signature_in_the_store(store_path: str) -> None:
     bare_call = event(call("get_weather", city="Paris", id="gw_1", sig=SIGNATURE), finish("STOP"))
     with (
