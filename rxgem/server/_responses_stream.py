@@ -88,7 +88,8 @@ def _terminal(event: ResponsesEvent, response_id: str | None) -> Response | None
 
 class EventFrames(FrameBuffer[ResponsesEvent]):
     """The observer of a streamed response: each event framed at once, but the terminal
-    one, which waits in :attr:`last` until the sender has run ``on_response``."""
+    one, which waits in :attr:`last` until the sender has run ``on_response`` (and
+    scrubbed its error message)."""
 
     __slots__ = ("last", "next_sequence", "response", "response_id")
 
@@ -96,7 +97,7 @@ class EventFrames(FrameBuffer[ResponsesEvent]):
         super().__init__(*args)
         self.response_id = response_id
         self.response: Response | None = None
-        self.last: bytes | None = None
+        self.last: ResponsesEvent | None = None
         self.next_sequence = 0
 
     def on_next(self, event: ResponsesEvent) -> None:
@@ -109,7 +110,7 @@ class EventFrames(FrameBuffer[ResponsesEvent]):
             self.push(encode_event(event))
             return
         self.response = response
-        self.last = encode_event(event)
+        self.last = event
         _note_usage(self.record, response)
         self.finish_reasons[0] = response.status
         self._wake()
@@ -157,17 +158,12 @@ class ResponsesAnswer(CompletionResponse):
         self._sequence = 0
 
     async def _finish(self, response: Response) -> None:
-        """``on_response``, with the response's error message scrubbed of secrets first."""
+        """``on_response``, with the response's error message scrubbed of secrets first
+        (an upstream message may quote one); the client gets the response after this."""
         error = response.error
         if error is not None:
             error.message = redact(error.message, self.secrets)
         await self.on_response(response)
-
-    def _scrubbed(self, data: bytes) -> bytes:
-        """``data`` without the server's secrets (an upstream message may quote one)."""
-        if any(secret.encode() in data for secret in self.secrets if secret):
-            return redact(data.decode(), self.secrets).encode()
-        return data
 
     async def _shut_down(self, sender: Sender) -> None:
         reply = ErrorReply(
@@ -218,7 +214,7 @@ class ResponsesAnswer(CompletionResponse):
             await self._finish(response)
             if not sender.started:
                 await sender.start(200, JSON_HEADERS)
-            await sender.body(self._scrubbed(response.to_json()), more=False)
+            await sender.body(response.to_json(), more=False)
         finally:
             results.close()
 
@@ -244,12 +240,12 @@ class ResponsesAnswer(CompletionResponse):
             while True:
                 self._sequence = frames.next_sequence
                 if frames.data:
-                    await sender.body(self._scrubbed(frames.take()))
+                    await sender.body(frames.take())
                 elif frames.done and frames.last is not None and frames.response is not None:
                     if frames.error is not None:
                         self._reply(frames.error)  # logged and counted; response.failed says it
                     await self._finish(frames.response)
-                    await sender.body(self._scrubbed(frames.last), more=False)
+                    await sender.body(encode_event(frames.last), more=False)
                     return
                 elif frames.error is not None:
                     reply = self._reply(frames.error)
