@@ -408,3 +408,31 @@ def test_sigterm_ends_a_long_responses_stream_with_an_error_event() -> None:
     assert name == "error"
     assert last["code"] == "server_shutdown"
     assert last["sequence_number"] == len(sse_events(cut)) - 1
+
+
+def test_a_failure_after_keep_alives_and_before_any_event_is_an_error_event(
+    store_path: str,
+) -> None:
+    late = FakeResponse(status=503, error={"code": 503, "message": "overloaded"}, delay=0.6)
+    with (
+        FakeGemini(late) as fake,
+        serving(settings_for(fake, keep_alive=0.2, store=store_path)) as url,
+    ):
+        headers = {"authorization": f"Bearer {TOKEN}"}
+        body = {"model": MODEL, "input": "Hi", "stream": True}
+        streamed = httpx.post(f"{url}/v1/responses", json=body, headers=headers, timeout=30)
+        whole = httpx.post(
+            f"{url}/v1/responses", json={**body, "stream": False}, headers=headers, timeout=30
+        )
+    assert streamed.status_code == 200  # sent with the first keep-alive
+    assert streamed.content.startswith(b": keep-alive\n\n")
+    frames = [f for f in streamed.content.split(b"\n\n") if f.startswith(b"event:")]
+    assert len(frames) == 1
+    ((name, error),) = sse_events(frames[0] + b"\n\n")
+    assert name == "error"
+    assert error["type"] == "error"
+    assert error["sequence_number"] == 0
+    assert error["message"] == "overloaded"
+    assert whole.status_code == 200
+    assert whole.content.startswith(b" ")
+    assert json.loads(whole.content)["error"]["message"] == "overloaded"
