@@ -4,8 +4,8 @@
 admission, access log, telemetry and OpenAI-shaped errors): the body is translated by
 :func:`rxgem.request.responses_to_gemini_request`, sent to Gemini's
 ``streamGenerateContent`` on the shared upstream client, and its bytes turned into
-Responses events (:func:`rxgem.client.response_events`), streamed or assembled by
-:class:`~rxgem.server._responses_stream.ResponsesAnswer`.
+Responses events (:meth:`~rxgem.server._upstream.Upstream.responses`), streamed or
+assembled by :class:`~rxgem.server._responses_stream.ResponsesAnswer`.
 
 Stored responses (unless the server runs with ``no_store``): a request with ``store``
 (true unless sent false) is kept with its input items, output items and Gemini's thought
@@ -30,9 +30,8 @@ import msgspec
 from starlette.requests import Request
 from starlette.responses import Response as HTTPResponse
 
-from ..client import response_events
 from ..converter import ResponsesConverter
-from ..core import RESPONSES_STAGES, Response, RxGemError
+from ..core import Response, RxGemError
 from ..request import ResponsesRequest, item_references, responses_to_gemini_request
 from ..store import (
     MAX_PAGE,
@@ -100,9 +99,6 @@ class ResponsesRoutes:
         self.settings = service.settings
         self.logger: logging.Logger = service.logger
         self.store = store
-        names = {name for stage in RESPONSES_STAGES for name in stage.declared}
-        self.pipeline = {k: v for k, v in self.settings.pipeline.items() if k in names}
-        """The server's pipeline options that the Responses stages take."""
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -180,15 +176,8 @@ class ResponsesRoutes:
             responses_request = replace(responses_request, store=False)
         converters: list[ResponsesConverter] = []
         try:
-            events = response_events(
-                responses_request,
-                on_start=converters.append,
-                base_url=self.settings.upstream,
-                api_key=credentials.api_key,
-                access_token=credentials.access_token,
-                client=self.service.upstream.next_client(),
-                max_line_bytes=self.settings.max_upstream_line_bytes,
-                **self.pipeline,
+            events = self.service.upstream.responses(
+                responses_request, credentials, converters.append
             )
         except RxGemError as exc:
             return self._reply(error_reply(exc, self.service._secrets(record)), record)

@@ -4,14 +4,23 @@ model and probe calls made on them (the HTTP itself is :mod:`rxgem.transport`'s)
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any, Final, cast
 
 import httpx
 from reactivex import Observable
 
-from ..client import chat_completions
-from ..converter import StreamOptions
-from ..core import ChatCompletion, ChatCompletionChunk, GeminiAPIError, GeminiTransportError
+from ..client import chat_completions, response_events
+from ..converter import ResponsesConverter, StreamOptions
+from ..core import (
+    RESPONSES_STAGES,
+    ChatCompletion,
+    ChatCompletionChunk,
+    GeminiAPIError,
+    GeminiTransportError,
+    ResponsesEvent,
+)
+from ..request import ResponsesRequest
 from ..transport import get_model, list_models, models_status
 from ._auth import Credentials
 from ._models import openai_model, openai_model_list
@@ -35,6 +44,8 @@ class Upstream:
 
     def __init__(self, settings: ServerSettings) -> None:
         self.settings = settings
+        names = {name for stage in RESPONSES_STAGES for name in stage.declared}
+        self._responses_pipeline = {k: v for k, v in settings.pipeline.items() if k in names}
         self._clients: list[httpx.AsyncClient] = []
         self._turn = 0
         self._probe: tuple[float, str | None] | None = None
@@ -101,6 +112,26 @@ class Upstream:
             client=self.next_client(),
             max_line_bytes=self.settings.max_upstream_line_bytes,
             **cast(StreamOptions, self.settings.pipeline),
+        )
+
+    def responses(
+        self,
+        request: ResponsesRequest,
+        credentials: Credentials,
+        on_start: Callable[[ResponsesConverter], None],
+    ) -> Observable[ResponsesEvent]:
+        """A translated Responses request's events on the shared client
+        (:func:`rxgem.client.response_events`; ``on_start`` gets each subscription's
+        converter), with the server's pipeline options that the Responses stages take."""
+        return response_events(
+            request,
+            on_start=on_start,
+            base_url=self.settings.upstream,
+            api_key=credentials.api_key,
+            access_token=credentials.access_token,
+            client=self.next_client(),
+            max_line_bytes=self.settings.max_upstream_line_bytes,
+            **self._responses_pipeline,
         )
 
     async def probe(self) -> str | None:
