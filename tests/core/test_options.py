@@ -7,13 +7,17 @@ take it, and a bad value is refused in the same words through any of them.
 
 from __future__ import annotations
 
+import ast
 import inspect
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 import rxgem
+import rxgem._build
 import rxgem.converter
 import rxgem.operators
 from rxgem.core import STAGES, PipelineOptions, PipelineSettings, StreamOptions
@@ -38,12 +42,41 @@ def test_the_typing_faces_are_the_declaration() -> None:
     assert rxgem.converter.StreamOptions is StreamOptions
 
 
+def _defaults(core: type) -> dict[str, Any]:
+    """``core``'s keyword defaults; read from its source when it was compiled (mypyc
+    classes have no signature), each default evaluated in the compiled module."""
+    module = sys.modules[core.__module__]
+    if not str(getattr(module.__spec__, "origin", "")).endswith((".so", ".pyd")):
+        return {
+            name: parameter.default
+            for name, parameter in inspect.signature(core).parameters.items()
+        }
+    source = Path(rxgem._build.source_path(module.__name__)).read_text(encoding="utf-8")
+    init = next(
+        node
+        for cls in ast.parse(source).body
+        if isinstance(cls, ast.ClassDef) and cls.name == core.__name__
+        for node in cls.body
+        if isinstance(node, ast.FunctionDef) and node.name == "__init__"
+    )
+    arguments = init.args
+    positional = arguments.args[len(arguments.args) - len(arguments.defaults) :]
+    pairs = [
+        *zip(positional, arguments.defaults, strict=True),
+        *zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True),
+    ]
+    return {
+        argument.arg: eval(ast.unparse(default), vars(module))  # our own source
+        for argument, default in pairs
+        if default is not None
+    }
+
+
 @pytest.mark.parametrize("name", sorted(DECLARED))
 def test_each_declared_default_is_its_cores_default(name: str) -> None:
     stage = DECLARED[name]
     _, option = stage.declared[name]
-    parameter = inspect.signature(stage.core).parameters[option.param or name]
-    assert parameter.default == option.default
+    assert _defaults(stage.core)[option.param or name] == option.default
     assert option.doc
     assert name in (PipelineOptions.__doc__ or "")
 

@@ -24,6 +24,9 @@ OPERATORS = {
     "gemini_to_openai",
     "pipeline_stages",
     "NamedOperator",
+    "to_responses",
+    "responses_sse_encode",
+    "gemini_to_responses",
 }
 
 
