@@ -52,8 +52,10 @@ from ._responses_records import (
     items_page,
     new_response_id,
     normalized_input,
+    replayed_ids,
     resolved_item,
     stored_turn,
+    with_stored_signatures,
 )
 from ._responses_stream import ResponsesAnswer
 
@@ -229,11 +231,13 @@ class ResponsesRoutes:
                 )
             history = history_items(chain)
         found: dict[str, dict[str, Any]] = {}
-        references = item_references(body)
-        if references and store is not None and owner is not None:
-            wanted = [i for i in dict.fromkeys(references) if valid_item_id(i)]
+        if store is not None and owner is not None:
+            references = [i for i in item_references(body) if valid_item_id(i)]
+            wanted = list(dict.fromkeys([*references, *replayed_ids(body.get("input"))]))
             items = await store.items(wanted, owner) if wanted else {}
             found = {item_id: resolved_item(item) for item_id, item in items.items()}
+            if items and isinstance(body.get("input"), list):
+                body = {**body, "input": with_stored_signatures(body["input"], items)}
         api = self.settings.pipeline.get("api") or api_of(self.settings.upstream)
         translated = responses_to_gemini_request(body, api=api, history=history, resolve=found.get)
         return translated, normalized_input(body.get("input"), found)

@@ -39,8 +39,10 @@ __all__ = [
     "new_item_id",
     "new_response_id",
     "normalized_input",
+    "replayed_ids",
     "resolved_item",
     "stored_turn",
+    "with_stored_signatures",
 ]
 
 ANONYMOUS: Final = "rxgem:anonymous"
@@ -159,6 +161,52 @@ def _restored(item: StoredItem) -> list[dict[str, Any]]:
         "encrypted_content": carrier,
     }
     return [carrier_item, data]
+
+
+_SIGNED_KINDS: Final = frozenset({"reasoning", "function_call", "message"})
+
+
+def replayed_ids(value: Any) -> list[str]:
+    """The ids of the items of a request's ``input`` that may be output items this server
+    stored (reasoning items, calls, messages with an id): replayed by a client that sends
+    the whole conversation again, they get their signatures back from the store."""
+    if not isinstance(value, list):
+        return []
+    return [
+        item["id"]
+        for item in value
+        if isinstance(item, Mapping)
+        and item.get("type", "message") in _SIGNED_KINDS
+        and isinstance(item.get("id"), str)
+        and valid_item_id(item["id"])
+    ]
+
+
+def with_stored_signatures(value: Any, stored: Mapping[str, StoredItem]) -> Any:
+    """A request's ``input`` with the signatures the store kept for the output items it
+    replays by id (as OpenAI's store does for a reasoning item sent without its
+    ``encrypted_content``): a reasoning item gets its ``encrypted_content``; another item
+    that kept them gets a reasoning item carrying them before it. Items of another type
+    than the stored one, and reasoning items that carry content already, are left alone."""
+    if not isinstance(value, list):
+        return value
+    out: list[Any] = []
+    for item in value:
+        item_id = item.get("id") if isinstance(item, Mapping) else None
+        kept = stored.get(item_id) if isinstance(item_id, str) else None
+        if kept is None or kept.opaque is None or not isinstance(item, Mapping):
+            out.append(item)
+            continue
+        data = msgspec.json.decode(kept.data)
+        kind = item.get("type", "message")
+        if data.get("type") != kind:
+            out.append(item)
+        elif kind == "reasoning":
+            carried = item if item.get("encrypted_content") else _restored(kept)[0]
+            out.append({**item, "encrypted_content": carried["encrypted_content"]})
+        else:
+            out += [*_restored(kept)[:-1], item]
+    return out
 
 
 def history_items(chain: Iterable[StoredTurn]) -> list[dict[str, Any]]:

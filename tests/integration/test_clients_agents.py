@@ -61,15 +61,9 @@ MODES: dict[str, tuple[ModelSettings, dict[str, Any]]] = {
 }
 # The SDK's default sends the whole history again, the stored output items by their ids alone
 # (a reasoning item {"type": "reasoning", "id": "rs_...", "summary": [...]} with no
-# encrypted_content, a function_call with its "fc_..." id), as OpenAI's store resolves them;
-# rxgem serve does not look such items up yet, so Gemini gets Google's placeholder signature.
-_STORED_GAP = pytest.mark.xfail(
-    strict=True,
-    reason="rxgem serve does not yet take the signatures of items replayed by id from the store",
-)
-MODE_PARAMS = [
-    pytest.param(mode, marks=_STORED_GAP) if mode == "stored" else mode for mode in MODES
-]
+# encrypted_content, a function_call with its "fc_..." id), as OpenAI's store resolves them:
+# rxgem serve gives them their signatures back from its store.
+MODE_PARAMS = list(MODES)
 
 
 @pytest.fixture(autouse=True)

@@ -269,6 +269,39 @@ def test_an_item_reference_to_a_stored_reasoning_item_gives_its_signatures(
     assert part["thoughtSignature"] == SIGNATURE
 
 
+@pytest.mark.parametrize("thoughts", [True, False])
+def test_output_items_replayed_by_id_get_their_signatures_back(
+    thoughts: bool, store_path: str
+) -> None:
+    bare = event(call("get_weather", city="Paris", id="gw_1", sig=SIGNATURE), finish("STOP"))
+    first_turn = CALLS if thoughts else bare
+    with (
+        FakeGemini(first_turn, SUNNY, SUNNY, strict=True) as fake,
+        serving(settings_for(fake, store=store_path, client_tokens=(TOKEN, "other"))) as url,
+        sdk(url, _strict_response_validation=True) as client,
+        sdk(url, "other") as other,
+    ):
+        question: Any = {"role": "user", "content": "What is the weather in Paris?"}
+        first = client.responses.create(model=GEMINI_3, input=[question], tools=[WEATHER])
+        kinds = [item.type for item in first.output]
+        assert kinds == (["reasoning", "function_call"] if thoughts else ["function_call"])
+        called = first.output[-1]
+        assert called.type == "function_call"
+        # the whole conversation again, the output items as they came (no encrypted_content)
+        replay: Any = [
+            question,
+            *[item.to_dict() for item in first.output],
+            {"type": "function_call_output", "call_id": called.call_id, "output": "sunny"},
+        ]
+        client.responses.create(model=GEMINI_3, input=replay, tools=[WEATHER])
+        (part,) = [p for p in model_parts(fake, 1) if "functionCall" in p]
+        assert part["thoughtSignature"] == SIGNATURE
+        # another client replaying the same ids gets nothing of the store
+        other.responses.create(model=GEMINI_3, input=replay, tools=[WEATHER])
+        (part,) = [p for p in model_parts(fake, 2) if "functionCall" in p]
+        assert part["thoughtSignature"] != SIGNATURE
+
+
 def test_a_call_without_thoughts_keeps_its_signature_in_the_store(store_path: str) -> None:
     bare_call = event(call("get_weather", city="Paris", id="gw_1", sig=SIGNATURE), finish("STOP"))
     with (
