@@ -15,10 +15,11 @@ What is kept of a turn:
   (:func:`rxgem.core.encode_signatures`) as the opaque data of the output's reasoning
   item, else of its first output item.
 
-Read back (:func:`history_items`, :func:`resolved_item`), the carrier goes into the
-reasoning item's ``encrypted_content``; where the output had none, a reasoning item
-carrying it is put before the item that kept it, so that the model's turn is one
-Gemini content with its signatures.
+Read back (:func:`history_items`, :func:`resolved_item`, and
+:func:`with_stored_signatures` for output items a client sends again by their ids), the
+carrier goes into the reasoning item's ``encrypted_content``; where the output had none,
+a reasoning item carrying it is put before the item that kept it, so that the model's
+turn is one Gemini content with its signatures.
 """
 
 from __future__ import annotations
