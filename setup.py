@@ -45,6 +45,7 @@ COMPILED = [
     "rxgem/core/_openai_parts.py",
     "rxgem/operators/_core_operator.py",
     "rxgem/converter/_converter.py",
+    "rxgem/converter/_responses_converter.py",
 ]
 """The modules compiled by mypyc: the per-event path of a stream. Not compiled:
 ``_slot_protocol`` (``SlotPolicy`` is a Protocol users may subclass, which a compiled

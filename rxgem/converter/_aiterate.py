@@ -1,21 +1,22 @@
-"""``Converter.aiterate``'s async generator, apart: mypyc compiles ``_converter`` but not
-async generators."""
+"""``BaseConverter.aiterate``'s async generator, apart: mypyc compiles the converters but
+not async generators."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from ._owed import owed
 
 if TYPE_CHECKING:
-    from ..core import ChatCompletionChunk
-    from ._converter import Converter
+    from ._converter import BaseConverter
+
+Out = TypeVar("Out")
 
 
 async def _aiterate(
-    converter: Converter, body: AsyncIterable[bytes]
-) -> AsyncIterator[ChatCompletionChunk]:
+    converter: BaseConverter[Out], body: AsyncIterable[bytes]
+) -> AsyncIterator[Out]:
     pieces = aiter(body)
     while not converter.done:
         try:
@@ -23,18 +24,18 @@ async def _aiterate(
         except StopAsyncIteration:
             break
         except Exception as exc:
-            for chunk in converter.close(exc):
-                yield chunk
+            for out in converter.close(exc):
+                yield out
             raise
-        for chunk in converter.feed(data):
-            yield chunk
+        for out in converter.feed(data):
+            yield out
     try:
         last = converter.close()
     except Exception as error:
-        for chunk in owed(error):
-            yield chunk
+        for out in owed(error):
+            yield out
         raise
-    for chunk in last:
-        yield chunk
-    if converter.error is not None:  # kept, not raised, by CoreConverter.close
+    for out in last:
+        yield out
+    if converter.error is not None:  # kept, not raised, by a `keep` converter's close
         raise converter.error

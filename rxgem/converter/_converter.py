@@ -7,16 +7,22 @@ stream, carrying what it still owed on the exception, so that code written the
 simplest way cannot end a failed stream silently. It is what ``gemini_to_openai()``
 runs (which gives the cores' ``close`` back to the operator), and what code that
 does not want Rx uses directly (servers, scripts, other async frameworks).
+
+:class:`BaseConverter` is all of it but the last core: the five that both outputs
+share (:data:`~rxgem.core.STAGES`, :data:`~rxgem.core.RESPONSES_STAGES`) and the
+contract. :class:`Converter` and :class:`~rxgem.ResponsesConverter` add their last
+core (``ChunkBuilder``, ``ResponsesBuilder``) and their types.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
-from typing import Any, Final, Unpack
+from typing import Any, Final, Generic, TypeVar, Unpack
 
 from ..core import (
     STAGES,
     ArgsTable,
+    Batch,
     ChatCompletionChunk,
     ChunkBuilder,
     FinishBuffer,
@@ -29,7 +35,7 @@ from ..core import (
 from ._aiterate import _aiterate
 from ._owed import owed, owing
 
-__all__ = ["Converter", "CoreConverter"]
+__all__ = ["BaseConverter", "Converter", "CoreConverter"]
 
 _CORES: Final = [stage.core for stage in STAGES]
 _SSE: Final = _CORES.index(SSEDecoder)
@@ -38,13 +44,17 @@ _SLOTS: Final = _CORES.index(SlotTable)
 _ARGS: Final = _CORES.index(ArgsTable)
 _FINISH: Final = _CORES.index(FinishBuffer)
 _BUILDER: Final = _CORES.index(ChunkBuilder)
-# `Converter.feed` unrolls the stages for speed: each non-batched stage's values are
+# `BaseConverter.feed` unrolls the stages for speed: each non-batched stage's values are
 # iterated, each batched stage's batch is passed on only if not empty (a test checks that
-# this still matches `STAGES`). `_end` and `_push` read the stages' `batched` flags.
+# this still matches `STAGES` and `RESPONSES_STAGES`, which differ only in the last core).
+# `_end` and `_push` read the stages' `batched` flags.
 _BATCHED: Final = tuple(stage.batched for stage in STAGES)
 """Whether each core's ``feed`` result is one batch (one value) or several values."""
 
 _DEFAULT: Final = PipelineSettings({})
+
+Out = TypeVar("Out")
+"""What the last core makes: ``ChatCompletionChunk``, or a Responses event."""
 
 
 class _Failed(Exception):
@@ -55,52 +65,27 @@ class _Failed(Exception):
         self.error = error
 
 
-class Converter:
-    """Gemini ``streamGenerateContent`` body bytes → OpenAI ``chat.completion.chunk`` objects.
+class BaseConverter(Generic[Out]):
+    """The cores of one stream composed in plain calls, with :class:`Converter`'s contract;
+    the last core's ``feed`` (:meth:`_build`) and the options are the subclass's.
 
-    .. code::
-
-        converter = rxgem.Converter(model="gemini-2.5-flash")
-        try:
-            for data in body:                   # bytes, split anywhere
-                send(converter.feed(data))
-            send(converter.close())             # raises if the stream failed...
-        except rxgem.RxGemError as error:
-            send(error.chunks)                  # ...with the chunks it still owed
-            raise
-
-    Takes the options of :func:`~rxgem.gemini_to_openai` (:class:`PipelineOptions`)
-    and gives the same chunks as the operators. Nothing valid is lost and no error
-    can be walked past: :meth:`close` raises the error of a failed stream, carrying
-    on the exception's ``chunks`` what it still owed (the tool calls of a truncated
-    stream, say). :meth:`feed` returns what ``data`` completes; if ``data`` also
-    ends the stream badly, the error is kept (:attr:`error` shows it) and the next
-    call, ``feed`` or ``close``, raises it (at once when there is nothing to
-    return). Every call after a failure raises it again. :meth:`iterate` and
-    :meth:`aiterate` run a whole body: every valid chunk, then the error.
-    ``data: [DONE]`` ends the stream (the last chunks come with it; later input is
-    ignored).
-
-    Raises:
-        TypeError, ValueError: at construction, for an unknown or bad option.
+    A subclass's ``__init__`` calls :meth:`_start`; ``keep=True`` gives the cores'
+    ``close()`` (:class:`CoreConverter`).
     """
 
     __slots__ = (
         "_args",
-        "_builder",
         "_closed",
         "_cores",
         "_error",
         "_finish",
+        "_keep",
         "_parser",
         "_slots",
         "_sse",
     )
 
-    def __init__(self, **options: Unpack[PipelineOptions]) -> None:
-        self._start(PipelineSettings(options) if options else _DEFAULT)
-
-    def _start(self, settings: PipelineSettings) -> None:
+    def _start(self, settings: PipelineSettings, *, keep: bool = False) -> None:
         """Take fresh cores made with ``settings`` (checked options)."""
         cores = settings.cores()
         self._cores: tuple[Any, ...] = cores
@@ -109,9 +94,13 @@ class Converter:
         self._slots: SlotTable = cores[_SLOTS]
         self._args: ArgsTable = cores[_ARGS]
         self._finish: FinishBuffer = cores[_FINISH]
-        self._builder: ChunkBuilder = cores[_BUILDER]
         self._error: Exception | None = None
         self._closed = False
+        self._keep = keep
+
+    def _build(self, batch: Batch) -> list[Out]:
+        """The last core's ``feed``: the outputs of one non-empty batch."""
+        raise NotImplementedError
 
     @property
     def error(self) -> Exception | None:
@@ -123,10 +112,10 @@ class Converter:
         """Whether the stream is over (``close()`` was called, ``[DONE]`` came, or it failed)."""
         return self._closed
 
-    def feed(self, data: bytes) -> list[ChatCompletionChunk]:
-        """The chunks that ``data`` (the next bytes of the body) completes.
+    def feed(self, data: bytes) -> list[Out]:
+        """The outputs that ``data`` (the next bytes of the body) completes.
 
-        If ``data`` ends the stream badly after valid chunks, they are returned (pending
+        If ``data`` ends the stream badly after valid outputs, they are returned (pending
         tool calls flushed) and the error is kept for the next call, which the caller
         always makes (``feed`` or ``close``).
 
@@ -137,7 +126,7 @@ class Converter:
             if self._error is not None:
                 raise owing(self._error, [])
             return []
-        out: list[ChatCompletionChunk] = []
+        out: list[Out] = []
         stage = 0
         try:
             for event in self._sse.feed(data):
@@ -153,40 +142,46 @@ class Converter:
                             batch = self._finish.feed(batch)
                             if batch:
                                 stage = _BUILDER
-                                out += self._builder.feed(batch)
+                                out += self._build(batch)
         except Exception as exc:
             return self._end(stage, exc, out)
         if self._sse.done:  # `data: [DONE]`: the stream is over
             return self._end(0, None, out)
         return out
 
-    def close(self, error: Exception | None = None) -> list[ChatCompletionChunk]:
-        """The end of the body: the last chunks (tool calls, finishes, usage).
+    def close(self, error: Exception | None = None) -> list[Out]:
+        """The end of the body: the last outputs (tool calls, finishes, usage).
 
         With ``error`` (the body was cut off by it, e.g. a transport error): the
-        chunks owed before it (pending tool calls); never raises.
+        outputs owed before it (pending tool calls); never raises.
 
         Raises:
             RxGemError: the stream failed (truncated, not a Gemini stream, an error
-                object), now or in an earlier call. The chunks this call still owed
+                object), now or in an earlier call. The outputs this call still owed
                 are on the exception's ``chunks`` (empty if none): deliver them, then
-                handle the error.
+                handle the error. (Made with ``keep``: returned, the error kept in
+                :attr:`error`.)
         """
-        if self._closed:
-            if self._error is not None and error is None:
-                raise owing(self._error, [])
-            return []
-        return self._end(0, error, [], external=error is not None, carry=True)
+        try:
+            if self._closed:
+                if self._error is not None and error is None:
+                    raise owing(self._error, [])
+                return []
+            return self._end(0, error, [], external=error is not None, carry=True)
+        except Exception as failed:
+            if not self._keep or failed is not self._error:
+                raise
+            return owed(failed)
 
     def _end(
         self,
         stage: int,
         error: Exception | None,
-        out: list[ChatCompletionChunk],
+        out: list[Out],
         *,
         external: bool = False,
         carry: bool = False,
-    ) -> list[ChatCompletionChunk]:
+    ) -> list[Out]:
         """Close the cores from ``stage`` on (with ``error``), their outputs pushed on.
 
         The stream's own error is kept (:attr:`error`) and raised when nothing is left
@@ -217,7 +212,7 @@ class Converter:
                 raise owing(error, out)
         return out
 
-    def _push(self, stage: int, value: Any, out: list[ChatCompletionChunk]) -> None:
+    def _push(self, stage: int, value: Any, out: list[Out]) -> None:
         """Feed ``value`` to core ``stage`` and what it returns on to the end."""
         if stage == len(self._cores):
             out.append(value)
@@ -231,10 +226,10 @@ class Converter:
         for result in values:
             self._push(stage + 1, result, out)
 
-    def iterate(self, body: Iterable[bytes]) -> Iterator[ChatCompletionChunk]:
-        """Every chunk of ``body``'s bytes; raises the stream's error after the valid ones.
+    def iterate(self, body: Iterable[bytes]) -> Iterator[Out]:
+        """Every output of ``body``'s bytes; raises the stream's error after the valid ones.
 
-        If reading ``body`` raises, the chunks owed before that error (pending tool
+        If reading ``body`` raises, the outputs owed before that error (pending tool
         calls) are yielded first, then the error propagates.
         """
         pieces = iter(body)
@@ -253,12 +248,55 @@ class Converter:
             yield from owed(error)
             raise
         yield from last
-        if self._error is not None:  # kept, not raised, by CoreConverter.close
+        if self._error is not None:  # kept, not raised, by a `keep` converter's close
             raise self._error
 
-    def aiterate(self, body: AsyncIterable[bytes]) -> AsyncIterator[ChatCompletionChunk]:
+    def aiterate(self, body: AsyncIterable[bytes]) -> AsyncIterator[Out]:
         """:meth:`iterate` for an async byte stream (``httpx.Response.aiter_bytes()``)."""
         return _aiterate(self, body)
+
+
+class Converter(BaseConverter[ChatCompletionChunk]):
+    """Gemini ``streamGenerateContent`` body bytes → OpenAI ``chat.completion.chunk`` objects.
+
+    .. code::
+
+        converter = rxgem.Converter(model="gemini-2.5-flash")
+        try:
+            for data in body:                   # bytes, split anywhere
+                send(converter.feed(data))
+            send(converter.close())             # raises if the stream failed...
+        except rxgem.RxGemError as error:
+            send(error.chunks)                  # ...with the chunks it still owed
+            raise
+
+    Takes the options of :func:`~rxgem.gemini_to_openai` (:class:`PipelineOptions`)
+    and gives the same chunks as the operators. Nothing valid is lost and no error
+    can be walked past: :meth:`close` raises the error of a failed stream, carrying
+    on the exception's ``chunks`` what it still owed (the tool calls of a truncated
+    stream, say). :meth:`feed` returns what ``data`` completes; if ``data`` also
+    ends the stream badly, the error is kept (:attr:`error` shows it) and the next
+    call, ``feed`` or ``close``, raises it (at once when there is nothing to
+    return). Every call after a failure raises it again. :meth:`iterate` and
+    :meth:`aiterate` run a whole body: every valid chunk, then the error.
+    ``data: [DONE]`` ends the stream (the last chunks come with it; later input is
+    ignored).
+
+    Raises:
+        TypeError, ValueError: at construction, for an unknown or bad option.
+    """
+
+    __slots__ = ("_builder",)
+
+    def __init__(self, **options: Unpack[PipelineOptions]) -> None:
+        self._start(PipelineSettings(options) if options else _DEFAULT)
+
+    def _start(self, settings: PipelineSettings, *, keep: bool = False) -> None:
+        super()._start(settings, keep=keep)
+        self._builder: ChunkBuilder = self._cores[_BUILDER]
+
+    def _build(self, batch: Batch) -> list[ChatCompletionChunk]:
+        return self._builder.feed(batch)
 
 
 class CoreConverter(Converter):
@@ -270,13 +308,7 @@ class CoreConverter(Converter):
     Made from options checked beforehand, once for all its streams.
     """
 
-    def __init__(self, settings: PipelineSettings) -> None:
-        self._start(settings)
+    __slots__ = ()
 
-    def close(self, error: Exception | None = None) -> list[ChatCompletionChunk]:
-        try:
-            return super().close(error)
-        except Exception as failed:
-            if failed is not self._error:  # not the stream's error: cannot happen
-                raise
-            return owed(failed)
+    def __init__(self, settings: PipelineSettings) -> None:
+        self._start(settings, keep=True)

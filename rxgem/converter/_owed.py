@@ -1,18 +1,18 @@
-"""The chunks a failed stream still owed, carried on its error (``error.chunks``)."""
+"""The outputs a failed stream still owed, carried on its error (``error.chunks``)."""
 
 from __future__ import annotations
 
 from contextlib import suppress
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from ..core import ChatCompletionChunk
+from typing import Any, TypeVar
 
 __all__ = ["owed", "owing"]
 
+Out = TypeVar("Out")
 
-def owing(error: Exception, chunks: list[ChatCompletionChunk]) -> Exception:
-    """``error`` carrying ``chunks``: what the call that raises it still owed.
+
+def owing(error: Exception, chunks: list[Out]) -> Exception:
+    """``error`` carrying ``chunks`` (chat chunks or Responses events): what the call that
+    raises it still owed.
 
     :class:`~rxgem.RxGemError` declares ``chunks``; another exception gets it too
     unless its type takes no attributes.
@@ -22,6 +22,6 @@ def owing(error: Exception, chunks: list[ChatCompletionChunk]) -> Exception:
     return error
 
 
-def owed(error: BaseException) -> list[ChatCompletionChunk]:
-    """The chunks ``error`` carries (``[]`` for an error that carries none)."""
+def owed(error: BaseException) -> list[Any]:
+    """The outputs ``error`` carries (``[]`` for an error that carries none)."""
     return list(getattr(error, "chunks", ()))

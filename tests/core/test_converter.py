@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from conftest import counter_ids
 
 import rxgem
 from rxgem import samples
+from rxgem.converter import CoreConverter, CoreResponsesConverter, ResponsesConverter
+from rxgem.core import RESPONSES_STAGES, STAGES, PipelineSettings
 from rxgem.testing import call, event, finish, text, usage
 
 CALL_THEN_BAD = event(call("search", q="rx")) + b"data: {not json}\r\n\r\n"
@@ -241,3 +244,50 @@ def test_every_core_has_the_one_shape(make: type) -> None:
     assert core.error is None
     assert core.close(RuntimeError("upstream")) == []
     assert core.close() == []  # spent: closing again gives nothing
+
+
+OUTPUTS: dict[str, tuple[Any, Any, Any, str]] = {
+    "chat": (rxgem.Converter, CoreConverter, STAGES, "ChatCompletionChunk"),
+    "responses": (ResponsesConverter, CoreResponsesConverter, RESPONSES_STAGES, "ResponseFailed"),
+}
+
+
+def kind_of(out: Any) -> str:
+    return type(out).__name__
+
+
+@pytest.mark.parametrize("output", OUTPUTS)
+def test_both_outputs_keep_the_one_contract(output: str) -> None:
+    make, make_core, stages, last = OUTPUTS[output]
+    conv = make(announce="none")
+    conv.feed(event(call("search", q="rx")))  # no finishReason: truncated
+    with pytest.raises(rxgem.TruncatedStreamError) as raised:
+        conv.close()
+    carried = [kind_of(out) for out in raised.value.chunks]
+    assert carried[-1] == last, "what it owed rides on the error"
+    assert conv.error is raised.value
+    assert conv.done
+    with pytest.raises(rxgem.TruncatedStreamError) as again:
+        conv.feed(event(text("more")))
+    assert list(again.value.chunks) == []
+
+    core = make_core(PipelineSettings({"announce": "none"}, stages))
+    core.feed(event(call("search", q="rx")))
+    owed = core.close()  # the cores' close: what it owed returned, the error kept
+    assert [kind_of(out) for out in owed] == carried
+    assert isinstance(core.error, rxgem.TruncatedStreamError)
+    assert core.close() == []
+    with pytest.raises(rxgem.TruncatedStreamError):
+        core.feed(event(text("more")))
+
+
+@pytest.mark.parametrize("output", OUTPUTS)
+def test_both_outputs_return_what_feed_completes_and_keep_its_error(output: str) -> None:
+    make, *_ = OUTPUTS[output]
+    conv = make()
+    outs = conv.feed(event(text("Looking.")) + CALL_THEN_BAD)
+    assert outs, "the valid outputs before the error are returned"
+    assert isinstance(conv.error, rxgem.MalformedStreamError)
+    with pytest.raises(rxgem.MalformedStreamError) as raised:
+        conv.close()
+    assert raised.value is conv.error

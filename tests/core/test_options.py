@@ -20,7 +20,7 @@ import rxgem
 import rxgem._build
 import rxgem.converter
 import rxgem.operators
-from rxgem.core import STAGES, PipelineOptions, PipelineSettings, StreamOptions
+from rxgem.core import RESPONSES_STAGES, STAGES, PipelineOptions, PipelineSettings, StreamOptions
 
 DECLARED = {name: stage for stage in STAGES for name in stage.declared}
 
@@ -119,9 +119,10 @@ def test_each_stage_is_its_operator_and_declares_whether_it_batches() -> None:
 
 
 def test_converter_feed_unrolls_the_declared_stages() -> None:
-    """``Converter.feed`` is written out for speed: the cores in this order, iterating the
-    values of the stages that do not batch and passing on the non-empty batches of those
-    that do. Changing ``STAGES`` means changing it too."""
+    """``BaseConverter.feed`` is written out for speed: the cores in this order, iterating
+    the values of the stages that do not batch and passing on the non-empty batches of
+    those that do, then the last core of each output. Changing ``STAGES`` or
+    ``RESPONSES_STAGES`` means changing it too."""
     core = rxgem.core
     assert [(s.core, s.batched) for s in STAGES] == [
         (core.SSEDecoder, False),
@@ -131,6 +132,8 @@ def test_converter_feed_unrolls_the_declared_stages() -> None:
         (core.FinishBuffer, True),
         (core.ChunkBuilder, False),
     ]
+    assert RESPONSES_STAGES[:5] == STAGES[:5]
+    assert [(s.core, s.batched) for s in RESPONSES_STAGES[5:]] == [(core.ResponsesBuilder, False)]
 
 
 def test_the_cores_are_made_with_the_options() -> None:
