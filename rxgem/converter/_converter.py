@@ -10,7 +10,7 @@ does not want Rx uses directly (servers, scripts, other async frameworks).
 
 :class:`BaseConverter` is all of it but the last core: the five that both outputs
 share (:data:`~rxgem.core.STAGES`, :data:`~rxgem.core.RESPONSES_STAGES`) and the
-contract. :class:`Converter` and :class:`~rxgem.ResponsesConverter` add their last
+contract. :class:`Converter` and :class:`~rxgem.converter.ResponsesConverter` add their last
 core (``ChunkBuilder``, ``ResponsesBuilder``) and their types.
 """
 
