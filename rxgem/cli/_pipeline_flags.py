@@ -13,8 +13,9 @@ option's doc; an option both declare (``api``, ``model``…) gets one flag for b
 - a callable (``id_factory``, ``clock``): no flag (a function is not written on a
   command line);
 - a mapping (the Responses stage's ``request``: the whole request, whose fields the
-  response repeats): no flag (a JSON object is not one option; ``rxgem serve`` takes
-  it from each request).
+  response repeats; ``namespaced``: what the request's ``namespace`` tools make of
+  their functions' names): no flag (a JSON object is not one option; ``rxgem serve``
+  takes it from each request).
 
 Names are written with dashes (``--slot-policy``). An option of another type has no
 flag to make: building the parser raises ``TypeError``, so a new option cannot be

@@ -24,13 +24,14 @@ from ..transport import TransportOptions, api_of, from_gemini
 __all__ = ["ResponsesOptions", "response_events", "responses"]
 
 _TRANSPORT: Final = TransportOptions.__optional_keys__
-_FROM_REQUEST: Final = ("model", "request", "include_encrypted_reasoning")
+_FROM_REQUEST: Final = ("model", "request", "include_encrypted_reasoning", "namespaced")
 _ENCRYPTED: Final = "reasoning.encrypted_content"
 
 
 class ResponsesOptions(TransportOptions, ResponsesPipelineOptions, total=False):
     """:func:`responses`'s options: the transport's, and the Responses pipeline's but
-    ``model``, ``request`` and ``include_encrypted_reasoning`` (the request says them)."""
+    ``model``, ``request``, ``include_encrypted_reasoning`` and ``namespaced`` (the
+    request says them)."""
 
 
 def responses(
@@ -94,7 +95,9 @@ def response_events(
 
     ``on_start(converter)`` is called with it at subscription: a server reads its
     ``signatures`` at the end, to store them whether or not the client sees them.
-    ``options``: the transport's and the pipeline's, as :func:`responses` takes them.
+    ``options``: the transport's and the pipeline's, as :func:`responses` takes them
+    (``response_id`` too: a server gives a stored response its own id); ``model``,
+    ``request``, ``include_encrypted_reasoning`` and ``namespaced`` come from ``request``.
     """
     transport = {k: v for k, v in options.items() if k in _TRANSPORT}
     pipeline = {k: v for k, v in options.items() if k not in _TRANSPORT}
@@ -103,6 +106,7 @@ def response_events(
         model=request.model.removeprefix("models/"),
         request={**request.echo, "store": request.store},
         include_encrypted_reasoning=_ENCRYPTED in request.include,
+        namespaced=request.namespaced,
     )
     settings = PipelineSettings(pipeline, RESPONSES_STAGES)  # checked now, once
     body = from_gemini(request.gemini, model=request.model, **transport)

@@ -33,7 +33,7 @@ from ._gemini_parser import ResponseParser
 from ._gemini_sse import SSEDecoder
 from ._option_checks import check_announce, check_api, check_callable, check_reasoning_field
 from ._responses_builder import ResponsesBuilder
-from ._responses_mapping import check_request
+from ._responses_mapping import check_namespaced, check_request, check_response_id
 from ._slot_policies import SlotPolicy, SlotPolicyName, resolve_policy
 from ._slot_table import SlotTable
 
@@ -209,6 +209,26 @@ class ToResponsesOptions(_ModelOption, total=False):
             False,
             "put Gemini's thought signatures in a reasoning item's ``encrypted_content``"
             ' (what ``include: ["reasoning.encrypted_content"]`` asks for).',
+        ),
+    ]
+    namespaced: Annotated[
+        Mapping[str, tuple[str, str]] | None,
+        Option(
+            None,
+            "the Gemini name of each function of a ``namespace`` tool (``namespace.name``)"
+            " → ``(namespace, name)``, as ``ResponsesRequest.namespaced`` gives it: its"
+            " ``function_call`` items get the function's own ``name`` and the"
+            " ``namespace``.",
+            check_namespaced,
+        ),
+    ]
+    response_id: Annotated[
+        str | None,
+        Option(
+            None,
+            "the response's ``id`` on every event; default: ``resp_`` and Gemini's"
+            " ``responseId``, or a minted one.",
+            check_response_id,
         ),
     ]
     id_factory: Annotated[

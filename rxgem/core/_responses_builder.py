@@ -53,14 +53,15 @@ from ._openai_mapping import created_seconds, map_logprobs
 from ._openai_reasoning_carrier import CarriedSignature, SignedKind, encode_signatures
 from ._responses_items import Call, Message, OutputItems, Reasoning
 from ._responses_mapping import (
+    check_namespaced,
     check_request,
+    check_response_id,
     echo,
     error_of,
     response_usage,
     status_of,
 )
 from ._responses_models import (
-    FunctionCallItem,
     OutputItemAdded,
     OutputTextDelta,
     Response,
@@ -94,6 +95,11 @@ class ResponsesBuilder(OutputItems):
         include_encrypted_reasoning: put Gemini's thought signatures in a reasoning
             item's ``encrypted_content`` (what ``include:
             ["reasoning.encrypted_content"]`` asks for).
+        namespaced: the Gemini name of each function of a ``namespace`` tool →
+            ``(namespace, name)`` (``ResponsesRequest.namespaced``): its
+            ``function_call`` items are named as the request named it.
+        response_id: the response's ``id`` on every event; default: ``resp_`` and
+            Gemini's ``responseId``, or a minted one.
         id_factory: makes the random part of ``resp_`` (when Gemini sent no
             ``responseId``), ``msg_``, ``rs_``, ``fc_``, ``call_``, ``ci_`` and ``ig_`` ids.
         clock: returns the time in seconds for ``created_at`` (Vertex's ``createTime``
@@ -115,6 +121,7 @@ class ResponsesBuilder(OutputItems):
         "_model",
         "_model_status",
         "_response",
+        "_response_id",
         "_signatures",
         "_signed",
         "_urls",
@@ -127,11 +134,16 @@ class ResponsesBuilder(OutputItems):
         model: str | None = None,
         request: Mapping[str, Any] | None = None,
         include_encrypted_reasoning: bool = False,
+        namespaced: Mapping[str, tuple[str, str]] | None = None,
+        response_id: str | None = None,
         id_factory: Callable[[], str] = random_id,
         clock: Callable[[], float] = time.time,
     ) -> None:
         check_request(request)
-        super().__init__(id_factory)
+        check_namespaced(namespaced)
+        check_response_id(response_id)
+        super().__init__(id_factory, namespaced)
+        self._response_id = response_id
         self._model = model
         self._echo = echo(request)
         self._include = include_encrypted_reasoning
@@ -191,7 +203,7 @@ class ResponsesBuilder(OutputItems):
     def _start(self, out: list[ResponsesEvent]) -> None:
         meta = self._meta
         rid = meta.response_id
-        self._id = f"resp_{rid if rid else self._id_factory()}"
+        self._id = self._response_id or f"resp_{rid if rid else self._id_factory()}"
         created = created_seconds(meta.create_time)
         self._created = created if created is not None else int(self._clock())
         if self._model is None:
@@ -318,9 +330,7 @@ class ResponsesBuilder(OutputItems):
     def _header(self, out: list[ResponsesEvent], item: ToolCallHeader) -> None:
         call = Call(self._mint("fc"), self._open_index(), item.id or self._mint("call"), item.name)
         self._headers[item.slot] = call
-        added = FunctionCallItem(
-            id=call.id, call_id=call.call_id, name=call.name, arguments="", status="in_progress"
-        )
+        added = self._function_call(call, call.name, "", "in_progress")
         out.append(
             OutputItemAdded(sequence_number=self._next(), output_index=call.index, item=added)
         )
@@ -389,9 +399,7 @@ class ResponsesBuilder(OutputItems):
                 self._close_call(out, *item)
         for call, tool_call in fresh:
             call.index = self._open_index()
-            added = FunctionCallItem(
-                id=call.id, call_id=call.call_id, name=call.name, arguments="", status="in_progress"
-            )
+            added = self._function_call(call, call.name, "", "in_progress")
             out.append(
                 OutputItemAdded(sequence_number=self._next(), output_index=call.index, item=added)
             )

@@ -13,7 +13,7 @@ Data parts with no Responses item (audio, files, a built-in tool's ``toolCall``/
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import msgspec
@@ -109,13 +109,19 @@ class OutputItems:
         "_done",
         "_id_factory",
         "_message",
+        "_namespaced",
         "_next_index",
         "_reasoning",
         "_seq",
     )
 
-    def __init__(self, id_factory: Callable[[], str]) -> None:
+    def __init__(
+        self,
+        id_factory: Callable[[], str],
+        namespaced: Mapping[str, tuple[str, str]] | None = None,
+    ) -> None:
         self._id_factory = id_factory
+        self._namespaced = namespaced or {}
         self._seq = 0
         self._next_index = 0
         self._done: dict[int, OutputItem] = {}  # finished items by output index
@@ -297,6 +303,26 @@ class OutputItems:
         self._done[index] = item
         out.append(OutputItemDone(sequence_number=self._next(), output_index=index, item=item))
 
+    def _function_call(
+        self, call: Call, name: str, arguments: str, status: Any
+    ) -> FunctionCallItem:
+        """The ``function_call`` item of ``call``: a namespaced function (Gemini's
+        ``namespace.name``) named as the request named it."""
+        namespaced = self._namespaced.get(name)
+        if namespaced is not None:
+            namespace, name = namespaced
+            return FunctionCallItem(
+                id=call.id,
+                call_id=call.call_id,
+                name=name,
+                arguments=arguments,
+                status=status,
+                namespace=namespace,
+            )
+        return FunctionCallItem(
+            id=call.id, call_id=call.call_id, name=name, arguments=arguments, status=status
+        )
+
     def _close_call(
         self, out: list[ResponsesEvent], call: Call, tool_call: ToolCall | None
     ) -> None:
@@ -313,9 +339,7 @@ class OutputItems:
                 sequence_number=seq(), item_id=call.id, output_index=call.index, arguments=arguments
             )
         )
-        item = FunctionCallItem(
-            id=call.id, call_id=call.call_id, name=name, arguments=arguments, status="completed"
-        )
+        item = self._function_call(call, name, arguments, "completed")
         self._item_done(out, call.index, item)
 
     def _close_reasoning(

@@ -19,7 +19,9 @@ from ._responses_models import ResponseError, ResponseStatus, ResponseUsage
 
 __all__ = [
     "ECHOED",
+    "check_namespaced",
     "check_request",
+    "check_response_id",
     "echo",
     "error_of",
     "flat_citation",
@@ -47,6 +49,35 @@ def check_request(request: object) -> None:
     """``request`` is a mapping (the Responses request, or its echoed fields) or ``None``."""
     if request is not None and not isinstance(request, Mapping):
         raise TypeError(f"request must be a mapping or None, not {type(request).__name__}")
+
+
+def check_namespaced(namespaced: object) -> None:
+    """``namespaced``: a mapping of Gemini function names → ``(namespace, name)``, or ``None``."""
+    if namespaced is None:
+        return
+    if not isinstance(namespaced, Mapping):
+        raise TypeError(f"namespaced must be a mapping or None, not {type(namespaced).__name__}")
+    for full, pair in namespaced.items():
+        if (
+            type(full) is not str
+            or type(pair) is not tuple
+            or len(pair) != 2
+            or not all(type(part) is str and part for part in pair)
+        ):
+            raise ValueError(
+                "namespaced maps a Gemini function name to (namespace, name),"
+                f" not {full!r} to {pair!r}"
+            )
+
+
+def check_response_id(response_id: object) -> None:
+    """``response_id``: a non-empty string, or ``None``."""
+    if response_id is None:
+        return
+    if type(response_id) is not str:
+        raise TypeError(f"response_id must be a string or None, not {type(response_id).__name__}")
+    if not response_id:
+        raise ValueError("response_id must not be empty")
 
 
 def echo(request: Mapping[str, Any] | None) -> dict[str, Any]:

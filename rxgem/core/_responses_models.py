@@ -127,13 +127,17 @@ class ReasoningItem(_Tagged, tag="reasoning"):
 
 
 class FunctionCallItem(_Tagged, tag="function_call"):
-    """A call of one of the request's functions; ``arguments`` is ``""`` when announced."""
+    """A call of one of the request's functions; ``arguments`` is ``""`` when announced.
+
+    A function of a ``namespace`` tool is named as the request named it: ``name`` its
+    own, ``namespace`` the tool's."""
 
     id: str
     call_id: str
     name: str
     arguments: str
     status: ItemStatus
+    namespace: str | None = None
 
 
 class CodeInterpreterCall(_Tagged, tag="code_interpreter_call"):

@@ -177,9 +177,12 @@ class ResponsesRoutes:
         if responses_request.store and not keep:  # the response says it was not stored
             responses_request = replace(responses_request, store=False)
         converters: list[ResponsesConverter] = []
-        try:
+        try:  # a stored response's id is the server's, unique to it
             events = self.service.upstream.responses(
-                responses_request, credentials, converters.append
+                responses_request,
+                credentials,
+                converters.append,
+                response_id=new_response_id() if keep else None,
             )
         except RxGemError as exc:
             return self._reply(error_reply(exc, self.service._secrets(record)), record)
@@ -198,7 +201,6 @@ class ResponsesRoutes:
         return ResponsesAnswer(
             events,
             on_response=on_response,
-            response_id=new_response_id() if keep else None,
             stream=responses_request.stream,
             keep_alive=self.settings.keep_alive,
             record=record,

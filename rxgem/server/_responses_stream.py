@@ -42,7 +42,6 @@ from ._stream_frames import KEEP_ALIVE_FRAME, STREAM_HEADERS, FrameBuffer
 __all__ = ["ResponsesAnswer", "error_event"]
 
 _TERMINAL: Final = frozenset({"response.completed", "response.incomplete", "response.failed"})
-_LIFECYCLE: Final = _TERMINAL | {"response.created", "response.in_progress"}
 
 OnResponse = Callable[[Response], Awaitable[None]]
 
@@ -74,13 +73,9 @@ def _note_usage(record: AccessRecord, response: Response) -> None:
         )
 
 
-def _terminal(event: ResponsesEvent, response_id: str | None) -> Response | None:
-    """The response of a terminal event (else ``None``); with ``response_id``, every
-    lifecycle event's response gets that id."""
-    tag = event.__struct_config__.tag
-    if response_id is not None and tag in _LIFECYCLE:
-        event.response.id = response_id  # type: ignore[union-attr]
-    if tag in _TERMINAL:
+def _terminal(event: ResponsesEvent) -> Response | None:
+    """The response of a terminal event (else ``None``)."""
+    if event.__struct_config__.tag in _TERMINAL:
         response: Response = event.response  # type: ignore[union-attr]
         return response
     return None
@@ -91,11 +86,10 @@ class EventFrames(FrameBuffer[ResponsesEvent]):
     one, which waits in :attr:`last` until the sender has run ``on_response`` (and
     scrubbed its error message)."""
 
-    __slots__ = ("last", "next_sequence", "response", "response_id")
+    __slots__ = ("last", "next_sequence", "response")
 
-    def __init__(self, *args: Any, response_id: str | None = None) -> None:
+    def __init__(self, *args: Any) -> None:
         super().__init__(*args)
-        self.response_id = response_id
         self.response: Response | None = None
         self.last: ResponsesEvent | None = None
         self.next_sequence = 0
@@ -105,7 +99,7 @@ class EventFrames(FrameBuffer[ResponsesEvent]):
         telemetry = self.record.telemetry
         if telemetry is not None:
             telemetry.chunk(time.perf_counter())
-        response = _terminal(event, self.response_id)
+        response = _terminal(event)
         if response is None:
             self.push(encode_event(event))
             return
@@ -122,8 +116,6 @@ class ResponsesAnswer(CompletionResponse):
     Args:
         source: the request's events (not subscribed yet).
         on_response: awaited with the final response before it is sent (never raises).
-        response_id: the id the response gets (instead of one from Gemini's
-            ``responseId``): a stored response's id is the server's, unique to it.
         others: as :class:`~rxgem.server._stream.CompletionResponse`'s.
     """
 
@@ -132,7 +124,6 @@ class ResponsesAnswer(CompletionResponse):
         source: Observable[ResponsesEvent],
         *,
         on_response: OnResponse,
-        response_id: str | None = None,
         stream: bool,
         keep_alive: float,
         record: AccessRecord,
@@ -154,7 +145,6 @@ class ResponsesAnswer(CompletionResponse):
         )
         self.events = source
         self.on_response = on_response
-        self.response_id = response_id
         self._sequence = 0
 
     async def _finish(self, response: Response) -> None:
@@ -201,7 +191,7 @@ class ResponsesAnswer(CompletionResponse):
                 if item is _END:
                     break
                 event = cast(ResponsesEvent, item)
-                response = _terminal(event, self.response_id) or response
+                response = _terminal(event) or response
             if response is None:  # the events ended without one: not a whole stream
                 reply = self._reply(RuntimeError("the response ended without its last event"))
                 await (
@@ -221,9 +211,7 @@ class ResponsesAnswer(CompletionResponse):
     async def _stream(self, sender: Sender) -> None:
         loop = asyncio.get_running_loop()
         gate = sender.gate = FlowGate()
-        frames = EventFrames(
-            loop, gate, self.record, False, self.keep_alive, response_id=self.response_id
-        )
+        frames = EventFrames(loop, gate, self.record, False, self.keep_alive)
         frames.watch(sender, self.send_timeout, self._stalled)
         # this task's context: the upstream read task, made at subscription, inherits it
         current_gate.set(gate)

@@ -119,13 +119,16 @@ class Upstream:
         request: ResponsesRequest,
         credentials: Credentials,
         on_start: Callable[[ResponsesConverter], None],
+        response_id: str | None = None,
     ) -> Observable[ResponsesEvent]:
         """A translated Responses request's events on the shared client
         (:func:`rxgem.client.response_events`; ``on_start`` gets each subscription's
-        converter), with the server's pipeline options that the Responses stages take."""
+        converter), with the server's pipeline options that the Responses stages take;
+        ``response_id``: the response's id (else Gemini's ``responseId`` makes it)."""
         return response_events(
             request,
             on_start=on_start,
+            response_id=response_id,
             base_url=self.settings.upstream,
             api_key=credentials.api_key,
             access_token=credentials.access_token,

@@ -175,6 +175,87 @@ def test_parallel_calls_are_function_call_items_the_first_announced_early() -> N
     assert [item.call_id for item in final.output[1:]] == ["g3-id-1", second["call_id"]]
 
 
+NAMESPACED = {"tools.read": ("tools", "read")}
+
+
+def test_a_namespaced_function_call_is_named_as_the_request_named_it() -> None:
+    events = build(
+        [META, ToolCallHeader(0, 0, "tools.read", "id-1")],
+        [
+            ToolCall(0, 0, "tools.read", "id-1", {"path": "a.py"}),
+            ToolCall(0, 1, "tools.read", None, {"path": "b.py"}),  # never announced
+            ToolCall(0, 2, "plain", None, {}),
+            End(0, "STOP", True),
+        ],
+        namespaced=NAMESPACED,
+    )
+    response = check_sequence(events)
+    first, second, plain = response["output"]
+    for item in (first, second):
+        assert (item["name"], item["namespace"]) == ("read", "tools")
+    assert plain["name"] == "plain"
+    assert "namespace" not in plain
+    added = [e.to_dict()["item"] for e in events if event_type(e) == "response.output_item.added"]
+    assert [(a["name"], a.get("namespace")) for a in added] == [
+        ("read", "tools"),
+        ("read", "tools"),
+        ("plain", None),
+    ]
+    final = sdk_final(events)
+    assert [(item.name, item.namespace) for item in final.output] == [  # type: ignore[union-attr]
+        ("read", "tools"),
+        ("read", "tools"),
+        ("plain", None),
+    ]
+
+
+def test_without_namespaced_a_dotted_name_is_left_as_gemini_sent_it() -> None:
+    events = build([META, ToolCall(0, 0, "tools.read", None, {})], [End(0, "STOP", True)])
+    (item,) = check_sequence(events)["output"]
+    assert item["name"] == "tools.read"
+    assert "namespace" not in item
+
+
+@pytest.mark.parametrize(
+    ("namespaced", "error"),
+    [
+        ([("a.b", ("a", "b"))], TypeError),
+        ({"a.b": "a"}, ValueError),
+        ({"a.b": ("a", "")}, ValueError),
+        ({"a.b": ("a", "b", "c")}, ValueError),
+        ({1: ("a", "b")}, ValueError),
+    ],
+)
+def test_a_bad_namespaced_is_refused(namespaced: Any, error: type[Exception]) -> None:
+    with pytest.raises(error):
+        ResponsesBuilder(namespaced=namespaced)
+
+
+def test_the_response_id_given_is_on_every_event_from_the_first() -> None:
+    given = "resp_" + "0123456789abcdef" * 3
+    events = build(
+        [META, Text(0, "Hi")],
+        [ToolCall(0, 0, "read", None, {})],
+        [End(0, "STOP", True)],
+        response_id=given,
+    )
+    response = check_sequence(events)
+    assert response["id"] == given
+    ids = [e.to_dict()["response"]["id"] for e in events if hasattr(e, "response")]
+    assert ids == [given] * 3  # created, in_progress, completed
+    assert sdk_final(events).id == given
+    assert assemble_response(events).id == given
+    failed = build([META, Text(0, "Hi")], error=TruncatedStreamError("cut"), response_id=given)
+    assert {e.to_dict()["response"]["id"] for e in failed if hasattr(e, "response")} == {given}
+    assert build([Meta(None, "m")], response_id=given)[0].response.id == given
+
+
+@pytest.mark.parametrize(("response_id", "error"), [("", ValueError), (7, TypeError)])
+def test_a_bad_response_id_is_refused(response_id: Any, error: type[Exception]) -> None:
+    with pytest.raises(error):
+        ResponsesBuilder(response_id=response_id)
+
+
 @pytest.mark.parametrize("include", [True, False])
 def test_signatures_ride_in_encrypted_content_when_asked_and_are_always_kept(
     include: bool,

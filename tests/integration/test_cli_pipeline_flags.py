@@ -33,6 +33,7 @@ MEANINGS: dict[str, tuple[list[str], Any, str]] = {
     "render_code": (["--no-render-code"], False, "code_execution.sse"),
     "signature_in_id": (["--signature-in-id"], True, "gemini3_ids.sse"),
     "include_encrypted_reasoning": (["--include-encrypted-reasoning"], True, "gemini3_ids.sse"),
+    "response_id": (["--response-id", "resp-cli-1"], "resp-cli-1", "text.sse"),
 }
 """Each option's flag as given, the option's value it means, and a sample it changes."""
 
@@ -40,12 +41,12 @@ OUTPUT_OPTIONS: dict[Output, Any] = {
     "chat": PipelineOptions,
     "responses": ResponsesPipelineOptions,
 }
-NO_FLAG = {"id_factory", "clock", "request"}  # functions, and the whole Responses request
+NO_FLAG = {"id_factory", "clock", "request", "namespaced"}  # functions, and mappings
 
 
 def _declared(output: Output | None = None) -> dict[str, Any]:
     """Each option ``output``'s pipeline declares (default: either's) that takes a flag
-    (all but callables and the ``request`` mapping) → its type."""
+    (all but callables and the ``request`` and ``namespaced`` mappings) → its type."""
     outputs = [output] if output is not None else list(OUTPUT_OPTIONS)
     hints = {
         name: hint
@@ -82,11 +83,12 @@ def test_every_declared_option_has_a_flag() -> None:
     assert set(MEANINGS) == set(declared)  # a new option needs its meaning below
 
 
-def test_the_request_mapping_is_declared_and_has_no_flag() -> None:
+@pytest.mark.parametrize("name", ["request", "namespaced"])
+def test_a_mapping_is_declared_and_has_no_flag(name: str) -> None:
     hints = get_type_hints(ResponsesPipelineOptions)
     assert get_origin(hints["id_factory"]) is Callable
-    assert "request" in hints
-    assert not any("request" in action.dest for action in _convert_parser()._actions)
+    assert name in hints
+    assert not any(name in action.dest for action in _convert_parser()._actions)
 
 
 @pytest.mark.parametrize("output", list(OUTPUT_OPTIONS))
@@ -120,7 +122,10 @@ def test_each_output_has_flags_of_its_own() -> None:
         "render_code",
         "signature_in_id",
     ]
-    assert [n for n in MEANINGS if _outputs(n) == ["responses"]] == ["include_encrypted_reasoning"]
+    assert [n for n in MEANINGS if _outputs(n) == ["responses"]] == [
+        "include_encrypted_reasoning",
+        "response_id",
+    ]
 
 
 @pytest.mark.parametrize(

@@ -64,8 +64,21 @@ def test_the_signatures_go_back_through_encrypted_content_and_history() -> None:
         assert model_turn["parts"][0]["thoughtSignature"] == SIGNATURE
 
 
+def test_a_namespace_tools_call_is_named_as_the_body_named_it_and_the_id_as_given() -> None:
+    namespace = {"type": "namespace", "name": "geo", "tools": [WEATHER]}
+    answered = event(call("geo.get_weather", city="Oslo", id="c1"), finish("STOP"))
+    with FakeGemini(answered) as fake:
+        body = {"model": MODEL, "input": "Weather in Oslo?", "tools": [namespace]}
+        answer = respond(body, base_url=fake.base_url, api_key="k", response_id="resp_mine")
+    (item,) = [item.to_dict() for item in answer.output]
+    assert (item["name"], item["namespace"], item["call_id"]) == ("get_weather", "geo", "c1")
+    assert answer.id == "resp_mine"
+
+
 def test_what_the_body_says_is_not_an_option_and_a_continuation_needs_history() -> None:
     with pytest.raises(TypeError, match="include_encrypted_reasoning"):
         rxgem.responses({"model": MODEL, "input": "Hi"}, include_encrypted_reasoning=True)
+    with pytest.raises(TypeError, match="namespaced"):
+        rxgem.responses({"model": MODEL, "input": "Hi"}, namespaced={})
     with pytest.raises(rxgem.InvalidRequestError, match="keeps no responses"):
         rxgem.responses({"model": MODEL, "input": "Hi", "previous_response_id": "resp_1"})

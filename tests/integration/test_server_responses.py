@@ -7,6 +7,7 @@ event stream's shape, a tool round trip stateless (``encrypted_content``) and st
 from __future__ import annotations
 
 import json
+import re
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -138,6 +139,7 @@ def test_the_stream_is_named_events_ending_with_the_terminal_one(store_path: str
     assert name == "response.completed"
     ids = {data["response"]["id"] for _, data in events if "response" in data}
     assert ids == {last["response"]["id"]}
+    assert re.fullmatch("resp_[0-9a-f]{48}", last["response"]["id"])  # the server's, stored
     done = [data["item"] for name, data in events if name == "response.output_item.done"]
     assert last["response"]["output"] == done
 
@@ -319,6 +321,70 @@ def test_a_call_without_thoughts_keeps_its_signature_in_the_store(store_path: st
         )
         (part,) = [p for p in model_parts(fake, 1) if "functionCall" in p]
         assert part["thoughtSignature"] == SIGNATURE
+
+
+NAMESPACE: Any = {  # as Codex CLI sends an MCP server's tools
+    "type": "namespace",
+    "name": "ns",
+    "description": "Tools of the ns MCP server.",
+    "tools": [
+        {
+            "type": "function",
+            "name": "fn",
+            "description": "Look a word up.",
+            "strict": False,
+            "parameters": {"type": "object", "properties": {"q": {"type": "string"}}},
+        }
+    ],
+}
+NS_CALL = event(
+    thought("Look it up.", sig=THOUGHT_SIGNATURE),
+    call("ns.fn", q="rx", id="ns_1", sig=SIGNATURE),
+    finish("STOP"),
+)
+
+
+@pytest.mark.parametrize("stored", [False, True])
+def test_a_namespace_tools_call_comes_back_as_the_client_named_it(
+    stored: bool, store_path: str
+) -> None:
+    with (
+        FakeGemini(NS_CALL, SUNNY, strict=True) as fake,
+        serving(settings_for(fake, store=store_path)) as url,
+        sdk(url, _strict_response_validation=True) as client,
+    ):
+        question: Any = {"role": "user", "content": [{"type": "input_text", "text": "Look up rx."}]}
+        include: Any = ["reasoning.encrypted_content"]
+        common: Any = {"model": GEMINI_3, "tools": [NAMESPACE], "parallel_tool_calls": True}
+        with client.responses.stream(
+            input=[question], store=stored, include=include, **common
+        ) as stream:
+            added = [e.item for e in stream if e.type == "response.output_item.added"]
+            first = stream.get_final_response()
+        declared = fake.requests[0].json["tools"][0]["functionDeclarations"]
+        assert [d["name"] for d in declared] == ["ns.fn"]
+        called = first.output[-1]
+        assert called.type == "function_call"
+        assert (called.name, called.namespace, called.call_id) == ("fn", "ns", "ns_1")
+        assert [(a.name, a.namespace) for a in added if a.type == "function_call"] == [("fn", "ns")]
+        output: Any = {"type": "function_call_output", "call_id": called.call_id, "output": "ok"}
+        if stored:
+            turn: Any = {"input": [output], "previous_response_id": first.id}
+        else:
+            replay = [item.to_dict() for item in first.output]
+            turn = {"input": [question, *replay, output], "store": False, "include": include}
+        second = client.responses.create(**common, **turn)
+        assert second.output_text == "It is sunny in Paris."
+        (part,) = [p for p in model_parts(fake, 1) if "functionCall" in p]
+        assert part["functionCall"]["name"] == "ns.fn"
+        assert part["thoughtSignature"] == SIGNATURE
+        (answered,) = [
+            p["functionResponse"]
+            for c in fake.requests[1].json["contents"]
+            for p in c["parts"]
+            if "functionResponse" in p
+        ]
+        assert answered["name"] == "ns.fn"
 
 
 # --------------------------------------------------------------------------- failures
