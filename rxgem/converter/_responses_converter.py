@@ -34,7 +34,7 @@ class ResponsesConverter(BaseConverter[ResponsesEvent]):
 
     .. code::
 
-        converter = rxgem.ResponsesConverter(model="gemini-2.5-flash")
+        converter = rxgem.converter.ResponsesConverter(model="gemini-2.5-flash")
         try:
             for data in body:                   # bytes, split anywhere
                 send(converter.feed(data))
