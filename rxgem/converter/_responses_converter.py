@@ -43,7 +43,7 @@ class ResponsesConverter(BaseConverter[ResponsesEvent]):
             send(error.chunks)                  # ...with the events it still owed
             raise
 
-    Takes the options of :func:`~rxgem.gemini_to_responses`
+    Takes the options of :func:`~rxgem.operators.gemini_to_responses`
     (:class:`~rxgem.core.ResponsesPipelineOptions`) and gives the same events as the
     operators, with :class:`~rxgem.Converter`'s rules: nothing valid is lost (a failed
     stream's events end with ``response.failed``, carried on the error), and no error
