@@ -1,6 +1,6 @@
 """Answering one ``POST /v1/responses`` over ASGI: Responses events, streamed or assembled.
 
-:class:`ResponsesAnswer` is :class:`~rxgem.server._stream.CompletionResponse` (the
+:class:`ResponsesAnswer` is a :class:`~rxgem.server._stream.StreamedAnswer` (the
 disconnect watch, the drain, the send timeout, backpressure) with the Responses framing:
 
 - Streaming: each event is a named SSE frame (``event: response.output_text.delta``,
@@ -28,16 +28,14 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final, cast
 
 from reactivex import Observable
-from reactivex.scheduler.eventloop import AsyncIOScheduler
 
-from ..bridge import FlowGate, aiterate, current_gate
+from ..bridge import FlowGate
 from ..core import Response, ResponsesEvent, encode_event
 from ._access import AccessRecord
 from ._admission import Drain
 from ._errors import ErrorReply, redact
-from ._response_io import JSON_HEADERS, Sender
-from ._stream import _END, _SILENCE, HEARTBEAT, CompletionResponse, _next
-from ._stream_frames import KEEP_ALIVE_FRAME, STREAM_HEADERS, FrameBuffer
+from ._stream import StreamedAnswer
+from ._stream_frames import FrameBuffer
 
 __all__ = ["ResponsesAnswer", "error_event"]
 
@@ -110,13 +108,13 @@ class EventFrames(FrameBuffer[ResponsesEvent]):
         self._wake()
 
 
-class ResponsesAnswer(CompletionResponse):
+class ResponsesAnswer(StreamedAnswer):
     """The ASGI app answering one Responses request from its events' Observable.
 
     Args:
         source: the request's events (not subscribed yet).
         on_response: awaited with the final response before it is sent (never raises).
-        others: as :class:`~rxgem.server._stream.CompletionResponse`'s.
+        others: as :class:`~rxgem.server._stream.StreamedAnswer`'s.
     """
 
     def __init__(
@@ -133,9 +131,8 @@ class ResponsesAnswer(CompletionResponse):
         send_timeout: float = 120.0,
     ) -> None:
         super().__init__(
-            cast(Any, source),  # read back as `events`, typed
+            source,
             stream=stream,
-            send_usage=False,
             keep_alive=keep_alive,
             record=record,
             secrets=secrets,
@@ -143,9 +140,9 @@ class ResponsesAnswer(CompletionResponse):
             drain=drain,
             send_timeout=send_timeout,
         )
-        self.events = source
         self.on_response = on_response
         self._sequence = 0
+        self._response: Response | None = None
 
     async def _finish(self, response: Response) -> None:
         """``on_response``, with the response's error message scrubbed of secrets first
@@ -155,99 +152,43 @@ class ResponsesAnswer(CompletionResponse):
             error.message = redact(error.message, self.secrets)
         await self.on_response(response)
 
-    async def _shut_down(self, sender: Sender) -> None:
-        reply = ErrorReply(
-            503, "server_error", "the server is shutting down; retry", code="server_shutdown"
-        )
-        self.record.failed(reply)
-        try:
-            if not sender.started:
-                await sender.reply(reply)
-            else:
-                last = error_event(reply, self._sequence) if self.stream else b""
-                await sender.body(last, more=False)
-        except OSError:
-            self.record.client_gone = True
+    # streamed: named event frames, ending with the terminal event (stored first)
 
-    async def _complete(self, sender: Sender) -> None:
-        results = aiterate(self.events)
-        response: Response | None = None
-        try:
-            while True:
-                try:
-                    item = await _next(results, self.keep_alive)
-                except Exception as exc:
-                    reply = self._reply(exc)
-                    if sender.started:  # after a heartbeat the status is sent: the body says
-                        await sender.body(reply.json(), more=False)
-                    else:
-                        await sender.reply(reply)
-                    return
-                if item is _SILENCE:
-                    if not sender.started:
-                        await sender.start(200, JSON_HEADERS)
-                    await sender.body(HEARTBEAT)
-                    continue
-                if item is _END:
-                    break
-                event = cast(ResponsesEvent, item)
-                response = _terminal(event) or response
-            if response is None:  # the events ended without one: not a whole stream
-                reply = self._reply(RuntimeError("the response ended without its last event"))
-                await (
-                    sender.body(reply.json(), more=False) if sender.started else sender.reply(reply)
-                )
-                return
-            _note_usage(self.record, response)
-            if self.record.telemetry is not None:
-                self.record.telemetry.finish_reasons([response.status])
-            await self._finish(response)
-            if not sender.started:
-                await sender.start(200, JSON_HEADERS)
-            await sender.body(response.to_json(), more=False)
-        finally:
-            results.close()
+    def _frames(self, loop: asyncio.AbstractEventLoop, gate: FlowGate) -> EventFrames:
+        return EventFrames(loop, gate, self.record, False, self.keep_alive)
 
-    async def _stream(self, sender: Sender) -> None:
-        loop = asyncio.get_running_loop()
-        gate = sender.gate = FlowGate()
-        frames = EventFrames(loop, gate, self.record, False, self.keep_alive)
-        frames.watch(sender, self.send_timeout, self._stalled)
-        # this task's context: the upstream read task, made at subscription, inherits it
-        current_gate.set(gate)
-        subscription = self.events.subscribe(frames, scheduler=AsyncIOScheduler(loop))
-        try:
-            await frames.wait()
-            if frames.error is not None and not frames.data and frames.last is None:
-                await sender.reply(self._reply(frames.error))
-                return
-            await sender.start(200, STREAM_HEADERS)
-            telemetry = self.record.telemetry
-            if telemetry is not None:
-                telemetry.stream_opened()
-            while True:
-                self._sequence = frames.next_sequence
-                if frames.data:
-                    await sender.body(frames.take())
-                elif frames.done and frames.last is not None and frames.response is not None:
-                    if frames.error is not None:
-                        self._reply(frames.error)  # logged and counted; response.failed says it
-                    await self._finish(frames.response)
-                    await sender.body(encode_event(frames.last), more=False)
-                    return
-                elif frames.error is not None:
-                    reply = self._reply(frames.error)
-                    await sender.body(error_event(reply, frames.next_sequence), more=False)
-                    return
-                elif frames.done:
-                    await sender.body(b"", more=False)
-                    return
-                else:
-                    await sender.body(KEEP_ALIVE_FRAME)
-                frames.sent(loop.time())
-                await frames.wait()
-        finally:
-            frames.close()
-            subscription.dispose()
-            if self.record.telemetry is not None and frames.finish_reasons:
-                self.record.telemetry.finish_reasons(frames.finish_reasons.values())
+    def _sending(self, frames: FrameBuffer[Any]) -> None:
+        self._sequence = cast(EventFrames, frames).next_sequence
+
+    def _started(self, frames: FrameBuffer[Any]) -> bool:
+        return bool(frames.data) or cast(EventFrames, frames).last is not None
+
+    async def _last_frame(self, frames: FrameBuffer[Any]) -> bytes:
+        events = cast(EventFrames, frames)
+        if events.last is not None and events.response is not None:
+            if events.error is not None:
+                self._reply(events.error)  # logged and counted; response.failed says it
+            await self._finish(events.response)
+            return encode_event(events.last)
+        if events.error is not None:
+            return error_event(self._reply(events.error), events.next_sequence)
+        return b""
+
+    def _stop_frame(self, reply: ErrorReply) -> bytes:
+        return error_event(reply, self._sequence)
+
+    # assembled: the terminal event's response
+
+    def _collect(self, item: Any) -> bool:
+        self._response = _terminal(item) or self._response
+        return False
+
+    async def _answer(self) -> bytes | Exception:
+        response = self._response
+        if response is None:  # the events ended without one: not a whole stream
+            return RuntimeError("the response ended without its last event")
+        _note_usage(self.record, response)
+        if self.record.telemetry is not None:
+            self.record.telemetry.finish_reasons([response.status])
+        await self._finish(response)
+        return response.to_json()

@@ -7,6 +7,10 @@ request. The work runs in a task, and ``receive()`` is watched for
 disposed of, which cancels the upstream request and closes its connection, whether
 Gemini had sent its first byte or not.
 
+All of that is :class:`StreamedAnswer`, which also serves the Responses API
+(:class:`~rxgem.server._responses_stream.ResponsesAnswer`): a subclass says how items
+are framed, what a stream ends with, and what the assembled answer is.
+
 Streaming (one observer, :class:`~rxgem.server._stream_frames.Frames`, subscribed to
 the ``chat_completions`` Observable on the event loop):
 
@@ -41,7 +45,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
-from typing import Final, TypeVar, cast
+from typing import Any, Final, TypeVar, cast
 
 from reactivex import Observable
 from reactivex.scheduler.eventloop import AsyncIOScheduler
@@ -54,9 +58,9 @@ from ._admission import Drain
 from ._errors import ErrorReply, error_reply
 from ._response_io import JSON_HEADERS, Sender, until_disconnect
 from ._runner import ABORT_EXTENSION
-from ._stream_frames import KEEP_ALIVE_FRAME, STREAM_HEADERS, Frames, note_usage
+from ._stream_frames import KEEP_ALIVE_FRAME, STREAM_HEADERS, FrameBuffer, Frames, note_usage
 
-__all__ = ["HEARTBEAT", "CompletionResponse"]
+__all__ = ["HEARTBEAT", "CompletionResponse", "StreamedAnswer"]
 
 T = TypeVar("T")
 
@@ -94,14 +98,14 @@ async def _next(items: AsyncIterator[T], wait: float) -> T | _Silence | _End:
         raise
 
 
-class CompletionResponse:
-    """The ASGI app answering one chat completion from its Observable.
+class StreamedAnswer:
+    """The ASGI app answering one request from its Observable, streamed or assembled:
+    the disconnect watch, the drain, the send timeout, backpressure, keep-alives and the
+    error replies. A subclass says how items are framed and what the answer is.
 
     Args:
-        source: what ``rxgem.chat_completions`` returned (not subscribed yet).
+        source: the request's Observable (not subscribed yet).
         stream: whether the request asked for ``stream``.
-        send_usage: whether the client asked for the usage chunk (the server always
-            asks the pipeline for it, to log the tokens).
         keep_alive: seconds of silence before a keep-alive comment.
         record: the request's access record (tokens, errors, client gone).
         secrets: what to scrub from error messages.
@@ -115,10 +119,9 @@ class CompletionResponse:
 
     def __init__(
         self,
-        source: Observable[ChatCompletionChunk] | Observable[ChatCompletion],
+        source: Observable[Any],
         *,
         stream: bool,
-        send_usage: bool,
         keep_alive: float,
         record: AccessRecord,
         secrets: tuple[str, ...],
@@ -128,7 +131,6 @@ class CompletionResponse:
     ) -> None:
         self.source = source
         self.stream = stream
-        self.send_usage = send_usage
         self.keep_alive = keep_alive
         self.record = record
         self.secrets = secrets
@@ -138,6 +140,37 @@ class CompletionResponse:
         self._stopped = False
         self._abort: Callable[[], None] | None = None
         self.send_timeout = send_timeout
+
+    # -- what a subclass says ------------------------------------------------------------
+
+    def _frames(self, loop: asyncio.AbstractEventLoop, gate: FlowGate) -> FrameBuffer[Any]:
+        """The observer framing the streamed items."""
+        raise NotImplementedError
+
+    def _sending(self, frames: FrameBuffer[Any]) -> None:
+        """Called before each send of a stream."""
+
+    def _started(self, frames: FrameBuffer[Any]) -> bool:
+        """Whether the stream has something to send (else an error is an HTTP reply)."""
+        return bool(frames.data)
+
+    async def _last_frame(self, frames: FrameBuffer[Any]) -> bytes:
+        """What a stream ends with once its items are all sent (``frames.done``)."""
+        raise NotImplementedError
+
+    def _stop_frame(self, reply: ErrorReply) -> bytes:
+        """What a started stream ends with when the server shuts down."""
+        raise NotImplementedError
+
+    def _collect(self, item: Any) -> bool:
+        """Keep what the assembled answer needs of ``item``; true when it is whole."""
+        raise NotImplementedError
+
+    async def _answer(self) -> bytes | Exception:
+        """The assembled answer as JSON, once the items ended (or what went wrong)."""
+        raise NotImplementedError
+
+    # -- the ASGI app --------------------------------------------------------------------
 
     def _stalled(self) -> None:
         """The client took in nothing for ``send_timeout`` seconds: cut it off."""
@@ -181,7 +214,7 @@ class CompletionResponse:
             if not sender.started:
                 await sender.reply(reply)
             else:
-                await sender.body(reply.frame() if self.stream else b"", more=False)
+                await sender.body(self._stop_frame(reply) if self.stream else b"", more=False)
         except OSError:
             self.record.client_gone = True
 
@@ -201,11 +234,7 @@ class CompletionResponse:
                 try:
                     item = await _next(results, self.keep_alive)
                 except Exception as exc:
-                    reply = self._reply(exc)
-                    if sender.started:  # after a heartbeat the status is sent: the body says
-                        await sender.body(reply.json(), more=False)
-                    else:
-                        await sender.reply(reply)
+                    await _fail(sender, self._reply(exc))
                     return
                 if item is _SILENCE:
                     # a space before the JSON keeps idle-timing proxies from cutting us off
@@ -213,30 +242,29 @@ class CompletionResponse:
                         await sender.start(200, JSON_HEADERS)
                     await sender.body(HEARTBEAT)
                     continue
-                break
-            assert isinstance(item, ChatCompletion)  # one item or an error, never _END first
-            if item.usage is not None:
-                note_usage(self.record, item.usage)
-            if self.record.telemetry is not None:
-                self.record.telemetry.finish_reasons(c.finish_reason for c in item.choices)
+                if item is _END or self._collect(item):
+                    break
+            answer = await self._answer()
+            if isinstance(answer, Exception):
+                await _fail(sender, self._reply(answer))
+                return
             if not sender.started:
                 await sender.start(200, JSON_HEADERS)
-            await sender.body(item.to_json(), more=False)
+            await sender.body(answer, more=False)
         finally:
             results.close()
 
     async def _stream(self, sender: Sender) -> None:
         loop = asyncio.get_running_loop()
         gate = sender.gate = FlowGate()
-        frames = Frames(loop, gate, self.record, self.send_usage, self.keep_alive)
+        frames = self._frames(loop, gate)
         frames.watch(sender, self.send_timeout, self._stalled)
         # this task's context: the upstream read task, made at subscription, inherits it
         current_gate.set(gate)
-        source = cast(Observable[ChatCompletionChunk], self.source)
-        subscription = source.subscribe(frames, scheduler=AsyncIOScheduler(loop))
+        subscription = self.source.subscribe(frames, scheduler=AsyncIOScheduler(loop))
         try:
             await frames.wait()
-            if frames.error is not None and not frames.data:
+            if frames.error is not None and not self._started(frames):
                 await sender.reply(self._reply(frames.error))
                 return
             await sender.start(200, STREAM_HEADERS)
@@ -244,13 +272,11 @@ class CompletionResponse:
             if telemetry is not None:
                 telemetry.stream_opened()
             while True:
+                self._sending(frames)
                 if frames.data:
                     await sender.body(frames.take())
-                elif frames.error is not None:
-                    await sender.body(self._reply(frames.error).frame(), more=False)
-                    return
-                elif frames.done:
-                    await sender.body(DONE_FRAME, more=False)
+                elif frames.done or frames.error is not None:
+                    await sender.body(await self._last_frame(frames), more=False)
                     return
                 else:
                     await sender.body(KEEP_ALIVE_FRAME)
@@ -262,3 +288,72 @@ class CompletionResponse:
             if self.record.telemetry is not None and frames.finish_reasons:
                 reasons = frames.finish_reasons
                 self.record.telemetry.finish_reasons(reasons[i] for i in sorted(reasons))
+
+
+async def _fail(sender: Sender, reply: ErrorReply) -> None:
+    """``reply`` as the answer: after a heartbeat the status is sent, the body says it."""
+    if sender.started:
+        await sender.body(reply.json(), more=False)
+    else:
+        await sender.reply(reply)
+
+
+class CompletionResponse(StreamedAnswer):
+    """The ASGI app answering one chat completion from its Observable.
+
+    Args:
+        source: what ``rxgem.chat_completions`` returned (not subscribed yet).
+        send_usage: whether the client asked for the usage chunk (the server always
+            asks the pipeline for it, to log the tokens).
+        others: as :class:`StreamedAnswer`'s.
+    """
+
+    def __init__(
+        self,
+        source: Observable[ChatCompletionChunk] | Observable[ChatCompletion],
+        *,
+        stream: bool,
+        send_usage: bool,
+        keep_alive: float,
+        record: AccessRecord,
+        secrets: tuple[str, ...],
+        logger: logging.Logger,
+        drain: Drain | None = None,
+        send_timeout: float = 120.0,
+    ) -> None:
+        super().__init__(
+            cast(Observable[Any], source),
+            stream=stream,
+            keep_alive=keep_alive,
+            record=record,
+            secrets=secrets,
+            logger=logger,
+            drain=drain,
+            send_timeout=send_timeout,
+        )
+        self.send_usage = send_usage
+        self._completion: ChatCompletion | None = None
+
+    def _frames(self, loop: asyncio.AbstractEventLoop, gate: FlowGate) -> Frames:
+        return Frames(loop, gate, self.record, self.send_usage, self.keep_alive)
+
+    async def _last_frame(self, frames: FrameBuffer[Any]) -> bytes:
+        if frames.error is not None:
+            return self._reply(frames.error).frame()
+        return DONE_FRAME
+
+    def _stop_frame(self, reply: ErrorReply) -> bytes:
+        return reply.frame()
+
+    def _collect(self, item: Any) -> bool:
+        self._completion = item
+        return True
+
+    async def _answer(self) -> bytes | Exception:
+        item = self._completion
+        assert isinstance(item, ChatCompletion)  # one item or an error, never _END first
+        if item.usage is not None:
+            note_usage(self.record, item.usage)
+        if self.record.telemetry is not None:
+            self.record.telemetry.finish_reasons(c.finish_reason for c in item.choices)
+        return item.to_json()
