@@ -122,8 +122,11 @@ class _Service:
         except BodyError as exc:
             return ErrorReply(exc.status, "invalid_request_error", exc.reason)
 
-    async def chat_completions(self, request: Request) -> Response | CompletionResponse | _Gone:
-        record = access_record(request.scope)
+    async def _request(
+        self, request: Request, record: AccessRecord
+    ) -> tuple[Credentials, dict[str, Any]] | Response | _Gone:
+        """The client's credentials and JSON body, its model noted in ``record``; or the
+        answer already: an error reply, or nothing for a client that left."""
         credentials = self._authorize(request, record)
         if isinstance(credentials, ErrorReply):
             return reply_response(credentials, record)
@@ -145,13 +148,27 @@ class _Service:
                     headers=(("x-should-retry", "false"),),
                 )
                 return reply_response(reply, record)
+        return credentials, body
+
+    def _count(self, record: AccessRecord, body: dict[str, Any]) -> bool:
+        """Count the request in the telemetry; whether it asks for ``stream``."""
         stream = body.get("stream") is True
         if record.telemetry is not None:
+            model = body.get("model")
             record.telemetry.chat(
                 model if isinstance(model, str) else None,
                 upstream=self.settings.upstream,
                 stream=stream,
             )
+        return stream
+
+    async def chat_completions(self, request: Request) -> Response | CompletionResponse | _Gone:
+        record = access_record(request.scope)
+        read = await self._request(request, record)
+        if not isinstance(read, tuple):
+            return read
+        credentials, body = read
+        stream = self._count(record, body)
         stream_options = body.get("stream_options")
         send_usage = isinstance(stream_options, dict) and bool(stream_options.get("include_usage"))
         if stream and (stream_options is None or isinstance(stream_options, dict)):

@@ -23,8 +23,9 @@ any store sees them.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeVar
 
 import msgspec
 from starlette.requests import Request
@@ -45,7 +46,6 @@ from ..transport import api_of
 from ._access import AccessRecord, access_record
 from ._auth import Credentials, bearer_token
 from ._errors import ErrorReply, error_reply
-from ._models import valid_model_name
 from ._responses_records import (
     ANONYMOUS,
     history_items,
@@ -60,6 +60,8 @@ from ._responses_records import (
 from ._responses_stream import ResponsesAnswer
 
 __all__ = ["ResponsesRoutes"]
+
+T = TypeVar("T")
 
 _NO_RETRY: Final = (("x-should-retry", "false"),)
 
@@ -92,7 +94,7 @@ class ResponsesRoutes:
 
     Args:
         service: the app's service (settings, upstream, logger, drain; its
-            ``_authorize``, ``_read_body`` and ``_secrets``).
+            ``_request``, ``_count``, ``_authorize`` and ``_secrets``).
         store: the response store, opened by the app's lifespan; ``None``: none kept.
     """
 
@@ -131,23 +133,10 @@ class ResponsesRoutes:
 
     async def create(self, request: Request) -> Any:
         record = access_record(request.scope)
-        credentials = self.service._authorize(request, record)
-        if isinstance(credentials, ErrorReply):
-            return self._reply(credentials, record)
-        body = await self.service._read_body(request)
-        if body is None:
-            record.client_gone = True
-            from ._app import _GONE
-
-            return _GONE
-        if isinstance(body, ErrorReply):
-            return self._reply(body, record)
-        model = body.get("model")
-        if isinstance(model, str) and model:
-            record.model = model
-            if not valid_model_name(model):
-                reply = _bad("not a model name: letters, digits and . _ @ - only", "model")
-                return self._reply(reply, record)
+        read = await self.service._request(request, record)
+        if not isinstance(read, tuple):
+            return read
+        credentials, body = read
         owner: str | None = None
         needs_store = body.get("store") is not False or "previous_response_id" in body
         if needs_store or item_references(body):
@@ -155,13 +144,7 @@ class ResponsesRoutes:
                 owner = await self._owner(request, credentials)
             except StoreError as exc:
                 return self._reply(_store_failed(exc), record)
-        stream = body.get("stream") is True
-        if record.telemetry is not None:
-            record.telemetry.chat(
-                model if isinstance(model, str) else None,
-                upstream=self.settings.upstream,
-                stream=stream,
-            )
+        self.service._count(record, body)
         try:
             translated = await self._translate(body, owner)
         except StoreError as exc:
@@ -246,8 +229,11 @@ class ResponsesRoutes:
 
     # -- the stored responses ------------------------------------------------------------
 
-    async def _stored(self, request: Request) -> tuple[AccessRecord, str, str] | HTTPResponse:
-        """The record, the owner and the checked id of a request on a stored response."""
+    async def _stored(
+        self, request: Request
+    ) -> tuple[AccessRecord, ResponseStore, str, str] | HTTPResponse:
+        """The record, the store, the owner and the checked id of a request on a stored
+        response."""
         record = access_record(request.scope)
         authorized = await self._authorized(request, record)
         if isinstance(authorized, ErrorReply):
@@ -261,34 +247,47 @@ class ResponsesRoutes:
             return self._reply(reply, record)
         if not valid_turn_id(response_id):
             return self._reply(_not_found(None), record)
-        return record, owner, response_id
+        assert self.store is not None  # an owner comes from a store
+        return record, self.store, owner, response_id
+
+    async def _ask(
+        self, record: AccessRecord, response_id: str, call: Awaitable[T | None]
+    ) -> T | HTTPResponse:
+        """What the store answers on a response, or the reply when the store fails or has
+        no such response (``None`` or ``False``); a bad page is the caller's to answer."""
+        try:
+            found = await call
+        except InvalidPageError:
+            raise
+        except StoreError as exc:
+            return self._reply(_store_failed(exc), record)
+        if found is None or found is False:
+            return self._reply(_not_found(response_id), record)
+        return found
+
+    async def _on_stored(
+        self, request: Request, ask: Callable[[ResponseStore, str, str], Awaitable[T | None]]
+    ) -> T | HTTPResponse:
+        """What ``ask(store, response_id, owner)`` answers, as :meth:`_ask` says."""
+        stored = await self._stored(request)
+        if isinstance(stored, HTTPResponse):
+            return stored
+        record, store, owner, response_id = stored
+        return await self._ask(record, response_id, ask(store, response_id, owner))
 
     async def retrieve(self, request: Request) -> HTTPResponse:
-        stored = await self._stored(request)
-        if isinstance(stored, HTTPResponse):
-            return stored
-        record, owner, response_id = stored
-        assert self.store is not None
-        try:
-            turn = await self.store.get(response_id, owner)
-        except StoreError as exc:
-            return self._reply(_store_failed(exc), record)
-        if turn is None:
-            return self._reply(_not_found(response_id), record)
-        return _json(turn.document)
+        turn = await self._on_stored(
+            request, lambda store, turn_id, owner: store.get(turn_id, owner)
+        )
+        return turn if isinstance(turn, HTTPResponse) else _json(turn.document)
 
     async def delete(self, request: Request) -> HTTPResponse:
-        stored = await self._stored(request)
-        if isinstance(stored, HTTPResponse):
-            return stored
-        record, owner, response_id = stored
-        assert self.store is not None
-        try:
-            deleted = await self.store.delete(response_id, owner)
-        except StoreError as exc:
-            return self._reply(_store_failed(exc), record)
-        if not deleted:
-            return self._reply(_not_found(response_id), record)
+        response_id = str(request.path_params["response_id"])
+        deleted = await self._on_stored(
+            request, lambda store, turn_id, owner: store.delete(turn_id, owner)
+        )
+        if isinstance(deleted, HTTPResponse):
+            return deleted
         body = {"id": response_id, "object": "response", "deleted": True}
         return _json(msgspec.json.encode(body))
 
@@ -296,8 +295,7 @@ class ResponsesRoutes:
         stored = await self._stored(request)
         if isinstance(stored, HTTPResponse):
             return stored
-        record, owner, response_id = stored
-        assert self.store is not None
+        record, store, owner, response_id = stored
         query = request.query_params
         limit_text = query.get("limit", "20")
         if not (limit_text.isascii() and limit_text.isdigit() and len(limit_text) <= 3):
@@ -312,14 +310,9 @@ class ResponsesRoutes:
         if after is not None and not valid_item_id(after):
             return self._reply(_bad("not an item id", "after"), record)
         direction: Literal["asc", "desc"] = "asc" if order == "asc" else "desc"
+        call = store.input_items(response_id, owner, after=after, limit=limit, order=direction)
         try:
-            page = await self.store.input_items(
-                response_id, owner, after=after, limit=limit, order=direction
-            )
+            page = await self._ask(record, response_id, call)
         except InvalidPageError as exc:
             return self._reply(_bad(str(exc), "after" if after else "limit"), record)
-        except StoreError as exc:
-            return self._reply(_store_failed(exc), record)
-        if page is None:
-            return self._reply(_not_found(response_id), record)
-        return _json(items_page(page))
+        return page if isinstance(page, HTTPResponse) else _json(items_page(page))
