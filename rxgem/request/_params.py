@@ -23,7 +23,9 @@ __all__ = [
     "Unsupported",
     "UnsupportedFieldError",
     "UnsupportedWarning",
+    "check_function_name",
     "converted_schema",
+    "function_declaration",
     "generation_config",
     "thinking_config",
     "tool_config",
@@ -230,28 +232,10 @@ def tools(
         function = tool.get("function")
         if type(function) is not dict:
             raise InvalidRequestError("a function tool needs a function", where=f"{where}.function")
-        name = function.get("name")
-        if type(name) is not str or not _NAME.fullmatch(name):
-            raise InvalidRequestError(
-                "a Gemini function name starts with a letter or _, has only letters, digits,"
-                " _ . : - and at most 64 characters",
-                where=f"{where}.function.name",
-            )
+        name = check_function_name(function.get("name"), f"{where}.function.name")
         if allowed is not None and name not in allowed:
             continue  # tool_choice allowed_tools: the others are not offered
-        declaration: JSONObject = {"name": name}
-        description = function.get("description")
-        if type(description) is str and description:
-            declaration["description"] = description
-        parameters = function.get("parameters")
-        if parameters is not None and parameters != {}:
-            where_params = f"{where}.function.parameters"
-            if type(parameters) is not dict:
-                raise InvalidRequestError("must be a JSON Schema object", where=where_params)
-            converted = converted_schema(parameters, where_params, schema_target)
-            if converted.get("properties") or converted.get("type") not in ("object", "OBJECT"):
-                key = "parametersJsonSchema" if schema_target == "json_schema" else "parameters"
-                declaration[key] = converted
+        declaration = function_declaration(name, function, f"{where}.function", schema_target)
         declarations.append(declaration)
         names.append(name)
     out: list[JSONObject] = []
@@ -324,3 +308,35 @@ def tool_config(
     if has_search and names and family.generation >= 3:
         config["includeServerSideToolInvocations"] = True  # built-in tools beside functions
     return config or None
+
+
+def check_function_name(name: object, where: str, hint: str = "") -> str:
+    """``name``, if Gemini takes it as a function name (``where`` names the field)."""
+    if type(name) is not str or not _NAME.fullmatch(name):
+        raise InvalidRequestError(
+            "a Gemini function name starts with a letter or _, has only letters, digits,"
+            f" _ . : - and at most 64 characters{hint}",
+            where=where,
+        )
+    return name
+
+
+def function_declaration(
+    name: str, function: JSONObject, where: str, target: SchemaTarget
+) -> JSONObject:
+    """Gemini's ``functionDeclaration`` of an OpenAI function (its ``description`` and
+    ``parameters``, at ``where``), named ``name``."""
+    declaration: JSONObject = {"name": name}
+    description = function.get("description")
+    if type(description) is str and description:
+        declaration["description"] = description
+    parameters = function.get("parameters")
+    if parameters is not None and parameters != {}:
+        at = f"{where}.parameters"
+        if type(parameters) is not dict:
+            raise InvalidRequestError("must be a JSON Schema object", where=at)
+        converted = converted_schema(parameters, at, target)
+        if converted.get("properties") or converted.get("type") not in ("object", "OBJECT"):
+            key = "parametersJsonSchema" if target == "json_schema" else "parameters"
+            declaration[key] = converted
+    return declaration

@@ -28,7 +28,13 @@ from typing import Any
 
 from ..core import InvalidRequestError
 from ._models import ModelFamily
-from ._params import Unsupported, UnsupportedWarning, converted_schema, unsupported
+from ._params import (
+    Unsupported,
+    UnsupportedWarning,
+    check_function_name,
+    function_declaration,
+    unsupported,
+)
 from ._responses_input import gemini_name
 from ._schema import SchemaTarget
 
@@ -36,7 +42,6 @@ __all__ = ["ResponsesTools", "responses_tools"]
 
 JSONObject = dict[str, Any]
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]{0,63}")
 _SEARCH = re.compile(r"web_search(_preview)?(_\d{4}_\d{2}_\d{2})?")
 _LEFT_OUT = frozenset({"custom", "tool_search"})
 """Tool types left out with a warning under any policy (see the module's docs)."""
@@ -61,27 +66,10 @@ class ResponsesTools:
 
 
 def _declaration(tool: JSONObject, where: str, name: str, target: SchemaTarget) -> JSONObject:
-    if not _NAME.fullmatch(name):
-        raise InvalidRequestError(
-            "a Gemini function name starts with a letter or _, has only letters, digits,"
-            " _ . : - and at most 64 characters (a namespace's functions are named"
-            " namespace.function)",
-            where=f"{where}.name",
-        )
-    declaration: JSONObject = {"name": name}
-    description = tool.get("description")
-    if type(description) is str and description:
-        declaration["description"] = description
-    parameters = tool.get("parameters")
-    if parameters is not None and parameters != {}:
-        at = f"{where}.parameters"
-        if type(parameters) is not dict:
-            raise InvalidRequestError("must be a JSON Schema object", where=at)
-        converted = converted_schema(parameters, at, target)
-        if converted.get("properties") or converted.get("type") not in ("object", "OBJECT"):
-            key = "parametersJsonSchema" if target == "json_schema" else "parameters"
-            declaration[key] = converted
-    return declaration
+    check_function_name(
+        name, f"{where}.name", " (a namespace's functions are named namespace.function)"
+    )
+    return function_declaration(name, tool, where, target)
 
 
 def _left_out(kind: str, where: str) -> None:
