@@ -153,18 +153,12 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
         type=_positive(float),
         help="seconds a stored response is kept (default: until deleted)",
     )
+    _add_limits(store, _STORE_LIMITS)
     limits = parser.add_argument_group(
         "limits and timeouts",
         "Each also reads RXGEM_<NAME> (e.g. RXGEM_MAX_REQUEST_BYTES); per worker process.",
     )
-    for name, kind, meaning in _LIMITS:
-        default = _DEFAULTS[name]
-        limits.add_argument(
-            "--" + name.replace("_", "-"),
-            metavar="SECONDS" if kind is float else "N",
-            type=_positive(kind),
-            help=f"{meaning} (default {'auto' if default is None else default})",
-        )
+    _add_limits(limits, _LIMITS)
     add_pipeline_flags(
         parser,
         PIPELINE_OPTIONS,
@@ -192,7 +186,25 @@ _LIMITS: Final[tuple[tuple[str, type[int] | type[float], str], ...]] = (
     ("max_upstream_line_bytes", int, "the longest line of Gemini's stream, bytes (502)"),
     ("shutdown_grace", float, "seconds open requests get after SIGTERM"),
 )
+_STORE_LIMITS: Final[tuple[tuple[str, type[int] | type[float], str], ...]] = (
+    ("store_max_items", int, "the most items, input and output, of a stored response"),
+    ("store_max_chain", int, "the most responses of a previous_response_id conversation"),
+    ("store_max_record_bytes", int, "the largest stored response, bytes"),
+    ("store_timeout", float, "seconds a store operation may take (503 beyond)"),
+)
 _DEFAULTS: Final = {f.name: f.default for f in fields(ServerSettings)}
+
+
+def _add_limits(group: Any, table: tuple[tuple[str, type[int] | type[float], str], ...]) -> None:
+    """A flag for each setting of ``table``: ``--name`` taking a positive number."""
+    for name, kind, meaning in table:
+        default = _DEFAULTS[name]
+        group.add_argument(
+            "--" + name.replace("_", "-"),
+            metavar="SECONDS" if kind is float else "N",
+            type=_positive(kind),
+            help=f"{meaning} (default {'auto' if default is None else default})",
+        )
 
 
 def _positive(kind: type[int] | type[float]) -> Any:
@@ -232,7 +244,7 @@ def _environment(args: argparse.Namespace) -> dict[str, str]:
         "log_level": args.log_level,
         "keep_alive": None if args.keep_alive is None else repr(args.keep_alive),
     }
-    for name, *_ in _LIMITS:
+    for name, *_ in (*_LIMITS, *_STORE_LIMITS):
         value = getattr(args, name)
         given[name] = None if value is None else repr(value)
     for name, value in given.items():

@@ -54,7 +54,14 @@ def open_response_store(settings: ServerSettings) -> ResponseStore | None:
     """The store ``settings`` name (not connected yet), or ``None`` with ``no_store``."""
     if settings.no_store:
         return None
-    return open_store(settings.store, ttl=settings.store_ttl)
+    return open_store(
+        settings.store,
+        ttl=settings.store_ttl,
+        timeout=settings.store_timeout,
+        max_record_bytes=settings.store_max_record_bytes,
+        max_items=settings.store_max_items,
+        max_chain=settings.store_max_chain,
+    )
 
 
 def _json(data: Any) -> Response:

@@ -36,6 +36,7 @@ from ..core import Response, RxGemError
 from ..request import ResponsesRequest, item_references, responses_to_gemini_request
 from ..store import (
     MAX_PAGE,
+    ChainTooLongError,
     InvalidPageError,
     ResponseStore,
     StoreError,
@@ -54,10 +55,12 @@ from ._responses_records import (
     normalized_input,
     replayed_ids,
     resolved_item,
+    stored_inputs,
     stored_turn,
     with_stored_signatures,
 )
 from ._responses_stream import ResponsesAnswer
+from ._store_limits import StoreLimits, conversation_too_long
 
 __all__ = ["ResponsesRoutes"]
 
@@ -103,6 +106,11 @@ class ResponsesRoutes:
         self.settings = service.settings
         self.logger: logging.Logger = service.logger
         self.store = store
+        self.limits = StoreLimits(
+            max_items=self.settings.store_max_items,
+            max_record_bytes=self.settings.store_max_record_bytes,
+            max_chain=self.settings.store_max_chain,
+        )
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -153,12 +161,17 @@ class ResponsesRoutes:
             return self._reply(error_reply(exc, self.service._secrets(record)), record)
         if isinstance(translated, ErrorReply):
             return self._reply(translated, record)
-        responses_request, input_items = translated
+        responses_request, input_items, chain_length = translated
         for warning in responses_request.warnings:
             self.logger.debug("request %s: %s", record.request_id, warning)
         keep = owner is not None and responses_request.store
         if responses_request.store and not keep:  # the response says it was not stored
             responses_request = replace(responses_request, store=False)
+        inputs = stored_inputs(input_items) if keep else ()
+        if keep:  # what the store could not keep is refused before Gemini is asked
+            refused = self.limits.refusal(inputs, body.get("previous_response_id"), chain_length)
+            if refused is not None:
+                return self._reply(refused, record)
         converters: list[ResponsesConverter] = []
         try:  # a stored response's id is the server's, unique to it
             events = self.service.upstream.responses(
@@ -175,8 +188,12 @@ class ResponsesRoutes:
                 return
             signatures = converters[0].signatures if converters else []
             try:
-                await self.store.save(stored_turn(response, owner, input_items, signatures))
+                await self.store.save(stored_turn(response, owner, inputs, signatures))
             except StoreError as exc:
+                # The answer is whole; the client is told it was not kept (what goes out
+                # next: the JSON, or the stream's terminal event) rather than given an
+                # id that finds nothing.
+                response.store = False
                 self.logger.warning(
                     "request %s: response %s not stored: %s", record.request_id, response.id, exc
                 )
@@ -195,16 +212,21 @@ class ResponsesRoutes:
 
     async def _translate(
         self, body: dict[str, Any], owner: str | None
-    ) -> tuple[ResponsesRequest, list[dict[str, Any]]] | ErrorReply:
-        """The translated request and the input items to keep, reading what it refers
-        to from the store (raises ``InvalidRequestError``, ``StoreError``)."""
+    ) -> tuple[ResponsesRequest, list[dict[str, Any]], int] | ErrorReply:
+        """The translated request, the input items to keep and the length of the
+        conversation it continues, reading what it refers to from the store (raises
+        ``InvalidRequestError``, ``StoreError``)."""
         store = self.store
         history = None
+        chain_length = 0
         previous = body.get("previous_response_id")
         if previous is not None and store is not None and owner is not None:
             if not valid_turn_id(previous):
                 return _bad("not a response id", "previous_response_id")
-            chain = await store.chain(previous, owner)
+            try:
+                chain = await store.chain(previous, owner)
+            except ChainTooLongError as exc:
+                return conversation_too_long(previous, exc.limit)
             if chain is None:
                 return ErrorReply(
                     400,
@@ -215,6 +237,7 @@ class ResponsesRoutes:
                     headers=_NO_RETRY,
                 )
             history = history_items(chain)
+            chain_length = len(chain)
         found: dict[str, dict[str, Any]] = {}
         if store is not None and owner is not None:
             references = [i for i in item_references(body) if valid_item_id(i)]
@@ -225,7 +248,7 @@ class ResponsesRoutes:
                 body = {**body, "input": with_stored_signatures(body["input"], items)}
         api = self.settings.pipeline.get("api") or api_of(self.settings.upstream)
         translated = responses_to_gemini_request(body, api=api, history=history, resolve=found.get)
-        return translated, normalized_input(body.get("input"), found)
+        return translated, normalized_input(body.get("input"), found), chain_length
 
     # -- the stored responses ------------------------------------------------------------
 

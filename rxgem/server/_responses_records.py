@@ -42,6 +42,7 @@ __all__ = [
     "normalized_input",
     "replayed_ids",
     "resolved_item",
+    "stored_inputs",
     "stored_turn",
     "with_stored_signatures",
 ]
@@ -118,13 +119,19 @@ def normalized_input(
     return out
 
 
+def stored_inputs(input_items: Iterable[Mapping[str, Any]]) -> tuple[StoredItem, ...]:
+    """The input items (normalized) as the store keeps them: what the store's limits
+    are checked on before Gemini is asked, and what :func:`stored_turn` keeps."""
+    return tuple(StoredItem(str(item["id"]), _ENCODER.encode(item)) for item in input_items)
+
+
 def stored_turn(
     response: Response,
     owner: str,
-    input_items: Sequence[Mapping[str, Any]],
+    inputs: Sequence[StoredItem],
     signatures: Sequence[CarriedSignature],
 ) -> StoredTurn:
-    """The turn to store for ``response``, answered to ``input_items`` (normalized)."""
+    """The turn to store for ``response``, answered to ``inputs`` (:func:`stored_inputs`)."""
     output = [item.to_dict() for item in response.output]
     carrier = encode_signatures(signatures).encode("ascii") if signatures else None
     keeper = next((i for i, item in enumerate(output) if item.get("type") == "reasoning"), 0)
@@ -141,7 +148,7 @@ def stored_turn(
         owner=owner,
         created_at=float(response.created_at),
         document=response.to_json(),
-        input=tuple(StoredItem(str(item["id"]), _ENCODER.encode(item)) for item in input_items),
+        input=tuple(inputs),
         output=stored_output,
         previous_id=response.previous_response_id,
     )

@@ -18,6 +18,8 @@ from typing import Any, Final, Literal, TypeAlias
 from urllib.parse import urlsplit
 
 from ..core import STAGES, PipelineSettings
+from ..store import DEFAULT_MAX_CHAIN, DEFAULT_MAX_ITEMS, DEFAULT_MAX_RECORD_BYTES
+from ..store import DEFAULT_TIMEOUT as DEFAULT_STORE_TIMEOUT
 from ..transport import DEFAULT_BASE_URL
 
 __all__ = [
@@ -65,6 +67,10 @@ ENV: Final = {
     "store": "RXGEM_STORE",
     "no_store": "RXGEM_NO_STORE",
     "store_ttl": "RXGEM_STORE_TTL",
+    "store_max_items": "RXGEM_STORE_MAX_ITEMS",
+    "store_max_chain": "RXGEM_STORE_MAX_CHAIN",
+    "store_max_record_bytes": "RXGEM_STORE_MAX_RECORD_BYTES",
+    "store_timeout": "RXGEM_STORE_TIMEOUT",
 }
 """The environment variable of each setting read by :func:`settings_from_env`."""
 
@@ -93,6 +99,7 @@ _SECONDS: Final = (
     "connect_timeout",
     "read_timeout",
     "shutdown_grace",
+    "store_timeout",
 )
 _COUNTS: Final = (
     "max_request_bytes",
@@ -103,6 +110,9 @@ _COUNTS: Final = (
     "max_upstream_connections",
     "max_connections",
     "max_concurrent_requests",
+    "store_max_items",
+    "store_max_chain",
+    "store_max_record_bytes",
 )
 
 
@@ -197,6 +207,17 @@ class ServerSettings:
         no_store: keep no responses (``store`` requests are answered but not kept;
             ``previous_response_id`` and ``GET /v1/responses/{id}`` find nothing).
         store_ttl: seconds a stored response is kept; ``None``: until deleted.
+        store_max_items: the most items (input and output) a stored response may
+            have; a request with that many input items and ``store`` is refused
+            before Gemini is asked (400 ``store_limit_exceeded``).
+        store_max_chain: the most responses a ``previous_response_id`` conversation
+            may have: a request that would store one more is refused before Gemini is
+            asked, and continuing a longer one (stored under a larger limit) is 400
+            ``conversation_too_long``.
+        store_max_record_bytes: the largest stored response (input items, output
+            items and the response object), bytes; input items that take it all
+            are refused before Gemini is asked.
+        store_timeout: seconds a store operation may take (503 beyond).
 
     The secrets are left out of ``repr()``.
     """
@@ -229,6 +250,10 @@ class ServerSettings:
     store: str | None = None
     no_store: bool = False
     store_ttl: float | None = None
+    store_max_items: int = DEFAULT_MAX_ITEMS
+    store_max_chain: int = DEFAULT_MAX_CHAIN
+    store_max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
+    store_timeout: float = DEFAULT_STORE_TIMEOUT
 
     def __post_init__(self) -> None:
         split = urlsplit(self.upstream)
@@ -368,7 +393,9 @@ def settings_from_env(environ: Mapping[str, str] | None = None) -> ServerSetting
     ``RXGEM_MAX_REQUEST_BYTES``, ``RXGEM_HEAD_TIMEOUT``, ..., and ``RXGEM_PIPELINE``,
     the pipeline options as a JSON object (``{"signature_in_id": true}``), and the
     response store: ``RXGEM_STORE`` (a path or URL), ``RXGEM_NO_STORE`` (``1``/``0``),
-    ``RXGEM_STORE_TTL`` (seconds). An empty variable means the default.
+    ``RXGEM_STORE_TTL`` (seconds) and its limits, ``RXGEM_STORE_MAX_ITEMS``,
+    ``RXGEM_STORE_MAX_CHAIN``, ``RXGEM_STORE_MAX_RECORD_BYTES``, ``RXGEM_STORE_TIMEOUT``.
+    An empty variable means the default.
 
     Raises:
         SettingsError: a value is malformed, or the settings are inconsistent.

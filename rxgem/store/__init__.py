@@ -15,8 +15,10 @@ an Interactions API reader can store its interactions the same way.
 - :class:`RedisStore`: one Redis for several instances behind a load balancer.
 
 :func:`open_store` picks one from a path or URL. Every method is a coroutine bounded
-by the store's ``timeout``; a turn bigger than ``max_record_bytes`` is refused with
-:class:`RecordTooLargeError`; with a ``ttl`` turns expire.
+by the store's ``timeout``; a turn bigger than ``max_record_bytes`` or with more than
+``max_items`` items is refused with :class:`RecordTooLargeError`, a conversation of more
+than ``max_chain`` turns is not read (:class:`ChainTooLongError`); with a ``ttl`` turns
+expire.
 
 Owner ids. A client's turns are stored under ``await store.owner(token)``, an
 HMAC-SHA256 of its bearer token under a secret of the store's (created on first use
@@ -37,6 +39,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._errors import (
+    ChainTooLongError,
     InvalidIdError,
     InvalidPageError,
     RecordTooLargeError,
@@ -69,6 +72,7 @@ __all__ = [
     "MAX_ID_LENGTH",
     "MAX_PAGE",
     "TURN_ID_PREFIXES",
+    "ChainTooLongError",
     "InvalidIdError",
     "InvalidPageError",
     "ItemsPage",
@@ -90,6 +94,7 @@ __all__ = [
 
 # Tracebacks and reprs name these where users import them, and pickling finds them here.
 for _name in (
+    ChainTooLongError,
     InvalidIdError,
     InvalidPageError,
     RecordTooLargeError,

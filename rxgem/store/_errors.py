@@ -1,6 +1,8 @@
 """The exceptions a store raises, as one tree (all are :class:`rxgem.RxGemError`)::
 
 StoreError                  a store operation failed
+├── ChainTooLongError       a conversation (``chain``) longer than the store's
+│                           ``max_chain`` turns: it cannot be read back whole
 ├── InvalidIdError          a turn, item or owner id to save is malformed (also
 │                           a ``ValueError``); a malformed id to look up is
 │                           simply not found
@@ -22,6 +24,7 @@ from __future__ import annotations
 from ..core import RxGemError
 
 __all__ = [
+    "ChainTooLongError",
     "InvalidIdError",
     "InvalidPageError",
     "RecordTooLargeError",
@@ -33,6 +36,21 @@ __all__ = [
 
 class StoreError(RxGemError):
     """Base class of every error a response store raises."""
+
+
+class ChainTooLongError(StoreError):
+    """A conversation has more turns than the store's ``max_chain``; nothing was read.
+
+    Attributes:
+        limit: the store's ``max_chain``.
+    """
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"the conversation is longer than the store's limit of {limit} turns")
+        self.limit = limit
+
+    def __reduce__(self) -> tuple[type[ChainTooLongError], tuple[int]]:
+        return type(self), (self.limit,)
 
 
 class InvalidIdError(StoreError, ValueError):

@@ -74,8 +74,10 @@ class ResponseStore(Protocol):
     async def chain(self, turn_id: str, owner: str) -> list[StoredTurn] | None:
         """The conversation ending with ``turn_id`` (``previous_response_id``), oldest
         first, each turn with its items; ``None`` when the turn, or one it continues,
-        is not there (deleted, expired, another owner's) or the chain is longer than
-        the store's ``max_chain``."""
+        is not there (deleted, expired, another owner's). Raises
+        :class:`ChainTooLongError` when it has more than the store's ``max_chain``
+        turns (:meth:`save` keeps such a turn; it is only never read back as a
+        chain)."""
         ...
 
     async def aclose(self) -> None:

@@ -28,7 +28,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
-from ._errors import InvalidPageError, StoreError, StoreTimeoutError, StoreUnavailableError
+from ._errors import (
+    ChainTooLongError,
+    InvalidPageError,
+    StoreError,
+    StoreTimeoutError,
+    StoreUnavailableError,
+)
 from ._ids import valid_item_id, valid_turn_id
 from ._limits import (
     DEFAULT_MAX_CHAIN,
@@ -71,7 +77,9 @@ class RedisStore:
             :class:`StoreTimeoutError`.
         max_record_bytes: the largest turn :meth:`save` accepts.
         max_items: the most items a turn may have.
-        max_chain: the most turns :meth:`chain` returns.
+        max_chain: the most turns :meth:`chain` reads (:class:`ChainTooLongError`
+            beyond). A turn saved past it is marked so when it is saved: a larger
+            ``max_chain`` later does not bring its conversation back.
     """
 
     def __init__(
@@ -313,7 +321,7 @@ class RedisStore:
             return None
         ancestors = head[3].decode().split() if head[3] else []
         if ancestors == ["!"] or len(ancestors) + 1 > self.max_chain:
-            return None
+            raise ChainTooLongError(self.max_chain)
         if not ancestors:
             return [last] if last.previous_id is None else None
         async with self._redis.pipeline(transaction=True) as pipe:

@@ -22,7 +22,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
 
-from ._errors import InvalidPageError, StoreError, StoreTimeoutError, StoreUnavailableError
+from ._errors import (
+    ChainTooLongError,
+    InvalidPageError,
+    StoreError,
+    StoreTimeoutError,
+    StoreUnavailableError,
+)
 from ._ids import valid_item_id, valid_turn_id
 from ._limits import (
     DEFAULT_MAX_CHAIN,
@@ -76,7 +82,8 @@ class SQLiteStore:
         timeout: seconds an operation may take before :class:`StoreTimeoutError`.
         max_record_bytes: the largest turn :meth:`save` accepts.
         max_items: the most items a turn may have.
-        max_chain: the most turns :meth:`chain` returns.
+        max_chain: the most turns :meth:`chain` reads (:class:`ChainTooLongError`
+            beyond).
         purge_batch: the most expired turns one write deletes.
         threads: the size of the thread pool (the connections of this object).
         clock: the time, in Unix seconds (for tests).
@@ -427,8 +434,10 @@ class SQLiteStore:
             ") SELECT id, previous_id FROM chain ORDER BY depth",
             (owner, turn_id, now, owner, self.max_chain, now),
         ).fetchall()
-        if not links or links[-1][1] is not None or len(links) > self.max_chain:
-            return None  # no such turn, a missing link, a cycle, or too long
+        if len(links) > self.max_chain:  # too long, or a cycle
+            raise ChainTooLongError(self.max_chain)
+        if not links or links[-1][1] is not None:
+            return None  # no such turn, or a missing link
         ids = [link_id for link_id, _ in reversed(links)]
         turns: list[StoredTurn] = []
         for batch in _batches(ids, _PARAMS_PER_QUERY):

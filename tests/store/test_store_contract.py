@@ -11,6 +11,7 @@ from conftest import StoreFactory
 from store_helpers import OWNER_A, OWNER_B, item, run, turn
 
 from rxgem.store import (
+    ChainTooLongError,
     InvalidIdError,
     InvalidPageError,
     ItemsPage,
@@ -275,20 +276,35 @@ def test_a_chain_gives_the_conversation_oldest_first(make_store: StoreFactory) -
     run(scenario)
 
 
-def test_a_chain_from_a_missing_turn_or_too_long_is_none(make_store: StoreFactory) -> None:
+def test_a_chain_from_a_missing_turn_is_none(make_store: StoreFactory) -> None:
     async def scenario() -> None:
         async with make_store(max_chain=3) as store:
             await store.save(turn("resp_x", previous="resp_never"))
             assert await store.chain("resp_x", OWNER_A) is None
+            assert await store.chain("resp_never", OWNER_A) is None
+
+    run(scenario)
+
+
+def test_a_chain_longer_than_the_limit_raises_saying_so(make_store: StoreFactory) -> None:
+    async def scenario() -> None:
+        async with make_store(max_chain=3) as store:
             await store.save(turn("resp_0"))
-            for n in range(1, 4):
+            for n in range(1, 5):
                 await store.save(turn(f"resp_{n}", previous=f"resp_{n - 1}"))
             assert [t.id for t in await store.chain("resp_2", OWNER_A) or []] == [
                 "resp_0",
                 "resp_1",
                 "resp_2",
             ]
-            assert await store.chain("resp_3", OWNER_A) is None
+            for too_long in ("resp_3", "resp_4"):
+                with pytest.raises(ChainTooLongError) as raised:
+                    await store.chain(too_long, OWNER_A)
+                assert raised.value.limit == 3
+                assert "3" in str(raised.value)
+                assert await store.get(too_long, OWNER_A) is not None  # still stored
+            # another owner's long chain is not found, as any other of its turns
+            assert await store.chain("resp_4", OWNER_B) is None
 
     run(scenario)
 

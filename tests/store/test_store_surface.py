@@ -8,6 +8,7 @@ import pickle
 import rxgem
 import rxgem.store
 from rxgem.store import (
+    ChainTooLongError,
     InvalidIdError,
     InvalidPageError,
     RecordTooLargeError,
@@ -30,6 +31,7 @@ STORE = {
     "RedisStore",
     # the errors
     "StoreError",
+    "ChainTooLongError",
     "InvalidIdError",
     "InvalidPageError",
     "RecordTooLargeError",
@@ -56,7 +58,7 @@ def test_the_store_exports_exactly_its_names() -> None:
 
 def test_the_errors_are_one_tree_under_rxgem_error() -> None:
     assert issubclass(StoreError, rxgem.RxGemError)
-    for error in (InvalidIdError, InvalidPageError, RecordTooLargeError):
+    for error in (ChainTooLongError, InvalidIdError, InvalidPageError, RecordTooLargeError):
         assert issubclass(error, StoreError)
     assert issubclass(StoreTimeoutError, StoreError)
     assert issubclass(StoreUnavailableError, StoreError)
@@ -75,6 +77,14 @@ def test_errors_are_named_where_imported_and_pickle() -> None:
         10,
         5,
         "items",
+    )
+    chain = ChainTooLongError(1000)
+    assert type(chain).__module__ == "rxgem.store"
+    again_chain = pickle.loads(pickle.dumps(chain))
+    assert (type(again_chain), again_chain.args, again_chain.limit) == (
+        ChainTooLongError,
+        chain.args,
+        1000,
     )
 
 
