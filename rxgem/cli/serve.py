@@ -28,7 +28,14 @@ from collections.abc import Iterator
 from dataclasses import fields
 from typing import Any, Final
 
-from ..server import ENV, PIPELINE_OPTIONS, ServerSettings, SettingsError, settings_from_env
+from ..server import (
+    ENV,
+    PIPELINE_OPTIONS,
+    UPSTREAM_CLIENTS,
+    ServerSettings,
+    SettingsError,
+    settings_from_env,
+)
 from ._pipeline_flags import add_pipeline_flags, pipeline_options
 
 __all__ = ["add_serve_parser", "run_serve"]
@@ -115,6 +122,12 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--log-level", choices=_LEVELS, help="default info (one access line per request)"
+    )
+    parser.add_argument(
+        "--upstream-client",
+        choices=UPSTREAM_CLIENTS,
+        help="the HTTP client toward Gemini: aiohttp's (C parser) or httpx's own"
+        " (default: RXGEM_UPSTREAM_CLIENT, else auto: aiohttp's when installed)",
     )
     parser.add_argument(
         "--cors-origin",
@@ -242,6 +255,7 @@ def _environment(args: argparse.Namespace) -> dict[str, str]:
         "api_key": args.api_key,
         "access_token": args.access_token,
         "log_level": args.log_level,
+        "upstream_client": args.upstream_client,
         "keep_alive": None if args.keep_alive is None else repr(args.keep_alive),
     }
     for name, *_ in (*_LIMITS, *_STORE_LIMITS):

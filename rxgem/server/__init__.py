@@ -53,7 +53,8 @@ On top of them:
 - ``_access``: the access log and the error boundary; ``_telemetry``: the metrics and
   traces of each request, through ``_metrics`` (Prometheus), ``_tracing``
   (OpenTelemetry) and ``_labels`` (their bounded label values); ``_upstream``: the
-  shared ``httpx.AsyncClient`` pools; ``_app``: the Starlette app. The ``rxgem serve``
+  shared ``httpx.AsyncClient`` pools, over ``_aiohttp`` (an httpx transport on
+  aiohttp) unless httpx's own is chosen; ``_app``: the Starlette app. The ``rxgem serve``
   command is :mod:`rxgem.cli.serve`.
 
 Importing this package does not import Starlette or uvicorn; the names that need
@@ -67,6 +68,7 @@ from typing import TYPE_CHECKING, Any
 from ._settings import (
     ENV,
     PIPELINE_OPTIONS,
+    UPSTREAM_CLIENTS,
     AuthMode,
     ServerSettings,
     SettingsError,
@@ -83,6 +85,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ENV",
     "PIPELINE_OPTIONS",
+    "UPSTREAM_CLIENTS",
     "AuthMode",
     "ServerSettings",
     "SettingsError",

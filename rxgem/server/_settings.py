@@ -25,6 +25,7 @@ from ..transport import DEFAULT_BASE_URL
 __all__ = [
     "ENV",
     "PIPELINE_OPTIONS",
+    "UPSTREAM_CLIENTS",
     "AuthMode",
     "ServerSettings",
     "SettingsError",
@@ -37,6 +38,8 @@ server's own Gemini credentials upstream), ``"pass-through"`` (the client's bear
 token *is* the Gemini key) or ``"open"`` (anyone, with the server's credentials)."""
 
 _LEVELS: Final = ("critical", "error", "warning", "info", "debug")
+UPSTREAM_CLIENTS: Final = ("auto", "aiohttp", "httpx")
+"""The HTTP clients toward Gemini: aiohttp's (``auto``: when it is installed) or httpx's."""
 
 ENV: Final = {
     "upstream": "RXGEM_UPSTREAM",
@@ -71,6 +74,7 @@ ENV: Final = {
     "store_max_chain": "RXGEM_STORE_MAX_CHAIN",
     "store_max_record_bytes": "RXGEM_STORE_MAX_RECORD_BYTES",
     "store_timeout": "RXGEM_STORE_TIMEOUT",
+    "upstream_client": "RXGEM_UPSTREAM_CLIENT",
 }
 """The environment variable of each setting read by :func:`settings_from_env`."""
 
@@ -218,6 +222,9 @@ class ServerSettings:
             items and the response object), bytes; input items that take it all
             are refused before Gemini is asked.
         store_timeout: seconds a store operation may take (503 beyond).
+        upstream_client: the HTTP client toward Gemini: ``"aiohttp"`` (an httpx
+            transport over aiohttp, whose parser is in C), ``"httpx"`` (httpx's own), or
+            ``"auto"``: aiohttp's when it is installed (the ``server`` extra has it).
 
     The secrets are left out of ``repr()``.
     """
@@ -254,6 +261,7 @@ class ServerSettings:
     store_max_chain: int = DEFAULT_MAX_CHAIN
     store_max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
     store_timeout: float = DEFAULT_STORE_TIMEOUT
+    upstream_client: str = "auto"
 
     def __post_init__(self) -> None:
         split = urlsplit(self.upstream)
@@ -286,6 +294,11 @@ class ServerSettings:
             value = getattr(self, name)
             if isinstance(value, bool) or not (isinstance(value, int | float) and value > 0):
                 raise SettingsError(f"{name} must be a positive number of seconds, not {value!r}")
+        if self.upstream_client not in UPSTREAM_CLIENTS:
+            raise SettingsError(
+                f"upstream client must be one of {', '.join(UPSTREAM_CLIENTS)},"
+                f" not {self.upstream_client!r}"
+            )
         if self.log_level.lower() not in _LEVELS:
             raise SettingsError(f"log level must be one of {', '.join(_LEVELS)}")
         object.__setattr__(self, "log_level", self.log_level.lower())
@@ -349,6 +362,7 @@ class ServerSettings:
             ENV["store"]: self.store or "",
             ENV["no_store"]: "1" if self.no_store else "0",
             ENV["store_ttl"]: "" if self.store_ttl is None else repr(self.store_ttl),
+            ENV["upstream_client"]: self.upstream_client,
         }
         for name in (*_SECONDS, *_COUNTS):
             value = getattr(self, name)
@@ -394,8 +408,9 @@ def settings_from_env(environ: Mapping[str, str] | None = None) -> ServerSetting
     the pipeline options as a JSON object (``{"signature_in_id": true}``), and the
     response store: ``RXGEM_STORE`` (a path or URL), ``RXGEM_NO_STORE`` (``1``/``0``),
     ``RXGEM_STORE_TTL`` (seconds) and its limits, ``RXGEM_STORE_MAX_ITEMS``,
-    ``RXGEM_STORE_MAX_CHAIN``, ``RXGEM_STORE_MAX_RECORD_BYTES``, ``RXGEM_STORE_TIMEOUT``.
-    An empty variable means the default.
+    ``RXGEM_STORE_MAX_CHAIN``, ``RXGEM_STORE_MAX_RECORD_BYTES``, ``RXGEM_STORE_TIMEOUT``;
+    ``RXGEM_UPSTREAM_CLIENT`` (``auto``, ``aiohttp``, ``httpx``). An empty variable means
+    the default.
 
     Raises:
         SettingsError: a value is malformed, or the settings are inconsistent.
@@ -423,6 +438,7 @@ def settings_from_env(environ: Mapping[str, str] | None = None) -> ServerSetting
         store=env.get(ENV["store"]) or None,
         no_store=_flag(env, ENV["no_store"]),
         store_ttl=_store_ttl(env),
+        upstream_client=env.get(ENV["upstream_client"], "").strip().lower() or "auto",
         **numbers,
     )
 

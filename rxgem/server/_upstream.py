@@ -1,8 +1,10 @@
 """The server's side toward Gemini: the shared ``httpx.AsyncClient`` pools, and the chat,
-model and probe calls made on them (the HTTP itself is :mod:`rxgem.transport`'s)."""
+model and probe calls made on them (the HTTP itself is :mod:`rxgem.transport`'s, over
+:mod:`rxgem.server._aiohttp`'s transport or httpx's own)."""
 
 from __future__ import annotations
 
+import importlib.util
 import time
 from collections.abc import Callable
 from typing import Any, Final, cast
@@ -26,11 +28,27 @@ from ._auth import Credentials
 from ._models import openai_model, openai_model_list
 from ._settings import ServerSettings
 
-__all__ = ["Upstream"]
+__all__ = ["Upstream", "uses_aiohttp"]
 
 _PROBE_TTL: Final = 5.0
 _SHARD_SIZE: Final = 64
 _MAX_SHARDS: Final = 16
+
+
+def uses_aiohttp(choice: str) -> bool:
+    """Whether the server's upstream goes through aiohttp: ``choice`` is ``"aiohttp"``,
+    or ``"auto"`` and aiohttp imports."""
+    if choice == "httpx":
+        return False
+    if choice == "aiohttp":
+        return True
+    return importlib.util.find_spec("aiohttp") is not None
+
+
+def _aiohttp_transport(limits: httpx.Limits) -> httpx.AsyncBaseTransport:
+    from ._aiohttp import AiohttpTransport
+
+    return AiohttpTransport(limits=limits)
 
 
 class Upstream:
@@ -59,14 +77,17 @@ class Upstream:
     def clients(self) -> list[httpx.AsyncClient]:
         """The shared clients, made on first use.
 
-        Several small pools rather than one large: httpcore looks at every connection
-        of a pool for each request (a ``getpeername`` and a ``poll`` per idle one), so
-        with hundreds of streams open one pool's scan costs more than the request.
-        Requests take the pools in turn.
+        With httpx's own transport, several small pools rather than one large:
+        httpcore looks at every connection of a pool for each request (a
+        ``getpeername`` and a ``poll`` per idle one), so with hundreds of streams open
+        one pool's scan costs more than the request. Requests take the pools in turn.
+        aiohttp's pool finds a connection without a scan: one pool.
         """
         if not self._clients:
             s = self.settings
-            shards = max(1, min(_MAX_SHARDS, -(-s.max_upstream_connections // _SHARD_SIZE)))
+            aiohttp = uses_aiohttp(s.upstream_client)
+            shards = 1 if aiohttp else -(-s.max_upstream_connections // _SHARD_SIZE)
+            shards = max(1, min(_MAX_SHARDS, shards))
             per_shard = -(-s.max_upstream_connections // shards)
             limits = httpx.Limits(
                 max_connections=per_shard,
@@ -74,7 +95,12 @@ class Upstream:
             )
             timeout = httpx.Timeout(s.read_timeout, connect=s.connect_timeout)
             self._clients = [
-                httpx.AsyncClient(limits=limits, timeout=timeout, follow_redirects=False)
+                httpx.AsyncClient(
+                    limits=limits,
+                    timeout=timeout,
+                    follow_redirects=False,
+                    transport=_aiohttp_transport(limits) if aiohttp else None,
+                )
                 for _ in range(shards)
             ]
         return self._clients

@@ -16,6 +16,7 @@ import pytest
 
 import rxgem
 from rxgem import samples
+from rxgem.server._aiohttp import AiohttpTransport
 from rxgem.testing import FakeGemini, FakeResponse
 
 MODEL = "gemini-2.5-flash"
@@ -118,7 +119,9 @@ def test_sync_fault_leaves_nothing_behind(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", list(FAULTS))
-def test_async_fault_leaves_nothing_behind(name: str) -> None:
+@pytest.mark.parametrize("transport", ["httpx", "aiohttp"])
+def test_async_fault_leaves_nothing_behind(name: str, transport: str) -> None:
+    """Also through the server's aiohttp transport (its upstream client by default)."""
     fault = FAULTS[name]
 
     async def main() -> None:
@@ -127,7 +130,8 @@ def test_async_fault_leaves_nothing_behind(name: str) -> None:
             tasks = len(asyncio.all_tasks())
             chunks: list[Any] = []
             error: BaseException | None = None
-            async with httpx.AsyncClient(timeout=fault.timeout) as client:
+            chosen = AiohttpTransport() if transport == "aiohttp" else None
+            async with httpx.AsyncClient(timeout=fault.timeout, transport=chosen) as client:
                 source = rxgem.stream_chat(
                     REQUEST, model=MODEL, api_key="k", base_url=fake.base_url, client=client
                 )

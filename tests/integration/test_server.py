@@ -328,11 +328,12 @@ def test_requests_that_cannot_be_translated_are_400_with_param() -> None:
         assert fake.requests == []  # nothing reached Gemini
 
 
-def test_transport_failures_are_502_and_504() -> None:
+@pytest.mark.parametrize("upstream_client", ["aiohttp", "httpx"])
+def test_transport_failures_are_502_and_504(upstream_client: str) -> None:
     with socket.socket() as closed:
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]
-    nowhere = settings_for(f"http://127.0.0.1:{port}/v1beta")
+    nowhere = settings_for(f"http://127.0.0.1:{port}/v1beta", upstream_client=upstream_client)
     with (
         serving(nowhere) as url,
         sdk(url) as client,
@@ -344,7 +345,7 @@ def test_transport_failures_are_502_and_504() -> None:
     assert str(port) not in caught.value.message  # the upstream stays private
     late = FakeResponse(body=samples.read("text"), delay=2)
     with (
-        gateway(late, read_timeout=0.3) as (_, _, client),
+        gateway(late, read_timeout=0.3, upstream_client=upstream_client) as (_, _, client),
         pytest.raises(openai.InternalServerError) as caught,
     ):
         client.chat.completions.create(model=MODEL, messages=HELLO)
@@ -496,9 +497,13 @@ def test_healthz_needs_no_token() -> None:
 # --------------------------------------------------------------------------- cancellation
 
 
-def test_a_client_leaving_before_the_first_byte_cancels_the_upstream_request() -> None:
+@pytest.mark.parametrize("upstream_client", ["aiohttp", "httpx"])
+def test_a_client_leaving_before_the_first_byte_cancels_the_upstream_request(
+    upstream_client: str,
+) -> None:
     late = FakeResponse(body=samples.read("text"), delay=10)
-    with FakeGemini(late) as fake, serving(settings_for(fake)) as url:
+    settings = {"upstream_client": upstream_client}
+    with FakeGemini(late) as fake, serving(settings_for(fake, **settings)) as url:
         with sdk(url, timeout=0.5) as client, pytest.raises(openai.APITimeoutError):
             client.chat.completions.create(model=MODEL, messages=HELLO, stream=True)
         left = time.monotonic()
@@ -507,10 +512,15 @@ def test_a_client_leaving_before_the_first_byte_cancels_the_upstream_request() -
         assert fake.completed == 0
 
 
-def test_a_client_leaving_mid_stream_cancels_the_upstream_request() -> None:
+@pytest.mark.parametrize("upstream_client", ["aiohttp", "httpx"])
+def test_a_client_leaving_mid_stream_cancels_the_upstream_request(upstream_client: str) -> None:
     capture = samples.read("thinking_tools")
     slow = FakeResponse(body=capture, split_at=event_ends(capture), pause=0.5)
-    with FakeGemini(slow) as fake, serving(settings_for(fake)) as url, sdk(url) as client:
+    with (
+        FakeGemini(slow) as fake,
+        serving(settings_for(fake, upstream_client=upstream_client)) as url,
+        sdk(url) as client,
+    ):
         stream = client.chat.completions.create(model=MODEL, messages=HELLO, stream=True)
         next(iter(stream))
         stream.close()
@@ -545,12 +555,17 @@ def test_keep_alive_comments_while_gemini_is_silent() -> None:
     assert content == expected_content("text.sse")
 
 
-def test_a_slow_client_slows_the_upstream_read() -> None:
+@pytest.mark.parametrize("upstream_client", ["aiohttp", "httpx"])
+def test_a_slow_client_slows_the_upstream_read(upstream_client: str) -> None:
     piece = "x" * 65536
     big = b"".join(event(text(piece)) for _ in range(600)) + event(finish("STOP"), usage(1, 1))
     assert len(big) > 32_000_000  # far beyond the socket buffers on the way
     request = json.dumps({"model": MODEL, "messages": HELLO, "stream": True}).encode()
-    with gateway(FakeResponse(body=big, chunk_size=65536)) as (fake, url, _):
+    with gateway(FakeResponse(body=big, chunk_size=65536), upstream_client=upstream_client) as (
+        fake,
+        url,
+        _,
+    ):
         port = int(url.rsplit(":", 1)[1])
         with socket.create_connection(("127.0.0.1", port)) as client:
             client.sendall(

@@ -29,6 +29,7 @@ from conftest import counter_ids, run
 
 import rxgem
 from rxgem import samples
+from rxgem.server._aiohttp import AiohttpTransport
 from rxgem.testing import FakeGemini, FakeResponse
 from rxgem.transport import DEFAULT_MAX_LINE_BYTES
 from rxgem.transport._exchange import _line_after
@@ -83,13 +84,17 @@ async def collect_async(
 def collect(
     mode: str, make: Callable[[httpx.Client | httpx.AsyncClient], reactivex.Observable[Any]]
 ) -> tuple[list[Any], Any]:
-    """Run ``make(client)`` to its end with an ``httpx.Client`` or an ``httpx.AsyncClient``."""
+    """Run ``make(client)`` to its end with an ``httpx.Client`` or an ``httpx.AsyncClient``
+    (over httpx's transport or the server's aiohttp one)."""
     if mode == "sync":
         with httpx.Client() as client:
             return collect_sync(make(client))
 
+    # "aiohttp": through the server's upstream transport
+    transport = AiohttpTransport() if mode == "aiohttp" else None
+
     async def main() -> tuple[list[Any], Any]:
-        async with httpx.AsyncClient() as client:
+        async with httpx.AsyncClient(transport=transport) as client:
             return await collect_async(make(client))
 
     return asyncio.run(main())
@@ -101,7 +106,7 @@ def too_long(error: Any, limit: int) -> bool:
     )
 
 
-MODES = ["sync", "async"]
+MODES = ["sync", "async", "aiohttp"]
 
 
 # -- the line counter ---------------------------------------------------------------------------
