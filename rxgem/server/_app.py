@@ -184,7 +184,9 @@ class _Service:
         try:
             source = self.upstream.chat_completions(body, credentials)
         except RxGemError as exc:
-            return reply_response(error_reply(exc, self._secrets(record)), record)
+            return reply_response(
+                error_reply(exc, self._secrets(record), self.settings.upstream), record
+            )
         return CompletionResponse(
             source,
             stream=stream,
@@ -195,6 +197,7 @@ class _Service:
             logger=self.logger,
             drain=self.drain,
             send_timeout=self.settings.send_timeout,
+            upstream=self.settings.upstream,
         )
 
     async def list_models(self, request: Request) -> Response:
@@ -205,7 +208,9 @@ class _Service:
         try:
             return _json(await self.upstream.list_models(credentials))
         except RxGemError as exc:
-            return reply_response(error_reply(exc, self._secrets(record)), record)
+            return reply_response(
+                error_reply(exc, self._secrets(record), self.settings.upstream), record
+            )
 
     async def get_model(self, request: Request) -> Response:
         record = access_record(request.scope)
@@ -222,7 +227,9 @@ class _Service:
         try:
             return _json(await self.upstream.get_model(credentials, name))
         except RxGemError as exc:
-            return reply_response(error_reply(exc, self._secrets(record)), record)
+            return reply_response(
+                error_reply(exc, self._secrets(record), self.settings.upstream), record
+            )
 
     async def healthz(self, request: Request) -> Response:
         """Liveness: the process answers (also while it drains)."""

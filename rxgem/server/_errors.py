@@ -21,15 +21,24 @@ timeout toward Gemini                        504    server_error            unse
 malformed or truncated Gemini stream         502    server_error            unset
 a bug in the server                          500    api_error               unset
 =========================================== ====== ======================= ==============
+
+This is the one vocabulary of every route (chat streamed and not, Responses streamed and
+not, the stored record of a failed response, the model routes): a fault of the
+connection is named by its kind only (``ConnectError``, ``ReadTimeout``), never by the
+URL it was on; what Gemini said (its error message) is passed on with the upstream's
+address hidden (:func:`hide_upstream`), and a stream that cannot be read is described
+without quoting it. The full detail goes to the server's log only.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
+from urllib.parse import unquote, urlsplit
 
 import httpx
 
@@ -45,6 +54,7 @@ from ..core import (
 __all__ = [
     "ErrorReply",
     "error_reply",
+    "hide_upstream",
     "http_reply",
     "internal_error",
     "is_daily_quota",
@@ -53,6 +63,17 @@ __all__ = [
 ]
 
 REDACTED: Final = "[redacted]"
+HIDDEN: Final = "[upstream]"
+"""What stands for the upstream's address (URL, host, path, project, location)."""
+
+# the characters of a URL or path; the last one is not a punctuation mark ending a sentence
+_TAIL: Final = r"""(?:[^\s"'<>`,;()]*[^\s"'<>`,;().:!?])?"""
+_URL: Final = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://" + _TAIL)
+# an absolute path: a slash that does not follow a word, a dot, a colon, a slash or a tag
+_PATH: Final = re.compile(r"(?<![\w.:/<-])/[\w.~%-]" + _TAIL)
+_VERTEX_NAMES: Final = re.compile(r"/(?:projects|locations)/([^/]+)")
+# a Google resource name's project or location: the server's own, whichever the upstream
+_RESOURCE_NAMES: Final = re.compile(r"\b(projects|locations)/" + _TAIL.replace("[^\\s", "[^/\\s"))
 
 _TYPES: Final = {
     400: "invalid_request_error",
@@ -121,6 +142,40 @@ def redact(text: str, secrets: Iterable[str]) -> str:
     return text
 
 
+def _address_terms(upstream: str) -> list[str]:
+    """The parts of the upstream's base URL that name where it is: host and port, host,
+    and a Vertex AI project and location (longest first)."""
+    split = urlsplit(upstream)
+    terms = {split.netloc, split.hostname or ""}
+    terms.update(unquote(name) for name in _VERTEX_NAMES.findall(split.path))
+    return sorted((t for t in terms if t), key=len, reverse=True)
+
+
+def hide_upstream(text: str, upstream: str | None) -> str:
+    """``text`` (from Gemini, or about it) without the upstream's address.
+
+    Every URL on the upstream's host, every absolute path, the project and location of
+    a resource name (``projects/…``, ``locations/…``), and the upstream's host (with
+    its port), Vertex project and location become ``[upstream]``. Other URLs
+    (Google's documentation links) stay. Each pattern is a single pass over ``text``.
+    """
+    if not upstream:
+        return text
+    terms = _address_terms(upstream)
+    lowered = [t.lower() for t in terms]
+
+    def url(match: re.Match[str]) -> str:
+        found = match.group(0).lower()
+        return HIDDEN if any(t in found for t in lowered) else match.group(0)
+
+    text = _PATH.sub(HIDDEN, _URL.sub(url, text))
+    text = _RESOURCE_NAMES.sub(rf"\1/{HIDDEN}", text)
+    if terms:
+        names = "|".join(re.escape(t) for t in terms)
+        text = re.sub(rf"(?<![\w.-])(?:{names})(?![\w-])", HIDDEN, text, flags=re.IGNORECASE)
+    return text
+
+
 def is_daily_quota(details: Iterable[Any]) -> bool:
     """Whether Google's error details name a per-day quota (waiting minutes cannot help).
 
@@ -167,7 +222,9 @@ def _retry_headers(retry_after: float | None) -> list[tuple[str, str]]:
     ]
 
 
-def _gemini_reply(error: GeminiAPIError, secrets: Iterable[str]) -> ErrorReply:
+def _gemini_reply(
+    error: GeminiAPIError, secrets: Iterable[str], upstream: str | None
+) -> ErrorReply:
     status = _status_of(error)
     headers = _retry_headers(error.retry_after) if status in (429, 503) else []
     if status in _NO_RETRY_STATUSES or (status == 429 and is_daily_quota(error.details)):
@@ -175,17 +232,29 @@ def _gemini_reply(error: GeminiAPIError, secrets: Iterable[str]) -> ErrorReply:
     return ErrorReply(
         status,
         _type_of(status),
-        redact(error.message or "Gemini reported an error", secrets),
+        redact(hide_upstream(error.message or "Gemini reported an error", upstream), secrets),
         code=error.status.lower() if error.status else None,
         headers=tuple(headers),
     )
 
 
-def error_reply(error: BaseException, secrets: Iterable[str] = ()) -> ErrorReply:
-    """The reply for an error of a chat completion or a model lookup.
+def _unreadable(error: MalformedStreamError | TruncatedStreamError) -> str:
+    """What a client is told of a stream that could not be read: the reason, never the
+    excerpt of what Gemini sent."""
+    if isinstance(error, TruncatedStreamError):
+        return f"Gemini's response could not be read: {error}"
+    where = f" at event {error.event}" if error.event is not None else ""
+    return f"Gemini's response could not be read: malformed stream{where}: {error.reason}"
 
-    ``secrets`` are scrubbed from the message. An exception that is not rxgem's is
-    a bug: a generic 500 that says nothing about it.
+
+def error_reply(
+    error: BaseException, secrets: Iterable[str] = (), upstream: str | None = None
+) -> ErrorReply:
+    """The reply for an error of any route: the one place a client-facing message is made.
+
+    ``secrets`` are scrubbed from the message, and ``upstream`` (the base URL)'s
+    address hidden (:func:`hide_upstream`). An exception that is not rxgem's is a bug:
+    a generic 500 that says nothing about it.
     """
     if isinstance(error, InvalidRequestError):
         return ErrorReply(
@@ -196,7 +265,7 @@ def error_reply(error: BaseException, secrets: Iterable[str] = ()) -> ErrorReply
             headers=(("x-should-retry", "false"),),
         )
     if isinstance(error, GeminiAPIError):
-        return _gemini_reply(error, secrets)
+        return _gemini_reply(error, secrets, upstream)
     if isinstance(error, GeminiTransportError):
         cause = error.cause
         kind = type(cause).__name__ if cause is not None else "connection error"
@@ -211,7 +280,7 @@ def error_reply(error: BaseException, secrets: Iterable[str] = ()) -> ErrorReply
         return ErrorReply(
             502,
             "server_error",
-            redact(f"Gemini's response could not be read: {error}", secrets),
+            redact(hide_upstream(_unreadable(error), upstream), secrets),
             code="bad_upstream_response",
         )
     if isinstance(error, MissingCredentialsError):

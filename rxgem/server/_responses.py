@@ -158,7 +158,9 @@ class ResponsesRoutes:
         except StoreError as exc:
             return self._reply(_store_failed(exc), record)
         except RxGemError as exc:
-            return self._reply(error_reply(exc, self.service._secrets(record)), record)
+            return self._reply(
+                error_reply(exc, self.service._secrets(record), self.settings.upstream), record
+            )
         if isinstance(translated, ErrorReply):
             return self._reply(translated, record)
         responses_request, input_items, chain_length = translated
@@ -181,7 +183,9 @@ class ResponsesRoutes:
                 response_id=new_response_id() if keep else None,
             )
         except RxGemError as exc:
-            return self._reply(error_reply(exc, self.service._secrets(record)), record)
+            return self._reply(
+                error_reply(exc, self.service._secrets(record), self.settings.upstream), record
+            )
 
         async def on_response(response: Response) -> None:
             if not keep or owner is None or self.store is None:
@@ -208,6 +212,7 @@ class ResponsesRoutes:
             logger=self.logger,
             drain=self.service.drain,
             send_timeout=self.settings.send_timeout,
+            upstream=self.settings.upstream,
         )
 
     async def _translate(

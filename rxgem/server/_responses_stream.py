@@ -33,7 +33,7 @@ from ..bridge import FlowGate
 from ..core import Response, ResponsesEvent, encode_event
 from ._access import AccessRecord
 from ._admission import Drain
-from ._errors import ErrorReply, redact
+from ._errors import ErrorReply, hide_upstream, redact
 from ._stream import StreamedAnswer
 from ._stream_frames import FrameBuffer
 
@@ -129,6 +129,7 @@ class ResponsesAnswer(StreamedAnswer):
         logger: logging.Logger,
         drain: Drain | None = None,
         send_timeout: float = 120.0,
+        upstream: str | None = None,
     ) -> None:
         super().__init__(
             source,
@@ -139,17 +140,22 @@ class ResponsesAnswer(StreamedAnswer):
             logger=logger,
             drain=drain,
             send_timeout=send_timeout,
+            upstream=upstream,
         )
         self.on_response = on_response
         self._sequence = 0
         self._response: Response | None = None
 
-    async def _finish(self, response: Response) -> None:
-        """``on_response``, with the response's error message scrubbed of secrets first
-        (an upstream message may quote one); the client gets the response after this."""
+    async def _finish(self, response: Response, reply: ErrorReply | None = None) -> None:
+        """``on_response``, with the response's error message first made the server's
+        (``reply``'s, when the stream failed; else scrubbed of secrets and of the
+        upstream's address): the client, and the stored record, get this one."""
         error = response.error
         if error is not None:
-            error.message = redact(error.message, self.secrets)
+            if reply is not None:
+                error.message = reply.message
+            else:
+                error.message = redact(hide_upstream(error.message, self.upstream), self.secrets)
         await self.on_response(response)
 
     # streamed: named event frames, ending with the terminal event (stored first)
@@ -166,9 +172,10 @@ class ResponsesAnswer(StreamedAnswer):
     async def _last_frame(self, frames: FrameBuffer[Any]) -> bytes:
         events = cast(EventFrames, frames)
         if events.last is not None and events.response is not None:
+            reply = None
             if events.error is not None:
-                self._reply(events.error)  # logged and counted; response.failed says it
-            await self._finish(events.response)
+                reply = self._reply(events.error)  # logged and counted; response.failed says it
+            await self._finish(events.response, reply)
             return encode_event(events.last)
         if events.error is not None:
             return error_event(self._reply(events.error), events.next_sequence)

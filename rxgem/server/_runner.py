@@ -7,8 +7,13 @@ request exists):
 - **A request head has a deadline.** uvicorn waits forever for the first request of
   a connection, and for a head sent a byte at a time; :class:`GuardedProtocol` closes
   the connection when the head is not complete ``head_timeout`` seconds after the
-  connection (or the first byte of a later request), or grows past
-  ``max_head_bytes`` (httptools has no cap of its own).
+  connection (or the first byte of a later request).
+- **A request head has a size.** The bytes received are metered as they arrive
+  (:class:`~rxgem.server._head_meter.HeadMeter`), however they come: a head in one
+  write, in many, or pipelined behind other requests. A head past ``max_head_bytes``
+  never reaches the parser; the client gets a 431 (after the responses it is owed)
+  and the connection closes. (httptools has no cap of its own, h11 one only on a head
+  still incomplete.)
 - **Connections are capped** below the descriptor limit (``max_connections``): a
   connection beyond it gets a 503 at once, so ``accept()`` never fails with "too many
   open files" and the server keeps answering ``/healthz``.
@@ -34,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Final
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ._errors import ErrorReply
+from ._head_meter import HeadMeter
 
 if TYPE_CHECKING:
     import uvicorn
@@ -61,6 +67,9 @@ LIMITS_STATE: Final = "rxgem.connection_limits"
 """The lifespan-state key of the app's :class:`ConnectionLimits`."""
 
 _RESERVED_DESCRIPTORS: Final = 64
+_LINGER: Final = 1.0
+"""Seconds a refused connection is still read (and the bytes dropped) after its 431, so
+that closing it with unread data does not reset it before the client reads the 431."""
 
 
 @dataclass(frozen=True)
@@ -102,16 +111,32 @@ def _busy_response() -> bytes:
     return head.encode() + body
 
 
+def _head_too_large(limit: int) -> bytes:
+    reply = ErrorReply(
+        431,
+        "invalid_request_error",
+        f"the request head (request line and headers) is larger than {limit} bytes",
+        code="request_header_fields_too_large",
+    )
+    body = reply.json()
+    head = (
+        "HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: application/json\r\n"
+        f"connection: close\r\ncontent-length: {len(body)}\r\n\r\n"
+    )
+    return head.encode() + body
+
+
 class _Guard:
     """The head deadline and size of one connection (the protocol's side state)."""
 
-    __slots__ = ("bytes", "cycle", "limits", "timer")
+    __slots__ = ("answered", "cycle", "limits", "meter", "timer")
 
     def __init__(self, limits: ConnectionLimits) -> None:
         self.limits = limits
         self.timer: asyncio.TimerHandle | None = None
         self.cycle: object = None
-        self.bytes = 0
+        self.meter = HeadMeter(limits.max_head_bytes)
+        self.answered = False  # the 431 went out
 
 
 def _guarded(base: type[Any]) -> type[Any]:
@@ -140,7 +165,6 @@ def _guarded(base: type[Any]) -> type[Any]:
             guard = self._guard
             assert guard is not None
             guard.cycle = self.cycle
-            guard.bytes = 0
             guard.timer = self.loop.call_later(guard.limits.head_timeout, self._head_expired)
 
         def _head_expired(self) -> None:
@@ -155,22 +179,50 @@ def _guarded(base: type[Any]) -> type[Any]:
             if guard is None:
                 super().data_received(data)
                 return
+            meter = guard.meter
+            if meter.over:
+                return  # refused: what still comes is dropped
+            allowed = meter.feed(data)
             if guard.timer is None and (self.cycle is None or self.cycle.response_complete):
                 self._arm()  # the first bytes of a next request on a kept-alive connection
-            super().data_received(data)
+            if allowed:
+                super().data_received(data if allowed == len(data) else data[:allowed])
             scope = self.scope
             if scope is not None:  # the app's way to drop a client that stopped reading
                 scope.setdefault("extensions", {})[ABORT_EXTENSION] = self.transport.abort
+            if guard.timer is not None and self.cycle is not guard.cycle:  # the head is whole
+                guard.timer.cancel()
+                guard.timer = None
+            if meter.over:
+                self._refuse_head()
+
+        def _refuse_head(self) -> None:
+            """A head grew past the limit: once the responses owed before it are sent, a
+            431, the connection shut for writing, and closed after a short linger."""
+            guard = self._guard
+            assert guard is not None
+            cycle = self.cycle
+            busy = cycle is not None and not cycle.response_complete
+            if guard.answered or busy or getattr(self, "pipeline", None):
+                return  # on_response_complete comes back here
+            guard.answered = True
             if guard.timer is not None:
-                if self.cycle is not guard.cycle:  # the head is complete
-                    guard.timer.cancel()
-                    guard.timer = None
-                else:
-                    guard.bytes += len(data)
-                    if guard.bytes > guard.limits.max_head_bytes:
-                        guard.timer.cancel()
-                        guard.timer = None
-                        self.transport.close()
+                guard.timer.cancel()
+                guard.timer = None
+            transport = self.transport
+            if transport.is_closing():
+                return
+            transport.write(_head_too_large(guard.limits.max_head_bytes))
+            if transport.can_write_eof():
+                transport.write_eof()
+            self.flow.resume_reading()  # read and drop what is in flight, then close
+            guard.timer = self.loop.call_later(_LINGER, transport.close)
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            guard = self._guard
+            if guard is not None and guard.meter.over:
+                self._refuse_head()
 
         def connection_lost(self, exc: Exception | None) -> None:
             guard = self._guard
@@ -236,6 +288,8 @@ def uvicorn_options(
         "access_log": False,  # rxgem.server logs one line per request itself
         "server_header": False,
         "backlog": 2048,
+        # h11's own cap (on a head still incomplete) is the guard's, so both parsers say 431
+        "h11_max_incomplete_event_size": settings.max_head_bytes + 1,
     }
 
 

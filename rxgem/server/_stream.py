@@ -53,7 +53,7 @@ from starlette.types import Receive, Scope, Send
 
 from ..bridge import FlowGate, aiterate, current_gate  # aiterate: the non-streaming answer
 from ..core import DONE_FRAME, ChatCompletion, ChatCompletionChunk
-from ._access import AccessRecord
+from ._access import AccessRecord, clean
 from ._admission import Drain
 from ._errors import ErrorReply, error_reply
 from ._response_io import JSON_HEADERS, Sender, until_disconnect
@@ -63,6 +63,9 @@ from ._stream_frames import KEEP_ALIVE_FRAME, STREAM_HEADERS, FrameBuffer, Frame
 __all__ = ["HEARTBEAT", "CompletionResponse", "StreamedAnswer"]
 
 T = TypeVar("T")
+
+_DETAIL: Final = 2000
+"""The longest upstream detail a log line keeps."""
 
 HEARTBEAT: Final = b" "
 """What a non-streaming response sends while Gemini is silent: JSON allows leading blanks."""
@@ -109,7 +112,9 @@ class StreamedAnswer:
         keep_alive: seconds of silence before a keep-alive comment.
         record: the request's access record (tokens, errors, client gone).
         secrets: what to scrub from error messages.
-        logger: where upstream errors are logged (at DEBUG, scrubbed).
+        upstream: the upstream's base URL, whose address no error message shows.
+        logger: where upstream errors are logged (at DEBUG, with their detail, scrubbed
+            of secrets).
         drain: the server's shutdown grace; when it expires, :meth:`stop` ends this
             response (an error frame, or a 503 if nothing was sent yet).
         send_timeout: seconds one send may wait for the client to take it in; after
@@ -128,8 +133,10 @@ class StreamedAnswer:
         logger: logging.Logger,
         drain: Drain | None = None,
         send_timeout: float = 120.0,
+        upstream: str | None = None,
     ) -> None:
         self.source = source
+        self.upstream = upstream
         self.stream = stream
         self.keep_alive = keep_alive
         self.record = record
@@ -221,10 +228,13 @@ class StreamedAnswer:
     def _reply(self, error: Exception) -> ErrorReply:
         if self.record.telemetry is not None:
             self.record.telemetry.upstream_error(error)
-        reply = error_reply(error, self.secrets)
+        reply = error_reply(error, self.secrets, self.upstream)
         self.record.failed(reply)
-        if self.logger.isEnabledFor(logging.DEBUG):
-            self.logger.debug("request %s: %s", self.record.request_id, reply.message)
+        if self.logger.isEnabledFor(logging.DEBUG):  # the detail (the URL) for the operator
+            detail = clean(str(error) or type(error).__name__, self.secrets, _DETAIL)
+            self.logger.debug(
+                "request %s: %s; detail: %s", self.record.request_id, reply.message, detail
+            )
         return reply
 
     async def _complete(self, sender: Sender) -> None:
@@ -320,6 +330,7 @@ class CompletionResponse(StreamedAnswer):
         logger: logging.Logger,
         drain: Drain | None = None,
         send_timeout: float = 120.0,
+        upstream: str | None = None,
     ) -> None:
         super().__init__(
             cast(Observable[Any], source),
@@ -330,6 +341,7 @@ class CompletionResponse(StreamedAnswer):
             logger=logger,
             drain=drain,
             send_timeout=send_timeout,
+            upstream=upstream,
         )
         self.send_usage = send_usage
         self._completion: ChatCompletion | None = None
