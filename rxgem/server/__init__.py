@@ -36,7 +36,7 @@ The modules. Sans-IO (no sockets, no Starlette, no event loop):
 - ``_auth``: client tokens, pass-through keys.
 - ``_errors``: exceptions → OpenAI error bodies, statuses and retry headers.
 - ``_models``: Gemini's model list → OpenAI's.
-- ``_body``: a request body's nesting and value count, checked before decoding.
+- ``_body``: a request body's nesting and value count checked, then decoded, in bounded steps.
 
 On top of them:
 

@@ -23,7 +23,7 @@ from ..store import ResponseStore, open_store
 from ._access import AccessLog, AccessRecord, access_record
 from ._admission import Admission, Drain, install_drain_signal
 from ._auth import Credentials, authorize
-from ._body import BodyError, decode_json_object
+from ._body import BodyError, json_object_steps
 from ._errors import ErrorReply, error_reply, http_reply
 from ._models import valid_model_name
 from ._responses import ResponsesRoutes
@@ -122,10 +122,14 @@ class _Service:
             )
         except ClientDisconnect:
             return None
+        steps = json_object_steps(data, max_depth=s.max_json_depth, max_values=s.max_json_values)
         try:
-            return decode_json_object(
-                bytes(data), max_depth=s.max_json_depth, max_values=s.max_json_values
-            )
+            while True:
+                next(steps)
+                await asyncio.sleep(0)  # a large body is checked while other requests run
+        except StopIteration as done:
+            body: dict[str, Any] = done.value
+            return body
         except BodyError as exc:
             return ErrorReply(exc.status, "invalid_request_error", exc.reason)
 
