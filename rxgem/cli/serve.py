@@ -203,6 +203,7 @@ _STORE_LIMITS: Final[tuple[tuple[str, type[int] | type[float], str], ...]] = (
     ("store_max_items", int, "the most items, input and output, of a stored response"),
     ("store_max_chain", int, "the most responses of a previous_response_id conversation"),
     ("store_max_record_bytes", int, "the largest stored response, bytes"),
+    ("store_max_conversation_bytes", int, "the most bytes of a conversation's stored responses"),
     ("store_timeout", float, "seconds a store operation may take (503 beyond)"),
 )
 _DEFAULTS: Final = {f.name: f.default for f in fields(ServerSettings)}

@@ -60,7 +60,7 @@ from ._responses_records import (
     with_stored_signatures,
 )
 from ._responses_stream import ResponsesAnswer
-from ._store_limits import StoreLimits, conversation_too_long
+from ._store_limits import Conversation, StoreLimits, conversation_too_long
 
 __all__ = ["ResponsesRoutes"]
 
@@ -110,6 +110,7 @@ class ResponsesRoutes:
             max_items=self.settings.store_max_items,
             max_record_bytes=self.settings.store_max_record_bytes,
             max_chain=self.settings.store_max_chain,
+            max_conversation_bytes=self.settings.store_max_conversation_bytes,
         )
 
     # -- helpers -------------------------------------------------------------------------
@@ -163,7 +164,7 @@ class ResponsesRoutes:
             )
         if isinstance(translated, ErrorReply):
             return self._reply(translated, record)
-        responses_request, input_items, chain_length = translated
+        responses_request, input_items, conversation = translated
         for warning in responses_request.warnings:
             self.logger.debug("request %s: %s", record.request_id, warning)
         keep = owner is not None and responses_request.store
@@ -171,7 +172,8 @@ class ResponsesRoutes:
             responses_request = replace(responses_request, store=False)
         inputs = stored_inputs(input_items) if keep else ()
         if keep:  # what the store could not keep is refused before Gemini is asked
-            refused = self.limits.refusal(inputs, body.get("previous_response_id"), chain_length)
+            echo = len(msgspec.json.encode(responses_request.echo))
+            refused = self.limits.refusal(inputs, echo, conversation)
             if refused is not None:
                 return self._reply(refused, record)
         converters: list[ResponsesConverter] = []
@@ -191,15 +193,20 @@ class ResponsesRoutes:
             if not keep or owner is None or self.store is None:
                 return
             signatures = converters[0].signatures if converters else []
+            turn = stored_turn(response, owner, inputs, signatures)
             try:
-                await self.store.save(stored_turn(response, owner, inputs, signatures))
+                reason = self.limits.overflow(turn, conversation)
+                if reason is None:
+                    await self.store.save(turn)
             except StoreError as exc:
+                reason = str(exc)
+            if reason is not None:
                 # The answer is whole; the client is told it was not kept (what goes out
                 # next: the JSON, or the stream's terminal event) rather than given an
                 # id that finds nothing.
                 response.store = False
                 self.logger.warning(
-                    "request %s: response %s not stored: %s", record.request_id, response.id, exc
+                    "request %s: response %s not stored: %s", record.request_id, response.id, reason
                 )
 
         return ResponsesAnswer(
@@ -217,13 +224,13 @@ class ResponsesRoutes:
 
     async def _translate(
         self, body: dict[str, Any], owner: str | None
-    ) -> tuple[ResponsesRequest, list[dict[str, Any]], int] | ErrorReply:
-        """The translated request, the input items to keep and the length of the
-        conversation it continues, reading what it refers to from the store (raises
+    ) -> tuple[ResponsesRequest, list[dict[str, Any]], Conversation] | ErrorReply:
+        """The translated request, the input items to keep and the conversation it
+        continues, reading what it refers to from the store (raises
         ``InvalidRequestError``, ``StoreError``)."""
         store = self.store
         history = None
-        chain_length = 0
+        conversation = Conversation()
         previous = body.get("previous_response_id")
         if previous is not None and store is not None and owner is not None:
             if not valid_turn_id(previous):
@@ -242,7 +249,7 @@ class ResponsesRoutes:
                     headers=_NO_RETRY,
                 )
             history = history_items(chain)
-            chain_length = len(chain)
+            conversation = Conversation.of(previous, chain)
         found: dict[str, dict[str, Any]] = {}
         if store is not None and owner is not None:
             references = [i for i in item_references(body) if valid_item_id(i)]
@@ -253,7 +260,7 @@ class ResponsesRoutes:
                 body = {**body, "input": with_stored_signatures(body["input"], items)}
         api = self.settings.pipeline.get("api") or api_of(self.settings.upstream)
         translated = responses_to_gemini_request(body, api=api, history=history, resolve=found.get)
-        return translated, normalized_input(body.get("input"), found), chain_length
+        return translated, normalized_input(body.get("input"), found), conversation
 
     # -- the stored responses ------------------------------------------------------------
 

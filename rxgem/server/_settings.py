@@ -73,6 +73,7 @@ ENV: Final = {
     "store_max_items": "RXGEM_STORE_MAX_ITEMS",
     "store_max_chain": "RXGEM_STORE_MAX_CHAIN",
     "store_max_record_bytes": "RXGEM_STORE_MAX_RECORD_BYTES",
+    "store_max_conversation_bytes": "RXGEM_STORE_MAX_CONVERSATION_BYTES",
     "store_timeout": "RXGEM_STORE_TIMEOUT",
     "upstream_client": "RXGEM_UPSTREAM_CLIENT",
 }
@@ -117,6 +118,7 @@ _COUNTS: Final = (
     "store_max_items",
     "store_max_chain",
     "store_max_record_bytes",
+    "store_max_conversation_bytes",
 )
 
 
@@ -221,6 +223,10 @@ class ServerSettings:
         store_max_record_bytes: the largest stored response (input items, output
             items and the response object), bytes; input items that take it all
             are refused before Gemini is asked.
+        store_max_conversation_bytes: the most bytes the responses of one
+            ``previous_response_id`` conversation may take (each request reads its
+            whole conversation): a request that would store past it is refused before
+            Gemini is asked.
         store_timeout: seconds a store operation may take (503 beyond).
         upstream_client: the HTTP client toward Gemini: ``"aiohttp"`` (an httpx
             transport over aiohttp, whose parser is in C), ``"httpx"`` (httpx's own), or
@@ -260,6 +266,7 @@ class ServerSettings:
     store_max_items: int = DEFAULT_MAX_ITEMS
     store_max_chain: int = DEFAULT_MAX_CHAIN
     store_max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
+    store_max_conversation_bytes: int = 2 * DEFAULT_MAX_RECORD_BYTES
     store_timeout: float = DEFAULT_STORE_TIMEOUT
     upstream_client: str = "auto"
 
@@ -408,7 +415,8 @@ def settings_from_env(environ: Mapping[str, str] | None = None) -> ServerSetting
     the pipeline options as a JSON object (``{"signature_in_id": true}``), and the
     response store: ``RXGEM_STORE`` (a path or URL), ``RXGEM_NO_STORE`` (``1``/``0``),
     ``RXGEM_STORE_TTL`` (seconds) and its limits, ``RXGEM_STORE_MAX_ITEMS``,
-    ``RXGEM_STORE_MAX_CHAIN``, ``RXGEM_STORE_MAX_RECORD_BYTES``, ``RXGEM_STORE_TIMEOUT``;
+    ``RXGEM_STORE_MAX_CHAIN``, ``RXGEM_STORE_MAX_RECORD_BYTES``,
+    ``RXGEM_STORE_MAX_CONVERSATION_BYTES``, ``RXGEM_STORE_TIMEOUT``;
     ``RXGEM_UPSTREAM_CLIENT`` (``auto``, ``aiohttp``, ``httpx``). An empty variable means
     the default.
 

@@ -6,10 +6,12 @@ A response asked to be stored (``store``, the default) that the store could not 
 refused with a 400 ``store_limit_exceeded`` rather than answered with ``store: true``
 and no record: input items that leave no room under ``--store-max-items`` or
 ``--store-max-record-bytes`` for the answer, or a ``previous_response_id`` conversation
-that already has ``--store-max-chain`` responses (a stored answer could never be
-continued). ``store: false`` is the way out of each: nothing is kept, nothing is
-limited. A conversation longer than the limit (kept under a larger one) cannot be read
-back at all: 400 ``conversation_too_long``, whatever ``store`` says.
+that already has ``--store-max-chain`` responses or, with the input,
+``--store-max-conversation-bytes`` (a stored answer could never be continued: each
+request reads its whole conversation, so these bound what one request makes the server
+read). ``store: false`` is the way out of each: nothing is kept, nothing is limited. A
+conversation longer than the limit (kept under a larger one) cannot be read back at all:
+400 ``conversation_too_long``, whatever ``store`` says.
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from ..store import StoredItem
+from ..store import StoredItem, StoredTurn
 from ._errors import ErrorReply
 
-__all__ = ["StoreLimits", "conversation_too_long"]
+__all__ = ["Conversation", "StoreLimits", "conversation_too_long"]
 
 _NO_RETRY: Final = (("x-should-retry", "false"),)
 _UNSTORED: Final = 'send "store": false to have it answered without being stored'
@@ -37,21 +39,37 @@ def _refused(message: str, param: str, code: str) -> ErrorReply:
 
 
 @dataclass(frozen=True, slots=True)
+class Conversation:
+    """What a request continues: the ``previous_response_id``, and the responses of its
+    conversation as the store read them (how many, and their bytes); none: ``None``, 0."""
+
+    previous: str | None = None
+    length: int = 0
+    size: int = 0
+
+    @classmethod
+    def of(cls, previous: str, chain: Sequence[StoredTurn]) -> Conversation:
+        return cls(previous, len(chain), sum(turn.size for turn in chain))
+
+
+@dataclass(frozen=True, slots=True)
 class StoreLimits:
     """The limits of the server's store (its ``store_max_*`` settings)."""
 
     max_items: int
     max_record_bytes: int
     max_chain: int
+    max_conversation_bytes: int
 
     def refusal(
-        self, inputs: Sequence[StoredItem], previous: str | None, chain_length: int
+        self, inputs: Sequence[StoredItem], echo: int, conversation: Conversation
     ) -> ErrorReply | None:
         """The 400 for a response to store with ``inputs`` (its input items as the
-        store keeps them), continuing ``previous`` after a conversation of
-        ``chain_length`` responses; ``None`` when it fits. The answer still to come
-        takes at least one item and some bytes, so input items that reach a limit
-        leave it no room."""
+        store keeps them) and ``echo`` bytes of the request's fields that the response
+        object repeats (``instructions``, ``tools``, ``metadata``, ...), continuing
+        ``conversation``; ``None`` when it fits. The answer still to come takes at
+        least one item and some bytes, so what reaches a limit leaves it no room."""
+        previous = conversation.previous
         count = len(inputs)
         if count >= self.max_items:
             return _refused(
@@ -61,24 +79,48 @@ class StoreLimits:
                 "input",
                 "store_limit_exceeded",
             )
-        size = sum(item.size for item in inputs)
+        size = sum(item.size for item in inputs) + echo
         if size >= self.max_record_bytes:
             return _refused(
-                f"this response cannot be stored: its input items take {size} bytes, and the"
+                f"this response cannot be stored: its input items and the fields the response"
+                f" repeats (instructions, tools, metadata) take {size} bytes, and the"
                 f" server stores at most {self.max_record_bytes} bytes per response, its input"
                 f" and its answer together (rxgem serve --store-max-record-bytes);"
                 f" {_UNSTORED}",
                 "input",
                 "store_limit_exceeded",
             )
-        if previous is not None and chain_length >= self.max_chain:
+        if previous is not None and conversation.length >= self.max_chain:
             return _refused(
                 f"this response cannot be stored: the conversation of response {previous!r}"
-                f" has {chain_length} responses, the most the server keeps in one"
+                f" has {conversation.length} responses, the most the server keeps in one"
                 f" conversation (rxgem serve --store-max-chain {self.max_chain}), so a stored"
                 f" answer could not be continued; {_UNSTORED}, or {_NEW_CONVERSATION}",
                 "previous_response_id",
                 "store_limit_exceeded",
+            )
+        total = conversation.size + size
+        if total >= self.max_conversation_bytes:
+            what = "its input" if previous is None else f"the conversation of {previous!r}"
+            return _refused(
+                f"this response cannot be stored: {what} takes {total} bytes with this request,"
+                f" and the server keeps at most {self.max_conversation_bytes} bytes in one"
+                f" conversation (rxgem serve --store-max-conversation-bytes), so a stored"
+                f" answer could not be continued; {_UNSTORED}"
+                + ("" if previous is None else f", or {_NEW_CONVERSATION}"),
+                "input" if previous is None else "previous_response_id",
+                "store_limit_exceeded",
+            )
+        return None
+
+    def overflow(self, turn: StoredTurn, conversation: Conversation) -> str | None:
+        """Why ``turn``, answered, cannot be stored in ``conversation`` (the store checks
+        its own limits on :meth:`~rxgem.store.ResponseStore.save`); ``None`` if it can."""
+        total = conversation.size + turn.size
+        if total > self.max_conversation_bytes:
+            return (
+                f"the conversation would take {total} bytes, over the limit of"
+                f" {self.max_conversation_bytes} (--store-max-conversation-bytes)"
             )
         return None
 

@@ -1,8 +1,8 @@
 """The store's limits through ``rxgem serve``: a response the store cannot keep is refused
 before Gemini is asked (400 naming the limit, its flag and ``store: false``), or kept;
 never a 200 with ``store: true`` and no record. Each limit on SQLite and on Redis: items
-per response, bytes per response, responses per conversation, and a store that fails
-when the answer is already there (the answer then says ``store: false``).
+per response, bytes per response, responses and bytes per conversation, and a store that
+fails when the answer is already there (the answer then says ``store: false``).
 """
 
 from __future__ import annotations
@@ -149,15 +149,22 @@ def test_input_bigger_than_a_record_is_refused_before_gemini(store: str) -> None
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_an_answer_bigger_than_a_record_says_store_false(store: str, stream: bool) -> None:
+@pytest.mark.parametrize("limit", ["store_max_record_bytes", "store_max_conversation_bytes"])
+def test_an_answer_past_a_bytes_limit_says_store_false(
+    store: str, limit: str, stream: bool
+) -> None:
     long_answer = event(text("y" * 8000), finish("STOP"), usage(3, 1))
-    with _server(store, long_answer, store_max_record_bytes=6000) as (_, url):
-        answer = _post(url, {"input": "Hi", "stream": stream})
+    with _server(store, ANSWER, long_answer, **{limit: 10_000}) as (_, url):
+        first = _post(url, {"input": "Hi"}).json()
+        assert first["store"] is True
+        more = {"input": "Go on", "previous_response_id": first["id"], "stream": stream}
+        answer = _post(url, more)
         assert answer.status_code == 200
         response = _terminal(answer.content) if stream else answer.json()
         assert response["output"][0]["content"][0]["text"] == "y" * 8000
         assert response["store"] is False
         assert _get(url, response["id"]).status_code == 404
+        assert _get(url, first["id"]).status_code == 200
 
 
 # --------------------------------------------------------------------------- conversations
@@ -218,6 +225,35 @@ def test_a_conversation_longer_than_the_limit_says_so(store: str) -> None:
         assert _post(url, {"input": "more", "previous_response_id": ids[2]}).status_code == 400
         continued = _post(url, {"input": "more", "previous_response_id": ids[1], "store": False})
         assert continued.status_code == 200
+
+
+def test_the_probe_a_conversation_past_its_bytes_is_refused_before_gemini(store: str) -> None:
+    # Each request reads its whole conversation: heavy turns (metadata is kept, not sent
+    # to Gemini) would make one small request read them all, a thousand times over.
+    heavy = {"metadata": {"note": "m" * 3000}}
+    with _server(store, store_max_conversation_bytes=12_000) as (fake, url):
+        ids: list[str] = []
+        while True:
+            more = {"previous_response_id": ids[-1]} if ids else {}
+            answer = _post(url, {"input": f"turn {len(ids)}", **heavy, **more})
+            if answer.status_code != 200:
+                break
+            assert answer.json()["store"] is True
+            ids.append(answer.json()["id"])
+            assert len(ids) < 5
+        _refused(
+            answer,
+            "store_limit_exceeded",
+            "previous_response_id",
+            "12000",
+            "--store-max-conversation-bytes",
+            "store",
+        )
+        assert len(fake.requests) == len(ids) >= 2  # the refused one was not sent
+        for kept in ids:
+            assert _get(url, kept).status_code == 200
+        unstored = {"input": "more", "previous_response_id": ids[-1], "store": False}
+        assert _post(url, unstored).json()["store"] is False
 
 
 def _seed(store: str, turns: int) -> list[str]:
@@ -339,6 +375,12 @@ STORE_LIMITS = {
         "RXGEM_STORE_MAX_RECORD_BYTES",
         64 * 1024 * 1024,
         4096,
+    ),
+    "store_max_conversation_bytes": (
+        "--store-max-conversation-bytes",
+        "RXGEM_STORE_MAX_CONVERSATION_BYTES",
+        128 * 1024 * 1024,
+        8192,
     ),
     "store_timeout": ("--store-timeout", "RXGEM_STORE_TIMEOUT", 10.0, 2.5),
 }
