@@ -93,17 +93,17 @@ class StoreLimits:
         if previous is not None and conversation.length >= self.max_chain:
             return _refused(
                 f"this response cannot be stored: the conversation of response {previous!r}"
-                f" has {conversation.length} responses, the most the server keeps in one"
-                f" conversation (rxgem serve --store-max-chain {self.max_chain}), so a stored"
-                f" answer could not be continued; {_UNSTORED}, or {_NEW_CONVERSATION}",
+                f" has {conversation.length} responses, and the server keeps at most"
+                f" {self.max_chain} in one conversation (rxgem serve --store-max-chain), so a"
+                f" stored answer could not be continued; {_UNSTORED}, or {_NEW_CONVERSATION}",
                 "previous_response_id",
                 "store_limit_exceeded",
             )
         total = conversation.size + size
         if total >= self.max_conversation_bytes:
-            what = "its input" if previous is None else f"the conversation of {previous!r}"
+            what = "" if previous is None else f"the conversation of {previous!r} and "
             return _refused(
-                f"this response cannot be stored: {what} takes {total} bytes with this request,"
+                f"this response cannot be stored: {what}this request take {total} bytes,"
                 f" and the server keeps at most {self.max_conversation_bytes} bytes in one"
                 f" conversation (rxgem serve --store-max-conversation-bytes), so a stored"
                 f" answer could not be continued; {_UNSTORED}"

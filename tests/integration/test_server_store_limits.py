@@ -22,6 +22,7 @@ from redis_server import redis_url
 from server_harness import KEY, MODEL, serving, settings_for
 
 from rxgem.server import ServerSettings, add_serve_parser, settings_from_env
+from rxgem.server._store_limits import Conversation, StoreLimits
 from rxgem.store import StoredItem, StoredTurn, open_store
 from rxgem.testing import FakeGemini, FakeResponse, event, finish, text, thought, usage
 
@@ -424,3 +425,49 @@ def test_the_store_is_opened_with_the_limits() -> None:
         assert limits == (7, 9, 4096, 2.5)
     finally:
         asyncio.run(opened.aclose())
+
+
+# --------------------------------------------------------------------------- the rule, exactly
+
+LIMITS = StoreLimits(max_items=3, max_record_bytes=100, max_chain=2, max_conversation_bytes=300)
+
+
+def _inputs(count: int, size: int = 10) -> tuple[StoredItem, ...]:
+    """``count`` items of ``size`` bytes each (as the store counts them)."""
+    return tuple(StoredItem(f"m{n}", b"x" * (size - 2)) for n in range(count))
+
+
+@pytest.mark.parametrize(
+    ("inputs", "echo", "conversation", "refused"),
+    [
+        (_inputs(2), 0, Conversation(), None),
+        (_inputs(3), 0, Conversation(), "--store-max-items"),  # no item left for the answer
+        (_inputs(1, 60), 39, Conversation(), None),
+        (_inputs(1, 60), 40, Conversation(), "--store-max-record-bytes"),  # echo counts
+        (_inputs(1), 0, Conversation("resp_a", 1, 50), None),
+        (_inputs(1), 0, Conversation("resp_a", 2, 50), "--store-max-chain"),
+        (_inputs(1), 0, Conversation("resp_a", 1, 289), None),
+        (_inputs(1), 0, Conversation("resp_a", 1, 290), "--store-max-conversation-bytes"),
+    ],
+)
+def test_what_the_limits_refuse_before_gemini(
+    inputs: tuple[StoredItem, ...], echo: int, conversation: Conversation, refused: str | None
+) -> None:
+    reply = LIMITS.refusal(inputs, echo, conversation)
+    if refused is None:
+        assert reply is None
+        return
+    assert reply is not None
+    assert (reply.status, reply.code) == (400, "store_limit_exceeded")
+    assert refused in reply.message
+    assert '"store": false' in reply.message
+    assert reply.param == ("previous_response_id" if conversation.previous else "input")
+
+
+def test_what_an_answer_takes_past_the_conversation_bytes() -> None:
+    turn = StoredTurn("resp_b", "a" * 64, 1.0, b"d" * 40, _inputs(1))
+    assert LIMITS.overflow(turn, Conversation("resp_a", 1, 250)) is None  # 300: at the limit
+    reason = LIMITS.overflow(turn, Conversation("resp_a", 1, 251))
+    assert reason is not None
+    assert "301" in reason
+    assert "--store-max-conversation-bytes" in reason
