@@ -29,6 +29,7 @@ __all__ = [
     "json_equal",
     "json_size",
     "loads",
+    "quoted",
 ]
 
 MAX_JSON_DEPTH: Final = 128
@@ -56,6 +57,17 @@ def at(where: str, key: str | int) -> str:
     if _PLAIN_KEY.fullmatch(key):
         return f"{where}.{key}" if where else key
     return f"{where}[{json.dumps(key, ensure_ascii=False)}]"
+
+
+def quoted(value: object) -> str:
+    """A client's value as a message quotes it: ``repr`` of its text, cut at 48 characters.
+
+    Bounded, so an error costs the same whatever the request sent, and the same for
+    every value: the client's own text comes back as it was, never compared with
+    anything (an answer that differed for a value equal to a secret would confirm it).
+    """
+    text = value if isinstance(value, str) else str(value)
+    return repr(text if len(text) <= _SHOWN_KEY else text[:_SHOWN_KEY] + "…")
 
 
 def _path(where: str, trail: _Trail) -> str:

@@ -35,7 +35,7 @@ from typing import Any
 import msgspec
 
 from ..core import InvalidRequestError, Part, render_code
-from ._json import MAX_JSON_DEPTH, check_depth, loads
+from ._json import MAX_JSON_DEPTH, check_depth, loads, quoted
 from ._signatures import PLACEHOLDER, call_signature, message_signature, split_id
 
 __all__ = ["SignatureWarning", "messages_to_contents"]
@@ -109,7 +109,9 @@ def _user_parts(content: Any, where: str) -> list[JSONObject]:
                     "a file part needs file_data or file_id", where=f"{at}.file"
                 )
         else:
-            raise InvalidRequestError(f"unknown content part type {kind!r}", where=f"{at}.type")
+            raise InvalidRequestError(
+                f"unknown content part type {quoted(kind)}", where=f"{at}.type"
+            )
     return parts
 
 
@@ -131,7 +133,7 @@ def _text(content: Any, where: str) -> str:
             kind = item.get("type") if type(item) is dict else None
             if kind not in ("text", "refusal"):
                 raise InvalidRequestError(
-                    f"this message takes text parts, not {kind!r}", where=f"{where}[{i}].type"
+                    f"this message takes text parts, not {quoted(kind)}", where=f"{where}[{i}].type"
                 )
             pieces.append(_string(item.get(kind), f"{where}[{i}].{kind}"))
         return "".join(pieces)
@@ -393,7 +395,7 @@ def messages_to_contents(
             known = calls.get(call_id)
             if known is None or known.turn not in pending:
                 raise InvalidRequestError(
-                    f"no assistant tool call with id {call_id!r} awaits a result",
+                    f"no assistant tool call with id {quoted(call_id)} awaits a result",
                     where=f"{where}.tool_call_id",
                 )
             content, media = _tool_media(message.get("content"), f"{where}.content", send_ids)
@@ -407,7 +409,7 @@ def messages_to_contents(
                 response["id"] = call_id
             pending[known.turn][known.position] = {"functionResponse": response}
         else:
-            raise InvalidRequestError(f"unknown role {role!r}", where=f"{where}.role")
+            raise InvalidRequestError(f"unknown role {quoted(role)}", where=f"{where}.role")
     _flush(pending, contents)
     if not contents:
         raise InvalidRequestError(

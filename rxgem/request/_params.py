@@ -14,6 +14,7 @@ import warnings
 from typing import Any, Literal, TypeAlias
 
 from ..core import InvalidRequestError
+from ._json import quoted
 from ._models import ModelFamily
 from ._schema import SchemaTarget, to_gemini_schema
 
@@ -224,7 +225,7 @@ def tools(
         if kind != "function":
             unsupported(
                 policy,
-                f"tool type {kind!r} has no Gemini counterpart",
+                f"tool type {quoted(kind)} has no Gemini counterpart",
                 f"{where}.type",
                 f"drop {where} from the request",
             )
@@ -280,7 +281,7 @@ def tool_config(
         name = function.get("name") if type(function) is dict else None
         if name not in names:
             raise InvalidRequestError(
-                f"names a function the request does not declare: {name!r}",
+                f"names a function the request does not declare: {quoted(name)}",
                 where="tool_choice.function.name",
             )
         calling = {"mode": "ANY", "allowedFunctionNames": [name]}

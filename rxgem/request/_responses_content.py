@@ -19,6 +19,7 @@ import mimetypes
 from typing import Any
 
 from ..core import InvalidRequestError
+from ._json import quoted
 from ._messages import _file_part, _response
 from ._params import Unsupported, unsupported
 
@@ -105,7 +106,7 @@ def message_parts(
             continue
         if not media or kind not in ("input_image", "input_file"):
             raise InvalidRequestError(
-                f"this message takes {'text ' if not media else ''}parts, not {kind!r}",
+                f"this message takes {'text ' if not media else ''}parts, not {quoted(kind)}",
                 where=f"{at}.type",
             )
         made = _media(part, kind, at, policy)
@@ -141,5 +142,7 @@ def function_output(
             if made is not None:
                 media.append(made)
         else:
-            raise InvalidRequestError(f"unknown output part type {kind!r}", where=f"{at}.type")
+            raise InvalidRequestError(
+                f"unknown output part type {quoted(kind)}", where=f"{at}.type"
+            )
     return _response("".join(texts), where), media

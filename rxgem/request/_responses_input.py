@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..core import InvalidRequestError
+from ._json import quoted
 from ._messages import _arguments, _merge, _placeholders
 from ._params import Unsupported, unsupported
 from ._responses_content import function_output, message_parts, string
@@ -136,7 +137,7 @@ class _Turn:
         else:
             unsupported(
                 self.policy,
-                f"input item type {kind!r} has no Gemini counterpart",
+                f"input item type {quoted(kind)} has no Gemini counterpart",
                 f"{where}.type",
                 f"drop {where} from the input",
             )
@@ -161,7 +162,7 @@ class _Turn:
             self.signatures.message(texts)
             model.extend(texts)
         else:
-            raise InvalidRequestError(f"unknown role {role!r}", where=f"{where}.role")
+            raise InvalidRequestError(f"unknown role {quoted(role)}", where=f"{where}.role")
 
     def call(self, item: JSONObject, where: str) -> None:
         model = self.open_model()
@@ -193,7 +194,7 @@ class _Turn:
         known = self.calls.get(call_id)
         if known is None:
             raise InvalidRequestError(
-                f"no function_call with call_id {call_id!r} awaits an output (the output"
+                f"no function_call with call_id {quoted(call_id)} awaits an output (the output"
                 " must follow the model turn that made the call)",
                 where=f"{where}.call_id",
             )
@@ -216,9 +217,11 @@ def _resolved(reference: JSONObject, where: str, resolve: Resolve | None) -> JSO
         raise InvalidRequestError("an item_reference needs an id", where=at)
     found = resolve(item_id) if resolve is not None else None
     if found is None:
-        raise InvalidRequestError(f"no stored item has the id {item_id!r}", where=at)
+        raise InvalidRequestError(f"no stored item has the id {quoted(item_id)}", where=at)
     if not isinstance(found, Mapping) or found.get("type") == "item_reference":
-        raise InvalidRequestError(f"the stored item {item_id!r} is not an input item", where=at)
+        raise InvalidRequestError(
+            f"the stored item {quoted(item_id)} is not an input item", where=at
+        )
     return dict(found)
 
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core import InvalidRequestError
+from ._json import quoted
 from ._models import ModelFamily
 from ._params import (
     Unsupported,
@@ -108,7 +109,9 @@ class _Declared:
             raise InvalidRequestError("a function tool needs a name", where=f"{where}.name")
         full = gemini_name(namespace, name)
         if full in self.seen:
-            raise InvalidRequestError(f"a second function named {full!r}", where=f"{where}.name")
+            raise InvalidRequestError(
+                f"a second function named {quoted(full)}", where=f"{where}.name"
+            )
         self.seen.add(full)
         declaration = _declaration(tool, where, full, self.target)
         if self.allowed is not None and full not in self.allowed:
@@ -140,7 +143,7 @@ class _Declared:
         else:
             unsupported(
                 self.policy,
-                f"tool type {kind!r} has no Gemini counterpart",
+                f"tool type {quoted(kind)} has no Gemini counterpart",
                 f"{where}.type",
                 f"drop {where} from the request",
             )
@@ -174,7 +177,7 @@ def _calling(choice: Any, names: list[str], search: bool, policy: Unsupported) -
         full = gemini_name(choice.get("namespace"), name) if type(name) is str else name
         if full not in names:
             raise InvalidRequestError(
-                f"names a function the request does not declare: {name!r}",
+                f"names a function the request does not declare: {quoted(name)}",
                 where="tool_choice.name",
             )
         return {"mode": "ANY", "allowedFunctionNames": [full]}
@@ -194,7 +197,7 @@ def _calling(choice: Any, names: list[str], search: bool, policy: Unsupported) -
     if type(kind) is str:
         unsupported(
             policy,
-            f"Gemini has no tools of type {kind!r} to choose",
+            f"Gemini has no tools of type {quoted(kind)} to choose",
             "tool_choice",
             'send tool_choice "auto", "none", "required" or a function',
         )

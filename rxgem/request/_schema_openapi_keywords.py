@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from ..core import InvalidRequestError
 from ._json import at as _at
-from ._json import copy_json, json_size
+from ._json import copy_json, json_size, quoted
 from ._schema_openapi_vocabulary import (
     ANNOTATIONS,
     ANY_TYPE_KEYWORDS,
@@ -70,7 +70,7 @@ def declared_types(raw: JSONObject, where: str) -> list[str]:
     out: list[str] = []
     for name in names:
         if type(name) is not str or (name.lower() not in TYPES and name.lower() != "null"):
-            raise InvalidRequestError(f"unknown type {name!r}", where=at)
+            raise InvalidRequestError(f"unknown type {quoted(name)}", where=at)
         if name.lower() not in out:
             out.append(name.lower())
     return out

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..core import InvalidRequestError
 from ._json import at as _at
+from ._json import quoted
 from ._schema_openapi_vocabulary import SILENT, as_schema
 from ._schema_walk import JSONObject, Walk, is_pointer, resolve_pointer
 
@@ -38,19 +39,21 @@ def inline_ref(walk: Walk, raw: JSONObject, where: str) -> JSONObject:
         walk.spend(at, len(raw) + len(ref))
         if not is_pointer(ref):
             raise InvalidRequestError(
-                f"$ref {ref!r} cannot be inlined: only same-document refs ('#/...') can",
+                f"$ref {quoted(ref)} cannot be inlined: only same-document refs ('#/...') can",
                 where=at,
             )
         if ref in walk.refs:
             chain = list(walk.refs)
             shown = " → ".join((*chain[chain.index(ref) :], ref))
             raise InvalidRequestError(
-                f"recursive $ref {ref!r} ({shown}) cannot be inlined into Gemini's Schema",
+                f"recursive $ref {quoted(ref)} ({shown}) cannot be inlined into Gemini's Schema",
                 where=at,
             )
         found, target = resolve_pointer(walk.root, ref)
         if not found:
-            raise InvalidRequestError(f"$ref {ref!r} points to nothing in this schema", where=at)
+            raise InvalidRequestError(
+                f"$ref {quoted(ref)} points to nothing in this schema", where=at
+            )
         siblings = {k: v for k, v in raw.items() if k != "$ref" and k not in SILENT}
         raw = {**as_schema(target, at), **siblings}
         walk.refs[ref] = None

@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from ..core import InvalidRequestError
 from ._json import at as _at
-from ._json import copy_json
+from ._json import copy_json, quoted
 from ._schema_walk import JSONObject, Walk, is_pointer, resolve_pointer
 
 __all__ = ["json_schema_node"]
@@ -57,7 +57,7 @@ def json_schema_node(walk: Walk, node: Any, where: str, depth: int) -> Any:
     ref = node.get("$ref")
     if type(ref) is str and is_pointer(ref) and not resolve_pointer(walk.root, ref)[0]:
         raise InvalidRequestError(
-            f"$ref {ref!r} points to nothing in this schema", where=_at(where, "$ref")
+            f"$ref {quoted(ref)} points to nothing in this schema", where=_at(where, "$ref")
         )
     out: JSONObject = {}
     for key, value in node.items():

@@ -2,8 +2,9 @@
 
 The body is ``{"error": {"message", "type", "param", "code"}}``; the status is mapped
 from Gemini's; the headers tell the ``openai`` SDK when (``Retry-After``,
-``retry-after-ms``) and whether (``x-should-retry``) to retry. Every message is
-scrubbed of the secrets it is given.
+``retry-after-ms``) and whether (``x-should-retry``) to retry. Every message from
+Gemini or the server is scrubbed of the secrets it is given; a message about the
+client's request quotes the client's own text (bounded), never compared with them.
 
 =========================================== ====== ======================= ==============
 What happened                                status type                    x-should-retry
@@ -238,6 +239,15 @@ def _gemini_reply(
     )
 
 
+_MAX_MESSAGE: Final = 1000
+_MAX_PARAM: Final = 256
+
+
+def _bounded(text: str, limit: int = _MAX_MESSAGE) -> str:
+    """A message or ``param`` made of the client's text, cut at a fixed length."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _unreadable(error: MalformedStreamError | TruncatedStreamError) -> str:
     """What a client is told of a stream that could not be read: the reason, never the
     excerpt of what Gemini sent."""
@@ -252,16 +262,19 @@ def error_reply(
 ) -> ErrorReply:
     """The reply for an error of any route: the one place a client-facing message is made.
 
-    ``secrets`` are scrubbed from the message, and ``upstream`` (the base URL)'s
-    address hidden (:func:`hide_upstream`). An exception that is not rxgem's is a bug:
-    a generic 500 that says nothing about it.
+    ``secrets`` are scrubbed from what Gemini said, and ``upstream`` (the base URL)'s
+    address hidden (:func:`hide_upstream`); a request the client got wrong is
+    answered in its own words, bounded, whatever they are. An exception that is not
+    rxgem's is a bug: a generic 500 that says nothing about it.
     """
     if isinstance(error, InvalidRequestError):
+        # the client's own text (its field names and values, bounded and quoted where the
+        # request is read): never compared with a secret, so no answer can confirm one
         return ErrorReply(
             400,
             "invalid_request_error",
-            redact(error.reason, secrets),
-            param=error.where or None,
+            _bounded(error.reason),
+            param=_bounded(error.where, _MAX_PARAM) or None,
             headers=(("x-should-retry", "false"),),
         )
     if isinstance(error, GeminiAPIError):
