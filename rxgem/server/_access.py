@@ -1,14 +1,18 @@
 """The access log and the last-resort error boundary, as one ASGI middleware.
 
-One line per request on the ``rxgem.server`` logger, at INFO::
+One line per request on the ``rxgem.server`` logger, at INFO, its fields always in
+this order::
 
     POST /v1/chat/completions 200 model=gemini-2.5-flash duration_ms=412 tokens=87 request_id=req_…
 
 (``error=<type>:<code>`` is added for an error reply, ``client_gone`` when the client
 left before the end, status 499 when it left before the response started.) No query
 string, no header, no prompt text: only the path, the model the client named and
-numbers; every value is scrubbed of the secrets the server knows and of control
-characters. The structured fields are also on the record, as ``record.access``.
+numbers. Every value is scrubbed of the secrets the server knows, cut at 200
+characters, and escaped (:func:`log_value`): a value is one token without a space, a
+quote, a backslash, an ``=`` or anything but printable ASCII, so nothing a client
+sends can add a field or a line. The structured fields (unescaped) are also on the
+record, as ``record.access``.
 
 An exception that escapes a handler (a bug) is logged once, its traceback scrubbed of
 secrets, and answered with a bare OpenAI-style 500 if nothing was sent yet: the
@@ -18,6 +22,7 @@ client never sees a traceback.
 from __future__ import annotations
 
 import logging
+import re
 import secrets as _secrets
 import time
 import traceback
@@ -30,12 +35,81 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ._errors import ErrorReply, internal_error, redact
 from ._telemetry import RequestTelemetry, Telemetry
 
-__all__ = ["RECORD_KEY", "AccessLog", "AccessRecord", "access_record", "clean", "route_of"]
+__all__ = [
+    "RECORD_KEY",
+    "AccessLog",
+    "AccessRecord",
+    "access_line",
+    "access_record",
+    "clean",
+    "log_value",
+    "route_of",
+]
 
 RECORD_KEY: Final = "rxgem.server.access"
 """The scope key of a request's :class:`AccessRecord`."""
 
 _LIMIT: Final = 200
+
+
+# printable ASCII but the space, the quote, the backslash and "=": kept as they are
+_BARE: Final = re.compile(r"[!#-<>-\[\]-~]+")
+
+
+def _escaped(char: str) -> str:
+    code = ord(char)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def log_value(text: str) -> str:
+    """``text`` as one token of the access line.
+
+    Printable ASCII stays, but for the space, ``"``, the backslash and ``=``, which are
+    escaped as everything else is: ``\\xHH`` (``\\x20`` a space, ``\\x5c`` a
+    backslash), ``\\uHHHH``, ``\\UHHHHHHHH``. An empty value is ``""``, and ``-``
+    (what stands for "none") is ``\\x2d``.
+    """
+    if _BARE.fullmatch(text):
+        return "\\x2d" if text == "-" else text
+    if not text:
+        return '""'
+    return "".join(c if _BARE.fullmatch(c) else _escaped(c) for c in text)
+
+
+def _cut(text: str, secrets: Sequence[str], limit: int = _LIMIT) -> str:
+    text = redact(text, secrets)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def access_line(
+    method: str,
+    path: str,
+    status: int,
+    *,
+    model: str | None,
+    duration_ms: int,
+    tokens: int | None,
+    request_id: str,
+    error: str | None = None,
+    client_gone: bool = False,
+    secrets: Sequence[str] = (),
+) -> str:
+    """The access line: ``METHOD PATH STATUS model= duration_ms= tokens= request_id=``,
+    then ``error=`` and ``client_gone`` when they apply; every text value scrubbed of
+    ``secrets``, cut, and escaped by :func:`log_value`."""
+    line = (
+        f"{log_value(_cut(method, secrets, 16))} {log_value(_cut(path, secrets))} {status}"
+        f" model={log_value(_cut(model, secrets)) if model else '-'}"
+        f" duration_ms={duration_ms} tokens={'-' if tokens is None else tokens}"
+        f" request_id={log_value(request_id)}"
+    )
+    if error:
+        line += f" error={log_value(_cut(error, secrets))}"
+    if client_gone:
+        line += " client_gone"
+    return line
 
 
 def clean(text: str, secrets: Sequence[str] = (), limit: int = _LIMIT) -> str:
@@ -183,14 +257,16 @@ class AccessLog:
             "error": record.error,
             "client_gone": record.client_gone,
         }
-        line = (
-            f"{fields['method']} {fields['path']} {status}"
-            f" model={fields['model'] or '-'} duration_ms={fields['duration_ms']}"
-            f" tokens={'-' if record.tokens is None else record.tokens}"
-            f" request_id={record.request_id}"
+        line = access_line(
+            str(scope.get("method", "")),
+            str(scope.get("path", "")),
+            status,
+            model=record.model,
+            duration_ms=fields["duration_ms"],
+            tokens=record.tokens,
+            request_id=record.request_id,
+            error=record.error,
+            client_gone=record.client_gone,
+            secrets=secrets,
         )
-        if record.error:
-            line += f" error={record.error}"
-        if record.client_gone:
-            line += " client_gone"
         self.logger.info("%s", line, extra={"access": fields})
