@@ -42,6 +42,7 @@ __all__ = [
     "access_line",
     "access_record",
     "clean",
+    "log_failure",
     "log_value",
     "route_of",
 ]
@@ -117,6 +118,26 @@ def clean(text: str, secrets: Sequence[str] = (), limit: int = _LIMIT) -> str:
     text = redact(text, secrets)
     text = "".join(c if c.isprintable() and c not in "\r\n" else "?" for c in text[: limit + 1])
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_DETAIL: Final = 2000
+"""The longest text a failure's debug line keeps of each part."""
+
+
+def log_failure(
+    logger: logging.Logger,
+    request_id: str,
+    said: str,
+    error: BaseException,
+    secrets: Sequence[str],
+) -> None:
+    """At DEBUG, what the client was told of a failure and the detail it was not told (the
+    upstream's URL, an excerpt of its stream), scrubbed of secrets, on one line."""
+    if logger.isEnabledFor(logging.DEBUG):
+        detail = clean(str(error) or type(error).__name__, secrets, _DETAIL)
+        logger.debug(
+            "request %s: %s; detail: %s", request_id, clean(said, secrets, _DETAIL), detail
+        )
 
 
 @dataclass

@@ -20,7 +20,7 @@ from starlette.types import Receive, Scope, Send
 
 from ..core import RxGemError
 from ..store import ResponseStore, open_store
-from ._access import AccessLog, AccessRecord, access_record
+from ._access import AccessLog, AccessRecord, access_record, log_failure
 from ._admission import Admission, Drain, install_drain_signal
 from ._auth import Credentials, authorize
 from ._body import BodyError, json_object_steps
@@ -93,6 +93,14 @@ class _Service:
 
     def _secrets(self, record: AccessRecord) -> tuple[str, ...]:
         return (*self.settings.secrets, *record.secrets)
+
+    def _failed(self, error: RxGemError, record: AccessRecord) -> Response:
+        """The reply to a request that failed before its answer began (in the one error
+        vocabulary), its detail logged."""
+        secrets = self._secrets(record)
+        reply = error_reply(error, secrets, self.settings.upstream)
+        log_failure(self.logger, record.request_id, reply.message, error, secrets)
+        return reply_response(reply, record)
 
     async def _read_body(self, request: Request) -> dict[str, Any] | ErrorReply | None:
         """The body as a JSON object, an error reply, or ``None`` when the client left."""
@@ -188,9 +196,7 @@ class _Service:
         try:
             source = self.upstream.chat_completions(body, credentials)
         except RxGemError as exc:
-            return reply_response(
-                error_reply(exc, self._secrets(record), self.settings.upstream), record
-            )
+            return self._failed(exc, record)
         return CompletionResponse(
             source,
             stream=stream,
@@ -212,9 +218,7 @@ class _Service:
         try:
             return _json(await self.upstream.list_models(credentials))
         except RxGemError as exc:
-            return reply_response(
-                error_reply(exc, self._secrets(record), self.settings.upstream), record
-            )
+            return self._failed(exc, record)
 
     async def get_model(self, request: Request) -> Response:
         record = access_record(request.scope)
@@ -231,9 +235,7 @@ class _Service:
         try:
             return _json(await self.upstream.get_model(credentials, name))
         except RxGemError as exc:
-            return reply_response(
-                error_reply(exc, self._secrets(record), self.settings.upstream), record
-            )
+            return self._failed(exc, record)
 
     async def healthz(self, request: Request) -> Response:
         """Liveness: the process answers (also while it drains)."""

@@ -46,7 +46,7 @@ from ..store import (
 from ..transport import api_of
 from ._access import AccessRecord, access_record
 from ._auth import Credentials, bearer_token
-from ._errors import ErrorReply, error_reply
+from ._errors import ErrorReply
 from ._responses_records import (
     ANONYMOUS,
     history_items,
@@ -159,9 +159,7 @@ class ResponsesRoutes:
         except StoreError as exc:
             return self._reply(_store_failed(exc), record)
         except RxGemError as exc:
-            return self._reply(
-                error_reply(exc, self.service._secrets(record), self.settings.upstream), record
-            )
+            return self.service._failed(exc, record)
         if isinstance(translated, ErrorReply):
             return self._reply(translated, record)
         responses_request, input_items, conversation = translated
@@ -185,9 +183,7 @@ class ResponsesRoutes:
                 response_id=new_response_id() if keep else None,
             )
         except RxGemError as exc:
-            return self._reply(
-                error_reply(exc, self.service._secrets(record), self.settings.upstream), record
-            )
+            return self.service._failed(exc, record)
 
         async def on_response(response: Response) -> None:
             if not keep or owner is None or self.store is None:

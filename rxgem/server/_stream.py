@@ -53,7 +53,7 @@ from starlette.types import Receive, Scope, Send
 
 from ..bridge import FlowGate, aiterate, current_gate  # aiterate: the non-streaming answer
 from ..core import DONE_FRAME, ChatCompletion, ChatCompletionChunk
-from ._access import AccessRecord, clean
+from ._access import AccessRecord, log_failure
 from ._admission import Drain
 from ._errors import ErrorReply, error_reply
 from ._response_io import JSON_HEADERS, Sender, until_disconnect
@@ -63,9 +63,6 @@ from ._stream_frames import KEEP_ALIVE_FRAME, STREAM_HEADERS, FrameBuffer, Frame
 __all__ = ["HEARTBEAT", "CompletionResponse", "StreamedAnswer"]
 
 T = TypeVar("T")
-
-_DETAIL: Final = 2000
-"""The longest upstream detail a log line keeps."""
 
 HEARTBEAT: Final = b" "
 """What a non-streaming response sends while Gemini is silent: JSON allows leading blanks."""
@@ -230,11 +227,7 @@ class StreamedAnswer:
             self.record.telemetry.upstream_error(error)
         reply = error_reply(error, self.secrets, self.upstream)
         self.record.failed(reply)
-        if self.logger.isEnabledFor(logging.DEBUG):  # the detail (the URL) for the operator
-            detail = clean(str(error) or type(error).__name__, self.secrets, _DETAIL)
-            self.logger.debug(
-                "request %s: %s; detail: %s", self.record.request_id, reply.message, detail
-            )
+        log_failure(self.logger, self.record.request_id, reply.message, error, self.secrets)
         return reply
 
     async def _complete(self, sender: Sender) -> None:

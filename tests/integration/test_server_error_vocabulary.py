@@ -94,6 +94,7 @@ FAULTS: dict[str, Fault] = {
 
 @dataclass
 class Setup:
+    name: str
     base_url: str
     settings: dict[str, Any]
 
@@ -104,7 +105,7 @@ def upstream(request: pytest.FixtureRequest) -> Iterator[Setup]:
     name: str = request.param
     fault = FAULTS[name]
     if name == "connect-refused":
-        yield Setup(f"http://127.0.0.1:{free_port()}/v1beta", fault.settings)
+        yield Setup(name, f"http://127.0.0.1:{free_port()}/v1beta", fault.settings)
         return
     error: dict[str, Any] = {"code": 500, "status": "INTERNAL", "message": "(set below)"}
     if fault.response is not None:
@@ -122,7 +123,7 @@ def upstream(request: pytest.FixtureRequest) -> Iterator[Setup]:
         base = fake.base_url
         if fault.vertex:
             base = base.removesuffix("/v1beta") + VERTEX_PATH
-        yield Setup(base, fault.settings)
+        yield Setup(name, base, fault.settings)
 
 
 def _forbidden(base_url: str) -> list[str]:
@@ -189,8 +190,12 @@ CASES = [
 def test_no_fault_shows_the_upstreams_address(
     upstream: Setup, route: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    name = upstream.name
     settings = settings_for(
-        upstream.base_url, store=str(tmp_path / "store.sqlite3"), **upstream.settings
+        upstream.base_url,
+        store=str(tmp_path / "store.sqlite3"),
+        log_level="debug",
+        **upstream.settings,
     )
     with caplog.at_level(logging.DEBUG, logger="rxgem.server"), serving(settings) as url:
         seen = _ask(url, route)
@@ -200,6 +205,12 @@ def test_no_fault_shows_the_upstreams_address(
         assert text not in everything, (text, everything)
     assert KEY not in caplog.text
     assert TOKEN not in caplog.text
+    details = [r.getMessage() for r in caplog.records if "; detail: " in r.getMessage()]
+    if route not in ("models", "model"):  # the model routes answer without a stream
+        assert details, caplog.text  # the operator's log keeps what the client is not told
+        assert all("\n" not in line for line in details)
+    if name in ("connect-refused", "read-cut-mid-stream", "timeout-mid-stream"):
+        assert any(upstream.base_url in line for line in details), details
 
 
 # --------------------------------------------------------------------------- hide_upstream
