@@ -111,6 +111,12 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         " httpx's keep-alive expiry, 5 s, into the first run)",
     )
     parser.add_argument(
+        "--serve-whole",
+        action="store_true",
+        help="in the serve part's saturated runs, the upstream writes each answer at once"
+        " (one HTTP chunk) instead of one HTTP chunk per event",
+    )
+    parser.add_argument(
         "--serve-args",
         default="",
         metavar="ARGS",
@@ -644,7 +650,12 @@ class Report:
         seconds = f"{first.seconds - first.record_after:g}" if first else "?"
         lines = [
             "7. Serve under load, process-separated: FakeGemini child (text answer, one HTTP chunk"
-            " per event) → server process → load",
+            + (
+                " per answer in the saturated runs, per event in the others)"
+                if res.whole
+                else " per event)"
+            )
+            + " → server process → load",
             f"   generator process (python -m benchmarks._load: one {first.loop if first else '?'}"
             " loop, raw HTTP/1.1 keep-alive connections, every data: line json.loads'd);"
             f" {seconds} s of load measured per run",
@@ -961,6 +972,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             rxgem_args=args.serve_args,
             variants=args.serve_variant,
             warm_clients=args.serve_warm_clients,
+            whole=args.serve_whole,
         )
 
     if args.profile:

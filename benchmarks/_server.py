@@ -3,7 +3,8 @@
 ``python -m benchmarks._server --events 200 --pause 0`` starts
 ``rxgem.testing.FakeGemini`` on an ephemeral loopback port, prints the port on one
 line, and serves (every request gets the same capture, one HTTP chunk per event,
-``--pause`` seconds between events) until its standard input is closed, with a listen
+``--pause`` seconds between events; with ``--whole``, the whole answer in one write and
+one HTTP chunk) until its standard input is closed, with a listen
 backlog of ``--backlog``: its accept thread competes for the GIL with one thread per open
 connection, so with the default of 128 some of 1000 simultaneous connects are dropped.
 With ``--http2`` it speaks cleartext HTTP/2 with prior knowledge instead
@@ -37,11 +38,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pause", type=float, default=0.0)
     parser.add_argument("--backlog", type=int, default=1024)
     parser.add_argument("--http2", action="store_true")
+    parser.add_argument(
+        "--whole", action="store_true", help="write each answer at once (one HTTP chunk)"
+    )
     parser.add_argument("--key", default="", help="the API key the stats look for")
     args = parser.parse_args(argv)
     capture = text_answer(args.events)
     bounds = list(itertools.accumulate(len(event) for event in capture.events))[:-1]
-    response = FakeResponse(body=capture.body, split_at=bounds, pause=args.pause)
+    split = [] if args.whole else bounds
+    response = FakeResponse(body=capture.body, split_at=split, pause=args.pause)
     with FakeGemini(response, backlog=args.backlog, http2=args.http2) as fake:
         print(fake.port, flush=True)
         for line in sys.stdin:  # until the parent closes our stdin

@@ -303,6 +303,7 @@ class ServeResult:
     checks: list[UpstreamCheck]
     servers: dict[str, dict[str, Any]]  # name → facts (command, versions, start time)
     notes: list[str] = field(default_factory=list)
+    whole: bool = False  # the saturated upstream wrote each answer at once
 
     def find(self, server: str, kind: str, clients: int | None = None) -> ServeRun | None:
         for run in self.runs:
@@ -320,6 +321,7 @@ class ServeResult:
     def to_json(self) -> dict[str, Any]:
         return {
             "method": "process-separated",
+            "whole": self.whole,
             "runs": [r.to_json() for r in self.runs],
             "upstream_checks": [c.to_json() for c in self.checks],
             "servers": self.servers,
@@ -338,9 +340,10 @@ def _raise_limits() -> None:  # in each child before exec: room for thousands of
 class Upstream:
     """``benchmarks._server`` (a FakeGemini) in a child process."""
 
-    def __init__(self, events: int, pause: float) -> None:
+    def __init__(self, events: int, pause: float, whole: bool = False) -> None:
         command = [sys.executable, "-m", "benchmarks._server", "--events", str(events)]
         command += ["--pause", str(pause), "--backlog", "4096", "--key", GEMINI_KEY]
+        command += ["--whole"] if whole else []
         self.events, self.pause = events, pause
         self.proc = subprocess.Popen(
             command,
@@ -811,6 +814,7 @@ def serve_benchmark(
     rxgem_args: Sequence[str] = (),
     variants: Sequence[tuple[str, str | None, Sequence[str]]] = (),
     warm_clients: int | None = None,
+    whole: bool = False,
 ) -> ServeResult:
     """Every run of the module docstring; ``log(message)`` reports progress.
 
@@ -818,7 +822,9 @@ def serve_benchmark(
     checkout or None for ``rxgem_path``, arguments) replace the one ``rxgem`` server by
     several, each measured in turn in every run, in this order, against the same upstreams
     and the same direct references: a lever side by side in one run. ``warm_clients``:
-    the saturated runs' warm-up clients (default ``max(clients)``).
+    the saturated runs' warm-up clients (default ``max(clients)``). ``whole``: the
+    saturated runs' upstream writes each answer at once (one HTTP chunk), not an event
+    per HTTP chunk.
     """
 
     def say(message: str) -> None:
@@ -845,7 +851,7 @@ def serve_benchmark(
         raise ValueError("two --serve-variant with the same name")
     litellm, note = _litellm_spec(litellm_python)
     specs: list[ServerSpec] = [*rxgems] + ([litellm] if litellm is not None else [])
-    result = ServeResult([], [], {s.name: s.facts for s in specs})
+    result = ServeResult([], [], {s.name: s.facts for s in specs}, whole=whole)
     if note:
         result.notes.append(note)
     expected: dict[str, int] = {}
@@ -879,7 +885,7 @@ def serve_benchmark(
 
     # 1. saturated
     events, pause = SATURATED
-    up = Upstream(events, pause)
+    up = Upstream(events, pause, whole)
     try:
         say(f"serve: direct, saturated, C = {', '.join(map(str, clients))}")
         _direct(up, "saturated", min(20, max(clients)), 0.3)  # warm-up, not counted

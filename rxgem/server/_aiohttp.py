@@ -20,6 +20,7 @@ from typing import Any, Final
 
 import aiohttp
 import httpx
+from aiohttp.helpers import get_env_proxy_for_url
 from multidict import CIMultiDict
 from yarl import URL
 
@@ -32,6 +33,8 @@ pieces of this size, each within the write timeout."""
 
 _AUTO_HEADERS: Final = ("User-Agent", "Accept", "Accept-Encoding", "Content-Type")
 """Headers aiohttp would add when httpx's request lacks them: httpx decides them."""
+
+_UNKNOWN: Final = object()
 
 _MAX_HEAD_FIELD: Final = 64 * 1024
 """The longest response header line and field accepted (h11's whole-head limit)."""
@@ -239,6 +242,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         self._slots = _Slots(limits.max_connections)
         self._session: aiohttp.ClientSession | None = None
         self._client_timeouts: dict[tuple[float | None, float | None], aiohttp.ClientTimeout] = {}
+        self._proxies: dict[tuple[str, str | None, int | None], object] = {}
         self._closed = False
 
     def _open(self) -> aiohttp.ClientSession:
@@ -255,7 +259,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         self._session = aiohttp.ClientSession(
             connector=connector,
             auto_decompress=False,
-            trust_env=self._trust_env,
+            trust_env=False,  # the proxy is looked up here, once per origin
             cookie_jar=aiohttp.DummyCookieJar(),
             skip_auto_headers=_AUTO_HEADERS,
             timeout=aiohttp.ClientTimeout(total=None),
@@ -274,6 +278,25 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
                 self._client_timeouts[key] = found
         return found
 
+    async def _proxy(self, url: URL) -> tuple[URL | None, str | None]:
+        """The proxy for ``url``'s origin from the environment (``trust_env``) and its
+        ``Proxy-Authorization``, looked up once per origin: aiohttp's own lookup reads
+        the environment and ``~/.netrc`` in a thread for every request."""
+        if not self._trust_env:
+            return None, None
+        key = (url.scheme, url.host, url.port)
+        found = self._proxies.get(key, _UNKNOWN)
+        if found is _UNKNOWN:
+            try:
+                proxy, auth = await asyncio.to_thread(get_env_proxy_for_url, url)
+            except LookupError:
+                found = None
+            else:
+                found = (proxy, auth.encode() if auth else None)
+            if len(self._proxies) < 64:
+                self._proxies[key] = found
+        return found if isinstance(found, tuple) else (None, None)
+
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if request.url.scheme not in ("http", "https"):
             raise httpx.UnsupportedProtocol(
@@ -281,6 +304,8 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
                 request=request,
             )
         session = self._session or self._open()
+        url = URL(str(request.url), encoded=True)
+        proxy, proxy_auth = await self._proxy(url)
         connect, read, write, pool = _timeouts(request)
         body = await request.aread()
         await self._slots.take(request, pool)
@@ -290,10 +315,19 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
                 (key.decode("latin-1"), value.decode("latin-1"))
                 for key, value in request.headers.raw
             )
+            proxy_headers = None
+            if proxy_auth is not None:
+                # to the proxy itself: in the request, or in the CONNECT of a tunnel
+                if url.scheme == "http":
+                    headers["Proxy-Authorization"] = proxy_auth
+                else:
+                    proxy_headers = {"Proxy-Authorization": proxy_auth}
             call = session.request(
                 request.method,
-                URL(str(request.url), encoded=True),
+                url,
                 headers=headers,
+                proxy=proxy,
+                proxy_headers=proxy_headers,
                 data=(writing.pieces() if writing is not None else body) if body else None,
                 allow_redirects=False,
                 timeout=self._client_timeout(connect, read),

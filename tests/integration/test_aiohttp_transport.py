@@ -456,3 +456,33 @@ def test_the_upstream_client_flag_becomes_the_setting() -> None:
     assert settings_from_env({**plain, "RXGEM_API_KEY": "k"}).upstream_client == "auto"
     with pytest.raises(SystemExit):
         parser.parse_args(["serve", "--upstream-client", "curl"])
+
+
+async def fetch_through_client(kind: str, url: str) -> bytes:
+    """As a client with ``trust_env`` does it: httpx's own mounts a proxy transport."""
+    transport = AiohttpTransport() if kind == "aiohttp" else None
+    async with httpx.AsyncClient(transport=transport) as client:
+        return (await client.post(url, content=b"{}")).content
+
+
+@pytest.mark.parametrize("kind", TRANSPORTS)
+def test_the_proxy_of_the_environment_is_used(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    heads: list[bytes] = []
+
+    def proxy(conn: socket.socket) -> None:
+        heads.append(read_head(conn))
+        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 7\r\n\r\nproxied")
+
+    with raw_server(proxy) as (port, _):
+        monkeypatch.setenv("HTTP_PROXY", f"http://user:secret@127.0.0.1:{port}")
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        url = "http://gemini.invalid/v1beta/models"
+        body = asyncio.run(fetch_through_client(kind, url))
+        monkeypatch.setenv("NO_PROXY", "gemini.invalid")
+        with pytest.raises(httpx.ConnectError):  # not through the proxy: no such host
+            asyncio.run(fetch_through_client(kind, url))
+    assert body == b"proxied"
+    head = heads[0].lower()
+    assert head.startswith(b"post http://gemini.invalid/v1beta/models http/1.1\r\n")
+    assert b"\r\nproxy-authorization: basic dxnlcjpzzwnyzxq=\r\n" in head
