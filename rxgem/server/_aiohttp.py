@@ -169,23 +169,59 @@ def _map_read(exc: Exception, request: httpx.Request) -> httpx.HTTPError:
 class _Body(httpx.AsyncByteStream):
     """A response body: its chunks as they arrive (an HTTP chunk at most, as httpx gives);
     closing it returns the connection to the pool when the body was read to its end,
-    else closes the connection. One not closed is closed when it is collected."""
+    else closes the connection. One not closed is closed when it is collected.
+
+    The read timeout counts while a read waits, as httpx's does, with one timer per
+    body re-armed only when it fires: aiohttp's own re-arms a timer at every socket
+    read, and counts while nobody reads (a slow client holding the stream back).
+    """
 
     def __init__(
-        self, response: aiohttp.ClientResponse, request: httpx.Request, slots: _Slots
+        self,
+        response: aiohttp.ClientResponse,
+        request: httpx.Request,
+        slots: _Slots,
+        read: float | None,
     ) -> None:
         self._response: aiohttp.ClientResponse | None = response
         self._request = request
         self._slots = slots
+        self._read = read
+        self._waiting_since: float | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        connection = response.connection
+        if connection is not None and connection.protocol is not None:
+            # aiohttp's timer stays armed for the silence until the body's first bytes
+            connection.protocol.read_timeout = None
+
+    def _check(self) -> None:
+        """The timer: fail the read that has waited ``read`` seconds, else re-arm."""
+        self._timer = None
+        response, read = self._response, self._read
+        if response is None or read is None:
+            return
+        loop = asyncio.get_running_loop()
+        since = self._waiting_since
+        if since is not None and loop.time() - since >= read:
+            response.content.set_exception(aiohttp.SocketTimeoutError("read timed out"))
+            return
+        self._timer = loop.call_at(
+            (since if since is not None else loop.time()) + read, self._check
+        )
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         response = self._response
         if response is None:
             raise httpx.StreamClosed()
         content = response.content
+        loop = asyncio.get_running_loop()
+        if self._read is not None and self._timer is None:
+            self._timer = loop.call_at(loop.time() + self._read, self._check)
         try:
             while True:
+                self._waiting_since = loop.time()
                 chunk, end_of_chunk = await content.readchunk()
+                self._waiting_since = None
                 if chunk:
                     yield chunk
                 elif not end_of_chunk:
@@ -198,6 +234,9 @@ class _Body(httpx.AsyncByteStream):
         response, self._response = self._response, None
         if response is None:
             return
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if keep and response.content.at_eof():
             response.release()
         else:
@@ -347,7 +386,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         return httpx.Response(
             response.status,
             headers=list(response.raw_headers),
-            stream=_Body(response, request, self._slots),
+            stream=_Body(response, request, self._slots, read),
             extensions={
                 "http_version": b"HTTP/1.1",
                 "reason_phrase": (response.reason or "").encode("latin-1", "replace"),

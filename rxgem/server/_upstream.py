@@ -4,6 +4,7 @@ model and probe calls made on them (the HTTP itself is :mod:`rxgem.transport`'s,
 
 from __future__ import annotations
 
+import http.cookiejar
 import importlib.util
 import time
 from collections.abc import Callable
@@ -33,6 +34,18 @@ __all__ = ["Upstream", "uses_aiohttp"]
 _PROBE_TTL: Final = 5.0
 _SHARD_SIZE: Final = 64
 _MAX_SHARDS: Final = 16
+
+
+class _NoCookies(http.cookiejar.CookieJar):
+    """A cookie jar that keeps nothing: the pools serve every client, so a cookie the
+    upstream sets for one must not go out with another's requests (and looking each
+    response's headers through for cookies costs time per request)."""
+
+    def extract_cookies(self, response: Any, request: Any) -> None:
+        return None
+
+    def set_cookie(self, cookie: http.cookiejar.Cookie) -> None:
+        return None
 
 
 def uses_aiohttp(choice: str) -> bool:
@@ -99,6 +112,7 @@ class Upstream:
                     limits=limits,
                     timeout=timeout,
                     follow_redirects=False,
+                    cookies=_NoCookies(),
                     transport=_aiohttp_transport(limits) if aiohttp else None,
                 )
                 for _ in range(shards)

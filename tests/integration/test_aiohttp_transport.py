@@ -486,3 +486,70 @@ def test_the_proxy_of_the_environment_is_used(kind: str, monkeypatch: pytest.Mon
     head = heads[0].lower()
     assert head.startswith(b"post http://gemini.invalid/v1beta/models http/1.1\r\n")
     assert b"\r\nproxy-authorization: basic dxnlcjpzzwnyzxq=\r\n" in head
+
+
+@pytest.mark.parametrize("choice", ["aiohttp", "httpx"])
+def test_a_cookie_the_upstream_sets_goes_to_no_later_request(choice: str) -> None:
+    """The server's pools serve every client: before, httpx's client kept the upstream's
+    cookies and sent them with every later request, whoever made it."""
+    from server_harness import settings_for
+
+    from rxgem.server._upstream import Upstream
+
+    heads: list[bytes] = []
+
+    def handle(conn: socket.socket) -> None:
+        while True:
+            head = read_head(conn)
+            if not head:
+                return
+            heads.append(head)
+            conn.sendall(
+                b"HTTP/1.1 200 OK\r\nset-cookie: session=client-a; Path=/\r\n"
+                b"content-length: 2\r\n\r\nok"
+            )
+
+    async def main(port: int) -> None:
+        upstream = Upstream(settings_for(f"http://127.0.0.1:{port}/v1beta", upstream_client=choice))
+        try:
+            for _ in range(2):
+                await upstream.client.get(f"http://127.0.0.1:{port}/v1beta/models")
+        finally:
+            await upstream.aclose()
+
+    with raw_server(handle) as (port, _):
+        asyncio.run(main(port))
+    assert len(heads) == 2
+    assert b"cookie" not in heads[1].lower()
+
+
+@pytest.mark.parametrize("kind", TRANSPORTS)
+def test_the_read_timeout_counts_only_while_reading(kind: str) -> None:
+    """A consumer that holds the stream back (a slow client of the server) longer than
+    the read timeout, while the upstream has sent everything: no timeout, as with httpx.
+    Before: aiohttp's timer counted from the last bytes received, reader or not."""
+
+    def handle(conn: socket.socket) -> None:
+        read_request(conn)
+        conn.sendall(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nfirst\r\n")
+        time.sleep(0.1)
+        conn.sendall(b"4\r\nlast\r\n")
+        time.sleep(1.2)  # the consumer waits for the end from 1.0 s on: 0.2 s
+        conn.sendall(b"0\r\n\r\n")
+        time.sleep(2)
+
+    async def main(port: int) -> list[bytes]:
+        timeout = httpx.Timeout(2.0, read=0.5)
+        async with (
+            httpx.AsyncClient(transport=make_transport(kind), timeout=timeout) as client,
+            client.stream("POST", f"http://127.0.0.1:{port}/", content=b"{}") as response,
+        ):
+            chunks = []
+            async for chunk in response.aiter_raw():
+                chunks.append(chunk)
+                if len(chunks) == 1:
+                    await asyncio.sleep(1.0)  # not reading, the upstream silent meanwhile
+            return chunks
+
+    with raw_server(handle) as (port, _):
+        assert b"".join(asyncio.run(main(port))) == b"firstlast"
