@@ -61,7 +61,12 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
         " --client-token (or RXGEM_CLIENT_TOKENS), or, with --pass-through-auth, send their"
         " own Gemini key as the bearer token.",
     )
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to bind (default 127.0.0.1; a loopback address answers only loopback"
+        " Host names unless --allowed-host names others)",
+    )
     parser.add_argument("--port", type=int, default=8000, help="port to bind (default 8000)")
     parser.add_argument(
         "--workers",
@@ -135,6 +140,14 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
         action="append",
         help="a browser origin allowed to call the API, e.g. https://chat.example.com, or *"
         " (repeatable; default: RXGEM_CORS_ORIGINS, comma-separated; none: no CORS)",
+    )
+    parser.add_argument(
+        "--allowed-host",
+        metavar="HOST",
+        action="append",
+        help="a Host name the server answers (any port), e.g. api.example.com, or * for any"
+        " (repeatable; default: RXGEM_ALLOWED_HOSTS, comma-separated; none: loopback names"
+        " when --host is a loopback address, else any)",
     )
     parser.add_argument(
         "--metrics",
@@ -267,6 +280,10 @@ def _environment(args: argparse.Namespace) -> dict[str, str]:
             env[ENV[name]] = value
     if args.cors_origin:
         env[ENV["cors_origins"]] = ",".join(args.cors_origin)
+    if args.allowed_host:
+        if any("," in host for host in args.allowed_host):
+            raise SettingsError("an allowed host cannot contain a comma")
+        env[ENV["allowed_hosts"]] = ",".join(args.allowed_host)
     if args.metrics:
         env[ENV["metrics"]] = "1"
     if args.client_token:
@@ -343,7 +360,8 @@ def _run(args: argparse.Namespace, uvicorn: Any, create_app: Any) -> int:
 
     try:
         overlay = _environment(args)
-        settings = settings_from_env({**os.environ, **overlay})
+        # the address bound is --host's, whatever RXGEM_HOST says: the Host check follows it
+        settings = settings_from_env({**os.environ, **overlay, ENV["host"]: args.host})
     except SettingsError as exc:
         return _fail(str(exc))
     workers = cpu_count() if args.workers is None else args.workers

@@ -37,6 +37,7 @@ The modules. Sans-IO (no sockets, no Starlette, no event loop):
 - ``_errors``: exceptions → OpenAI error bodies, statuses and retry headers.
 - ``_models``: Gemini's model list → OpenAI's.
 - ``_body``: a request body's nesting and value count checked, then decoded, in bounded steps.
+- ``_hosts``: the ``Host`` names answered and the JSON content type (pages kept out).
 
 On top of them:
 

@@ -16,7 +16,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..core import RxGemError
 from ..store import ResponseStore, open_store
@@ -25,6 +25,7 @@ from ._admission import Admission, Drain, install_drain_signal
 from ._auth import Credentials, authorize
 from ._body import BodyError, json_object_steps
 from ._errors import ErrorReply, error_reply, http_reply
+from ._hosts import HostCheck, is_json
 from ._models import valid_model_name
 from ._responses import ResponsesRoutes
 from ._runner import LIMITS_STATE, connection_limits
@@ -36,6 +37,16 @@ from ._upstream import Upstream
 __all__ = ["LOGGER_NAME", "create_app"]
 
 LOGGER_NAME: Final = "rxgem.server"
+
+_NOT_JSON: Final = ErrorReply(
+    415,
+    "invalid_request_error",
+    "the request body must be JSON, sent with the header Content-Type: application/json"
+    " (with curl: -H 'Content-Type: application/json')",
+    code="unsupported_media_type",
+    headers=(("x-should-retry", "false"), ("connection", "close")),
+)
+_PROBES: Final = frozenset({"/healthz", "/readyz"})
 
 
 def reply_response(reply: ErrorReply, record: AccessRecord | None = None) -> Response:
@@ -146,6 +157,8 @@ class _Service:
     ) -> tuple[Credentials, dict[str, Any]] | Response | _Gone:
         """The client's credentials and JSON body, its model noted in ``record``; or the
         answer already: an error reply, or nothing for a client that left."""
+        if not is_json(request.headers.get("content-type")):  # a page's "simple" request
+            return reply_response(_NOT_JSON, record)
         credentials = self._authorize(request, record)
         if isinstance(credentials, ErrorReply):
             return reply_response(credentials, record)
@@ -263,6 +276,33 @@ class _Service:
         return _json({"status": "ok", "checks": checks})
 
 
+class _HostGuard:
+    """ASGI middleware: a 421 for a request whose ``Host`` the server does not answer
+    (:class:`~rxgem.server._hosts.HostCheck`), before anything is read or asked; the
+    probes (``/healthz``, ``/readyz``) answer any name, as a load balancer sends its own."""
+
+    def __init__(self, app: ASGIApp, check: HostCheck) -> None:
+        self.app = app
+        self.check = check
+        self.reply = ErrorReply(
+            421,
+            "invalid_request_error",
+            check.refusal(),
+            code="misdirected_request",
+            headers=(("x-should-retry", "false"),),
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in _PROBES:
+            await self.app(scope, receive, send)
+            return
+        hosts = [value for name, value in scope["headers"] if name == b"host"]
+        if len(hosts) == 1 and self.check.allows(hosts[0].decode("latin-1")):
+            await self.app(scope, receive, send)
+            return
+        await reply_response(self.reply, access_record(scope))(scope, receive, send)
+
+
 class _Gone:
     """The answer to a client that left while sending its request: nothing at all."""
 
@@ -309,6 +349,11 @@ def create_app(settings: ServerSettings, *, telemetry: Telemetry | None = None) 
     uvicorn does by default). Chat completions keep no state between requests; stored
     responses are in the store, so copies sharing one (Redis) can run behind a load
     balancer.
+
+    The JSON routes take only ``Content-Type: application/json`` (415), and every
+    path but the probes only the ``Host`` names of ``settings.allowed_hosts``, or, with
+    none, loopback names when ``settings.host`` is loopback (421); see
+    :mod:`rxgem.server._hosts`.
 
     ``telemetry``: the app's metrics and traces (default: Prometheus metrics if
     ``settings.metrics``, OpenTelemetry spans through the global providers); pass one
@@ -361,9 +406,12 @@ def create_app(settings: ServerSettings, *, telemetry: Telemetry | None = None) 
 
         routes.append(Route("/metrics", metrics, methods=["GET"]))
     middleware = [
-        Middleware(AccessLog, logger=logger, secrets=settings.secrets, telemetry=telemetry),
-        Middleware(admission.middleware),
+        Middleware(AccessLog, logger=logger, secrets=settings.secrets, telemetry=telemetry)
     ]
+    hosts = HostCheck(settings.host, settings.allowed_hosts)
+    if hosts.enabled:
+        middleware.append(Middleware(_HostGuard, check=hosts))
+    middleware.append(Middleware(admission.middleware))
     if settings.cors_origins:
         middleware.append(_cors(settings.cors_origins))
     app = Starlette(

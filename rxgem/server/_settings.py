@@ -21,6 +21,7 @@ from ..core import STAGES, PipelineSettings
 from ..store import DEFAULT_MAX_CHAIN, DEFAULT_MAX_ITEMS, DEFAULT_MAX_RECORD_BYTES
 from ..store import DEFAULT_TIMEOUT as DEFAULT_STORE_TIMEOUT
 from ..transport import DEFAULT_BASE_URL
+from ._hosts import normalize_allowed_hosts
 
 __all__ = [
     "ENV",
@@ -50,6 +51,8 @@ ENV: Final = {
     "keep_alive": "RXGEM_KEEP_ALIVE",
     "log_level": "RXGEM_LOG_LEVEL",
     "cors_origins": "RXGEM_CORS_ORIGINS",
+    "host": "RXGEM_HOST",
+    "allowed_hosts": "RXGEM_ALLOWED_HOSTS",
     "metrics": "RXGEM_METRICS",
     "max_request_bytes": "RXGEM_MAX_REQUEST_BYTES",
     "max_json_depth": "RXGEM_MAX_JSON_DEPTH",
@@ -175,6 +178,10 @@ class ServerSettings:
         log_level: the level of the ``rxgem.server`` logger.
         cors_origins: the browser origins allowed to call the API (CORS), e.g.
             ``("https://chat.example.com",)``; ``("*",)`` for any. Empty: no CORS.
+        host: the address the server listens on (``rxgem serve --host``).
+        allowed_hosts: the ``Host`` names the server answers (any port), ``("*",)``
+            for any; empty: only loopback names if ``host`` is loopback, else any
+            (``/healthz``, ``/readyz``: any). See :mod:`rxgem.server._hosts`.
         metrics: serve Prometheus metrics at ``GET /metrics`` (no client token:
             keep the port away from the internet or filter the path at the proxy).
         max_request_bytes: the largest request body accepted (HTTP 413 beyond).
@@ -243,6 +250,8 @@ class ServerSettings:
     keep_alive: float = 15.0
     log_level: str = "info"
     cors_origins: tuple[str, ...] = ()
+    host: str = "127.0.0.1"
+    allowed_hosts: tuple[str, ...] = ()
     metrics: bool = False
     max_request_bytes: int = 32 * 1024 * 1024
     max_json_depth: int = 100
@@ -318,6 +327,10 @@ class ServerSettings:
         object.__setattr__(self, "cors_origins", tuple(self.cors_origins))
         for origin in self.cors_origins:
             _check_origin(origin)
+        try:
+            object.__setattr__(self, "allowed_hosts", normalize_allowed_hosts(self.allowed_hosts))
+        except ValueError as exc:
+            raise SettingsError(str(exc)) from None
         object.__setattr__(self, "pipeline", dict(self.pipeline))
         other = sorted(set(self.pipeline) - PIPELINE_OPTIONS)
         if other:
@@ -364,6 +377,8 @@ class ServerSettings:
             ENV["pass_through_auth"]: "1" if self.pass_through_auth else "0",
             ENV["log_level"]: self.log_level,
             ENV["cors_origins"]: ",".join(self.cors_origins),
+            ENV["host"]: self.host,
+            ENV["allowed_hosts"]: ",".join(self.allowed_hosts),
             ENV["metrics"]: "1" if self.metrics else "0",
             ENV["pipeline"]: json.dumps(self.pipeline),
             ENV["store"]: self.store or "",
@@ -409,7 +424,8 @@ def settings_from_env(environ: Mapping[str, str] | None = None) -> ServerSetting
     ``RXGEM_UPSTREAM``, ``RXGEM_API_KEY`` (else ``GEMINI_API_KEY``, else
     ``GOOGLE_API_KEY``; those two are not read with pass-through auth or an access
     token), ``RXGEM_ACCESS_TOKEN``, ``RXGEM_CLIENT_TOKENS`` and ``RXGEM_CORS_ORIGINS``
-    (comma-separated), ``RXGEM_PASS_THROUGH_AUTH`` and ``RXGEM_METRICS`` (``1``/``0``),
+    (comma-separated), ``RXGEM_HOST`` and ``RXGEM_ALLOWED_HOSTS`` (comma-separated),
+    ``RXGEM_PASS_THROUGH_AUTH`` and ``RXGEM_METRICS`` (``1``/``0``),
     ``RXGEM_LOG_LEVEL``, the numbers: ``RXGEM_KEEP_ALIVE``,
     ``RXGEM_MAX_REQUEST_BYTES``, ``RXGEM_HEAD_TIMEOUT``, ..., and ``RXGEM_PIPELINE``,
     the pipeline options as a JSON object (``{"signature_in_id": true}``), and the
@@ -441,6 +457,8 @@ def settings_from_env(environ: Mapping[str, str] | None = None) -> ServerSetting
         pass_through_auth=pass_through,
         log_level=env.get(ENV["log_level"]) or "info",
         cors_origins=_list(env, "cors_origins"),
+        host=env.get(ENV["host"], "").strip() or "127.0.0.1",
+        allowed_hosts=_list(env, "allowed_hosts"),
         metrics=_flag(env, ENV["metrics"]),
         pipeline=_pipeline(env),
         store=env.get(ENV["store"]) or None,

@@ -61,7 +61,7 @@ def _closed_within(sock: socket.socket, seconds: float) -> tuple[bool, bytes]:
 
 def _post_head(length: int) -> bytes:
     return (
-        b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n" + AUTH + b"Content-Type: "
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n" + AUTH + b"Content-Type: "
         b"application/json\r\nContent-Length: %d\r\n\r\n" % length
     )
 

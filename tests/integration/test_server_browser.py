@@ -15,7 +15,10 @@ saying why, where ``/usr/bin/chromium`` or the ``playwright`` package is missing
 
 from __future__ import annotations
 
+import contextlib
+import json
 import shutil
+import sqlite3
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -187,15 +190,16 @@ PAGE = """<!doctype html>
 
 
 class _PageHandler(BaseHTTPRequestHandler):
-    """Serves :data:`PAGE` at ``/`` (any query string) and nothing else."""
+    """Serves :attr:`page` (:data:`PAGE`) at ``/`` (any query string) and nothing else."""
 
     protocol_version = "HTTP/1.1"
+    page = PAGE
 
     def do_GET(self) -> None:
         if self.path.split("?")[0] != "/":
             self.send_error(404)
             return
-        body = PAGE.encode()
+        body = self.page.encode()
         self.send_response(200)
         self.send_header("content-type", "text/html; charset=utf-8")
         self.send_header("content-length", str(len(body)))
@@ -207,7 +211,7 @@ class _PageHandler(BaseHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
+def playwright() -> Iterator[Any]:
     if not shutil.which(CHROMIUM):
         pytest.skip(
             f"no {CHROMIUM}: install Debian's Chromium (apt-get install chromium;"
@@ -217,13 +221,24 @@ def browser() -> Iterator[Any]:
         "playwright.sync_api", reason="the playwright package is missing (it is in '.[dev]')"
     )
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS, timeout=15_000
-        )
-        try:
-            yield browser
-        finally:
-            browser.close()
+        yield playwright
+
+
+@contextlib.contextmanager
+def _chromium(playwright: Any, *args: str) -> Iterator[Any]:
+    browser = playwright.chromium.launch(
+        executable_path=CHROMIUM, headless=True, args=[*CHROMIUM_ARGS, *args], timeout=15_000
+    )
+    try:
+        yield browser
+    finally:
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def browser(playwright: Any) -> Iterator[Any]:
+    with _chromium(playwright) as browser:
+        yield browser
 
 
 @pytest.fixture
@@ -294,3 +309,140 @@ def test_a_page_from_another_origin_is_refused_before_anything_goes_upstream(
     assert shown["text"] == ""
     assert any("CORS policy" in line for line in console), console  # the preflight failed
     assert received == []  # refused at the preflight: the POST was never sent
+
+
+# --------------------------------------------------------------------------- pages that attack
+
+SIMPLE_PAGE = """<!doctype html>
+<html><head><meta charset="utf-8"><link rel="icon" href="data:,"></head><body>
+<script>
+(async () => {
+  const server = new URLSearchParams(location.search).get("server");
+  const send = (path, body) => fetch(server + path, {
+    method: "POST", mode: "no-cors", headers: {"content-type": "text/plain"},
+    body: JSON.stringify(body),
+  }).then(r => r.type, e => e.name);
+  const model = "MODEL";
+  const sent = await Promise.all([
+    send("/v1/chat/completions", {model, messages: [{role: "user", content: "Hi"}]}),
+    send("/v1/responses", {model, input: "Hi", store: true}),
+  ]);
+  document.body.dataset.sent = sent.join(",");
+  document.body.dataset.state = "done";
+})();
+</script></body></html>
+""".replace("MODEL", MODEL)
+
+
+class _SimplePageHandler(_PageHandler):
+    page = SIMPLE_PAGE
+
+
+def test_a_simple_request_from_a_page_on_another_origin_reaches_nothing(
+    browser: Any, tmp_path: Any
+) -> None:
+    """A "simple" cross-origin POST (``text/plain``, ``no-cors``: no preflight) to an open
+    local server. Before: it reached Gemini with the server's key, and the Responses one
+    was stored in the shared anonymous store."""
+    store = tmp_path / "store.sqlite3"
+    page_server = ThreadingHTTPServer(("127.0.0.1", 0), _SimplePageHandler)
+    thread = threading.Thread(target=page_server.serve_forever, name="page", daemon=True)
+    thread.start()
+    try:
+        with (
+            FakeGemini(samples.read("text"), samples.read("text")) as fake,
+            serving(settings_for(fake, client_tokens=(), store=str(store))) as url,
+        ):
+            context = browser.new_context()
+            try:
+                page = context.new_page()
+                origin = f"http://127.0.0.1:{page_server.server_address[1]}"
+                page.goto(f"{origin}/?{urlencode({'server': url})}", timeout=10_000)
+                page.wait_for_function("document.body.dataset.state", timeout=10_000)
+                sent = page.evaluate("document.body.dataset.sent")
+            finally:
+                context.close()
+            received = fake.requests
+    finally:
+        page_server.shutdown()
+        page_server.server_close()
+        thread.join(5)
+    assert sent == "opaque,opaque"  # the browser sent both (the page cannot see answers)
+    assert received == []
+    assert _stored_turns(store) == 0
+
+
+def _stored_turns(path: Any) -> int:
+    """How many turns the SQLite store at ``path`` holds (0: never made)."""
+    if not path.exists():
+        return 0
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        tables = db.execute("SELECT name FROM sqlite_master WHERE name = 'turns'").fetchall()
+        return int(db.execute("SELECT count(*) FROM turns").fetchone()[0]) if tables else 0
+
+
+REBOUND_PAGE = """<!doctype html>
+<html><head><meta charset="utf-8"><link rel="icon" href="data:,"></head><body>
+<script>
+(async () => {
+  try {
+    const response = await fetch("/v1/chat/completions", {
+      method: "POST", headers: {"content-type": "application/json"},
+      body: JSON.stringify({model: "MODEL", messages: [{role: "user", content: "Hi"}]}),
+    });
+    document.body.dataset.status = String(response.status);
+    document.body.dataset.read = await response.text();
+  } catch (error) {
+    document.body.dataset.read = "error: " + error.name;
+  }
+  document.body.dataset.state = "done";
+})();
+</script></body></html>
+""".replace("MODEL", MODEL)
+
+
+@pytest.fixture(scope="module")
+def rebinding_browser(playwright: Any) -> Iterator[Any]:
+    """Chromium where ``evil.example`` resolves to 127.0.0.1: a page of that name, once
+    loaded, sends same-origin requests to a local server (a DNS rebinding). Chromium's own
+    Local (formerly Private) Network Access checks are off: other browsers have none, and
+    the server must not rely on them."""
+    with _chromium(
+        playwright,
+        "--host-resolver-rules=MAP evil.example 127.0.0.1",
+        "--disable-features=PrivateNetworkAccessSendPreflights,"
+        "PrivateNetworkAccessRespectPreflightResults,BlockInsecurePrivateNetworkRequests,"
+        "LocalNetworkAccessChecks",
+    ) as browser:
+        yield browser
+
+
+def test_a_rebound_page_cannot_read_an_answer(rebinding_browser: Any) -> None:
+    """The page is loaded as ``http://evil.example:PORT/`` (from the attacker), then its
+    name resolves to 127.0.0.1 and its same-origin ``fetch`` reaches the local server
+    with ``Host: evil.example:PORT``. Before: answered, and the page read the answer."""
+    with (
+        FakeGemini(samples.read("text")) as fake,
+        serving(settings_for(fake, client_tokens=())) as url,
+    ):
+        origin = f"http://evil.example:{url.rsplit(':', 1)[1]}"
+        context = rebinding_browser.new_context()
+        try:
+            page = context.new_page()
+            page.route(
+                f"{origin}/",  # the attacker's page; everything else goes to the network
+                lambda route: route.fulfill(
+                    status=200, content_type="text/html", body=REBOUND_PAGE
+                ),
+            )
+            page.goto(f"{origin}/", timeout=10_000)
+            page.wait_for_function("document.body.dataset.state", timeout=10_000)
+            status = page.evaluate("document.body.dataset.status")
+            read = page.evaluate("document.body.dataset.read")
+        finally:
+            context.close()
+        received = fake.requests
+    assert received == []
+    assert status == "421", read
+    assert expected_content("text.sse") not in read
+    assert json.loads(read)["error"]["code"] == "misdirected_request"

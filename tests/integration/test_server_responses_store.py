@@ -209,7 +209,7 @@ def _raw(url: str, request: bytes) -> bytes:
 def test_ids_that_try_to_be_paths_or_queries_are_not_found(path: str, tmp_path: Path) -> None:
     store = tmp_path / "responses.sqlite3"
     with FakeGemini() as fake, serving(settings_for(fake, store=str(store))) as url:
-        head = f"GET {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN_A}\r\n"
+        head = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN_A}\r\n"
         answer = _raw(url, (head + "Connection: close\r\n\r\n").encode())
     status = answer.split(b" ", 2)[1]
     assert status in (b"401", b"404")
@@ -272,7 +272,7 @@ def test_a_client_that_never_reads_is_cut_off(tmp_path: Path) -> None:
     body = json.dumps({"model": MODEL, "input": "Hi", "stream": True}).encode()
     overrides = {"send_timeout": 1.0, "keep_alive": 0.3, "store": str(tmp_path / "r.sqlite3")}
     head = (
-        b"POST /v1/responses HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+        b"POST /v1/responses HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
         + TOKEN_A.encode()
         + b"\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)
     )
