@@ -221,10 +221,7 @@ def _value_steps(data: _Buffer, size: int) -> Generator[None, None, Any]:
     if first == b"{":
         members = _MEMBERS.decode(data)
         yield
-        value: dict[str, Any] = {}
-        for key, raw in members.items():
-            value[key] = yield from _small_or_steps(raw, size)
-        return value
+        return (yield from _members_steps(members, size))
     if first == b"[":
         elements = _ELEMENTS.decode(data)
         yield
@@ -234,11 +231,22 @@ def _value_steps(data: _Buffer, size: int) -> Generator[None, None, Any]:
     return _ANY.decode(data)
 
 
-def _small_or_steps(data: msgspec.Raw, size: int) -> Generator[None, None, Any]:
-    if len(data) <= size:
-        return _ANY.decode(data)
-    value = yield from _value_steps(data, size)
-    yield
+def _members_steps(
+    members: dict[str, msgspec.Raw], size: int
+) -> Generator[None, None, dict[str, Any]]:
+    """The members' values decoded, a step every ``size`` bytes of small ones."""
+    value: dict[str, Any] = {}
+    held = 0
+    for key, raw in members.items():
+        if len(raw) > size:
+            value[key] = yield from _value_steps(raw, size)
+            held = size
+        else:
+            value[key] = _ANY.decode(raw)
+            held += len(raw) + len(key) + 4
+        if held >= size:
+            held = 0
+            yield
     return value
 
 
