@@ -2,7 +2,7 @@
 
 LangChain's ``ChatOpenAI`` (package ``langchain-openai``, not a dev dependency): the
 module is skipped when it is not installed. Each test starts the app in real uvicorn
-(``serving`` from ``test_server``) in front of its own FakeGemini.
+(``serving`` from ``server_harness``) in front of its own FakeGemini.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from rxgem.testing import FakeGemini, FakeResponse, call, event, finish, text, u
 langchain_openai = pytest.importorskip("langchain_openai")
 
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage  # noqa: E402
-from test_server import MODEL, TOKEN, event_ends, serving, settings_for  # noqa: E402
+from server_harness import MODEL, TOKEN, event_ends, serving, settings_for  # noqa: E402
 
 WORDS = ["Good ", "morning", ", ", "sunshine", ". Rx ", "streams ", "all ", "the ", "way."]
 
