@@ -2,7 +2,7 @@
 async throughput over loopback, and LiteLLM (in a subprocess).
 
 Every timing function here is a plain function of prepared input, so the test
-``tests/test_perf_regression.py`` and the CLI (``python -m benchmarks``) share them.
+``tests/integration/test_perf_regression.py`` and the CLI (``python -m benchmarks``) share them.
 """
 
 from __future__ import annotations

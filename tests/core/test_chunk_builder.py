@@ -9,8 +9,8 @@ from typing import Any
 
 import msgspec
 import pytest
-from conftest import check_protocol, counter_ids, sdk_accumulate
 from openai.types.chat import ChatCompletionChunk as SDKChunk
+from pipeline_harness import check_protocol, counter_ids, sdk_accumulate
 
 import rxgem
 from rxgem.core import ChunkBuilder, ModalityTokenCount, UsageMetadata, map_finish_reason, map_usage

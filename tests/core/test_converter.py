@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from conftest import counter_ids
+from pipeline_harness import counter_ids
 
 import rxgem
 from rxgem import samples

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import run, run_converter, run_stages
+from pipeline_harness import run, run_converter, run_stages
 from test_gemini_enums import numbered
 
 import rxgem

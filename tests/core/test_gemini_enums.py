@@ -31,9 +31,9 @@ from typing import Any
 import httpx
 import msgspec
 import pytest
-from conftest import run, run_converter, run_stages
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pipeline_harness import run, run_converter, run_stages
 from strategies import PROPERTIES, GeminiStream, blocked_streams, encode, examples, gemini_streams
 
 import rxgem

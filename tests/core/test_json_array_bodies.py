@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from conftest import QUOTA_ERROR, Outcome, run, run_converter
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pipeline_harness import QUOTA_ERROR, Outcome, run, run_converter
 
 import rxgem
 from rxgem import samples

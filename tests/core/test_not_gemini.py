@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import counter_ids, run
+from pipeline_harness import counter_ids, run
 
 import rxgem
 from rxgem import samples

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import run
+from pipeline_harness import run
 from reactivex.testing import ReactiveTest
 from reactivex.testing.marbles import marbles_testing
 

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import QUOTA_ERROR
+from pipeline_harness import QUOTA_ERROR
 
 from rxgem import GeminiAPIError, MalformedStreamError, RxGemError, samples
 from rxgem.core import (

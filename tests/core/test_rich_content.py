@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from conftest import check_protocol, counter_ids, sdk_accumulate
+from pipeline_harness import check_protocol, counter_ids, sdk_accumulate
 
 import rxgem
 from rxgem.core import GenerateContentResponse, SlotTable

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import counter_ids
+from pipeline_harness import counter_ids
 
 import rxgem
 from rxgem.testing import assert_openai_stream, blocked, call, event, finish, text

@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from conftest import check_protocol, run, sdk_accumulate
+from pipeline_harness import check_protocol, run, sdk_accumulate
 
 import rxgem
 from rxgem.core import GenerateContentResponse, SlotTable

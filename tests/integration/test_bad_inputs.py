@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 import reactivex
-from conftest import check_protocol, run, sdk_validate
+from pipeline_harness import check_protocol, run, sdk_validate
 
 import rxgem
 from rxgem import cli

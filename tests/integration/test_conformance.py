@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import (
+from pipeline_harness import (
     check_protocol,
     expected_for,
     jsonl_to_sse,

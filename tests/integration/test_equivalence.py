@@ -1,9 +1,9 @@
 """The four ways of running the pipeline agree, chunk for chunk and on how the stream ends.
 
-(a) ``rxgem.Converter`` fed the bytes (``conftest.run_converter``);
-(b) ``gemini_to_openai()``, one Rx hop over a Converter (``conftest.run``);
+(a) ``rxgem.Converter`` fed the bytes (``pipeline_harness.run_converter``);
+(b) ``gemini_to_openai()``, one Rx hop over a Converter (``pipeline_harness.run``);
 (c) the six operators of ``pipeline_stages()`` with an Rx ``map`` between each two
-    (``conftest.run_stages``);
+    (``pipeline_harness.run_stages``);
 (d) the reference below: the six cores composed by hand, following the core protocol of
     ``rxgem.core._protocol`` and nothing else.
 
@@ -25,7 +25,9 @@ from typing import Any
 
 import pytest
 import reactivex
-from conftest import (
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pipeline_harness import (
     Outcome,
     counter_ids,
     run,
@@ -34,8 +36,6 @@ from conftest import (
     run_stages,
     stages_apart,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from reactivex import operators as ops
 from reactivex.testing import ReactiveTest, TestScheduler
 from strategies import (

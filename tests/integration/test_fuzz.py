@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Outcome, run, run_converter, run_stages, sdk_validate
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
+from pipeline_harness import Outcome, run, run_converter, run_stages, sdk_validate
 from strategies import encode, framings, gemini_streams, json_values
 
 import rxgem

@@ -19,11 +19,11 @@ from typing import Any
 
 import msgspec
 import pytest
-from conftest import check_protocol, run, sdk_validate, strict_tools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from openai import ContentFilterFinishReasonError, LengthFinishReasonError
 from openai.lib.streaming.chat import ChatCompletionStreamState
+from pipeline_harness import check_protocol, run, sdk_validate, strict_tools
 from strategies import (
     PROPERTIES,
     ExpectedChoice,

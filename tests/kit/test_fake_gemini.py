@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import QUOTA_ERROR
+from pipeline_harness import QUOTA_ERROR
 
 import rxgem.testing
 from rxgem import samples

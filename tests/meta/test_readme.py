@@ -8,7 +8,7 @@ Every ```sh block calls the project's interpreter and tools by their ``.venv/bin
 bare ``python`` or ``pip`` may be another one). Those that no marker comment precedes run
 offline, from the checkout. The marked ones are run elsewhere: ``setup-command`` and
 ``test-command`` by ``.ci/run``, ``curl-example`` against ``serve-fake-command`` here (and
-against a test server by tests/integration/test_server.py), ``not-run: …`` never.
+against a test server by tests/server/test_server.py), ``not-run: …`` never.
 """
 
 from __future__ import annotations

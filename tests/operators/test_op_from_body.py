@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 import reactivex
-from conftest import counter_ids
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pipeline_harness import counter_ids
 from reactivex import Observable, abc
 from reactivex import operators as ops
 from reactivex.scheduler import CurrentThreadScheduler

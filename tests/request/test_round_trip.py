@@ -12,8 +12,8 @@ import warnings
 from typing import Any
 
 import pytest
-from conftest import counter_ids, expected_for, sample_names, sdk_accumulate
 from hypothesis import given, settings
+from pipeline_harness import counter_ids, expected_for, sample_names, sdk_accumulate
 from strategies import DATA_KEYS, PROPERTIES, GeminiStream, encode, examples, gemini_streams
 
 import rxgem

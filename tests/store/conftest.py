@@ -8,18 +8,16 @@ saying which is missing (``.ci/run`` installs ``redis-server``).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from redis_server import redis_url
+from store_helpers import StoreFactory
 
 from rxgem.store import ResponseStore, SQLiteStore
 
 __all__ = ["redis_url"]  # the session's redis-server, for the tests here
-
-StoreFactory = Callable[..., ResponseStore]
 
 
 _PREFIXES = itertools.count()

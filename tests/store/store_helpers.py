@@ -7,9 +7,12 @@ import json
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-from rxgem.store import StoredItem, StoredTurn
+from rxgem.store import ResponseStore, StoredItem, StoredTurn
 
 T = TypeVar("T")
+
+StoreFactory = Callable[..., ResponseStore]
+"""Makes a store of the backend under test (the ``make_store`` fixture)."""
 
 OWNER_A = "a" * 64
 OWNER_B = "b" * 64

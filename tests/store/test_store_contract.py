@@ -7,8 +7,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from conftest import StoreFactory
-from store_helpers import OWNER_A, OWNER_B, item, run, turn
+from store_helpers import OWNER_A, OWNER_B, StoreFactory, item, run, turn
 
 from rxgem.store import (
     ChainTooLongError,

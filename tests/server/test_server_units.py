@@ -1,8 +1,7 @@
-"""The sans-IO parts of ``rxgem.server``: errors, auth, models, flow control, settings, logs."""
+"""The sans-IO parts of ``rxgem.server``: errors, auth, models, settings, logs."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import httpx
@@ -15,7 +14,6 @@ from rxgem import (
     MalformedStreamError,
     TruncatedStreamError,
 )
-from rxgem.bridge import FlowGate
 from rxgem.server import ServerSettings, SettingsError, settings_from_env
 from rxgem.server._access import clean
 from rxgem.server._auth import Credentials, authorize, bearer_token
@@ -146,27 +144,6 @@ def test_model_list_keeps_chat_models_once() -> None:
 )
 def test_model_names_the_server_forwards(name: object, ok: bool) -> None:
     assert valid_model_name(name) is ok
-
-
-def test_the_flow_gate_holds_the_reader_while_a_send_is_pending() -> None:
-    async def scenario() -> list[str]:
-        gate = FlowGate()
-        order: list[str] = []
-        await gate.ready()  # idle: passes at once
-        gate.hold()
-
-        async def reader() -> None:
-            await gate.ready()
-            order.append("read")
-
-        task = asyncio.ensure_future(reader())
-        await asyncio.sleep(0.01)
-        order.append("send done")
-        gate.release()
-        await task
-        return order
-
-    assert asyncio.run(scenario()) == ["send done", "read"]
 
 
 def test_settings_from_env_rejects_malformed_values() -> None:

@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 import pytest
 import reactivex
-from conftest import counter_ids, run
+from pipeline_harness import counter_ids, run
 
 import rxgem
 from rxgem import samples

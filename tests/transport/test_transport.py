@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 import reactivex
-from conftest import check_protocol, counter_ids, run, sdk_validate
+from pipeline_harness import check_protocol, counter_ids, run, sdk_validate
 from reactivex import operators as ops
 from reactivex.scheduler import ThreadPoolScheduler
 
