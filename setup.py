@@ -28,27 +28,27 @@ from setuptools.command.editable_wheel import editable_wheel
 ROOT = Path(__file__).resolve().parent
 
 COMPILED = [
-    "rxgem/core/_gemini_sse.py",
-    "rxgem/core/_gemini_sse_event.py",
-    "rxgem/core/_gemini_raw_json.py",
-    "rxgem/core/_gemini_parser.py",
-    "rxgem/core/_gemini_enums.py",
-    "rxgem/core/_slot_table.py",
-    "rxgem/core/_slot_policies.py",
-    "rxgem/core/_json_growth.py",
-    "rxgem/core/_json_path.py",
-    "rxgem/core/_args_table.py",
-    "rxgem/core/_finish_buffer.py",
-    "rxgem/core/_chunk_builder.py",
-    "rxgem/core/_openai_mapping.py",
-    "rxgem/core/_openai_annotations.py",
-    "rxgem/core/_openai_parts.py",
+    "rxgem/core/sse/_decoder.py",
+    "rxgem/core/sse/_event.py",
+    "rxgem/core/sse/_raw_json.py",
+    "rxgem/core/gemini/_parser.py",
+    "rxgem/core/gemini/_enums.py",
+    "rxgem/core/slots/_table.py",
+    "rxgem/core/slots/_policies.py",
+    "rxgem/core/slots/_json_growth.py",
+    "rxgem/core/slots/_json_path.py",
+    "rxgem/core/slots/_args_table.py",
+    "rxgem/core/slots/_finish_buffer.py",
+    "rxgem/core/chat/_chunk_builder.py",
+    "rxgem/core/openai/_mapping.py",
+    "rxgem/core/openai/_annotations.py",
+    "rxgem/core/openai/_parts.py",
     "rxgem/operators/_core_operator.py",
     "rxgem/converter/_converter.py",
     "rxgem/converter/_responses_converter.py",
 ]
 """The modules compiled by mypyc: the per-event path of a stream. Not compiled:
-``_slot_protocol`` (``SlotPolicy`` is a Protocol users may subclass, which a compiled
+``core/slots/_policy_protocol`` (``SlotPolicy`` is a Protocol users may subclass, which a compiled
 class forbids), the msgspec models, and everything off that path."""
 
 GROUP = "rxgem_mypyc"

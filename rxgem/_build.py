@@ -62,7 +62,7 @@ def read_record(root: str = _ROOT) -> dict[str, tuple[str, int, int]]:
 
 
 def source_path(module: str, root: str = _ROOT) -> str:
-    """The ``.py`` source of a module of rxgem, e.g. ``rxgem.core._gemini_sse``."""
+    """The ``.py`` source of a module of rxgem, e.g. ``rxgem.core.sse._decoder``."""
     return os.path.join(root, *module.split(".")) + ".py"
 
 

@@ -1,17 +1,25 @@
 """rxgem's sans-IO cores: the whole translation in plain classes, no Rx and no I/O.
 
-Gemini side: :class:`SSEDecoder` (bytes → :class:`SSEEvent`), the Gemini models
-(:class:`GenerateContentResponse` and its parts) and :class:`ResponseParser` (which
-also reads enums sent as integers, numbered per :data:`GeminiApi`). Between the two:
-:class:`SlotTable` (responses → items, tool-call slots and their :class:`SlotPolicy`),
-:class:`ArgsTable` (latest and streamed arguments) and :class:`FinishBuffer` (what
-waits for the end). OpenAI side: :class:`ChunkBuilder` (items →
-:class:`ChatCompletionChunk`, with :func:`map_finish_reason`, :func:`map_usage` and
-:func:`map_logprobs`), the OpenAI models, OpenAI SSE framing (:class:`SSEEncoder`)
-and :class:`ChunkAccumulator` (the ``openai`` SDK's merge of chunks into a message).
+One folder per side, data flowing one way (readers → items → outputs):
 
-Every core has the shape of :class:`Core` (``feed``, ``close``, ``error``), with
-one rule for errors; see :mod:`rxgem.core._protocol`.
+- ``sse/``: :class:`SSEDecoder`, bytes → :class:`SSEEvent` (any SSE upstream).
+- ``gemini/``: the ``generateContent`` reader: :class:`ResponseParser` (events →
+  :class:`GenerateContentResponse`, enums numbered per :data:`GeminiApi`) and the models.
+- ``slots/``: the items (public as :mod:`rxgem.items`) and the stages on them:
+  :class:`SlotTable` (responses → items, per :class:`SlotPolicy`), :class:`ArgsTable`,
+  :class:`FinishBuffer`.
+- ``chat/``: :class:`ChunkBuilder` (items → :class:`ChatCompletionChunk`), the chat
+  models, :class:`SSEEncoder`, :class:`ChunkAccumulator`.
+- ``responses/``: ``ResponsesBuilder`` (items → Responses events), its models and framing.
+- ``openai/``: what both outputs share (:func:`map_finish_reason`, :func:`map_usage`,
+  :func:`map_logprobs`, citations, code parts).
+- Here: the errors, the core protocol (:class:`Core`: ``feed``, ``close``, ``error``)
+  and the options, declared once for every stage.
+
+A new upstream is a new reader folder beside ``gemini/`` (``interactions/`` for Google's
+Interactions API): a core that turns its stream into the items of :mod:`rxgem.items`
+(text, tool calls with their ids and arguments, a :class:`~rxgem.items.Finish`,
+:class:`~rxgem.items.Usage`), so that every output takes it unchanged.
 
 ``__all__`` is what this package offers: the cores, their protocol, the models,
 the slot policies, the errors, the mapping functions and the types of the cores'
@@ -20,8 +28,6 @@ take from here (they import through faces, never private modules): the item type
 whose public home is :mod:`rxgem.items`, and a few internal helpers.
 """
 
-from ._args_table import ArgsTable
-from ._chunk_builder import ChunkBuilder, ReasoningField
 from ._errors import (
     GeminiAPIError,
     GeminiTransportError,
@@ -31,25 +37,10 @@ from ._errors import (
     RxGemError,
     TruncatedStreamError,
 )
-from ._finish_buffer import Announce, FinishBuffer
-from ._gemini_enums import GeminiApi
-from ._gemini_models import (
-    Candidate,
-    Content,
-    ErrorBody,
-    FunctionCall,
-    GenerateContentResponse,
-    ModalityTokenCount,
-    Part,
-    PartialArg,
-    PromptFeedback,
-    UsageMetadata,
-)
-from ._gemini_parser import ResponseParser
-from ._gemini_sse import SSEDecoder, SSEEvent
-from ._openai_assemble import ChunkAccumulator
-from ._openai_mapping import map_finish_reason, map_logprobs, map_usage
-from ._openai_models import (
+from ._protocol import Core
+from .chat._assemble import ChunkAccumulator
+from .chat._chunk_builder import ChunkBuilder, ReasoningField
+from .chat._models import (
     ChatCompletion,
     ChatCompletionChunk,
     ChatCompletionMessage,
@@ -61,9 +52,25 @@ from ._openai_models import (
     CompletionUsage,
     FinishReason,
 )
-from ._openai_sse import SSEEncoder
-from ._protocol import Core
-from ._slot_policies import (
+from .chat._sse import SSEEncoder
+from .gemini._enums import GeminiApi
+from .gemini._models import (
+    Candidate,
+    Content,
+    ErrorBody,
+    FunctionCall,
+    GenerateContentResponse,
+    ModalityTokenCount,
+    Part,
+    PartialArg,
+    PromptFeedback,
+    UsageMetadata,
+)
+from .gemini._parser import ResponseParser
+from .openai._mapping import map_finish_reason, map_logprobs, map_usage
+from .slots._args_table import ArgsTable
+from .slots._finish_buffer import Announce, FinishBuffer
+from .slots._policies import (
     EveryPartPolicy,
     LatestArgsPolicy,
     PositionalPolicy,
@@ -71,7 +78,8 @@ from ._slot_policies import (
     SlotPolicy,
     SlotPolicyName,
 )
-from ._slot_table import SlotTable
+from .slots._table import SlotTable
+from .sse._decoder import SSEDecoder, SSEEvent
 
 # Not public here, so not in `__all__`; imported (`x as x` marks them re-exported for mypy
 # and ruff) because other rxgem packages take them from this face. Grouped by purpose, so
@@ -80,7 +88,7 @@ from ._slot_table import SlotTable
 
 # The item types the cores make and take: their public home is `rxgem.items` (which takes
 # them from here), and the operators type their batches with them.
-from ._items import (
+from .slots._items import (
     Batch as Batch,
     Blocked as Blocked,
     CallPart as CallPart,
@@ -103,16 +111,16 @@ from ._items import (
 
 # Public as `rxgem.assemble` (an entry point); `rxgem`, `rxgem.cli.demo` and
 # `rxgem.testing` take it from here. `completion` is its typed form, for `rxgem.client`.
-from ._openai_assemble import assemble as assemble, completion as completion
+from .chat._assemble import assemble as assemble, completion as completion
 
 # Helpers of other packages: the converter's and `to_openai`'s default chunk ids
 # (`random_id`), `group_by_slot`'s policy names (`resolve_policy`), the request
 # translation's code parts and thought-signature ids (`render_code`, `ID_MARK`), the
 # server's end of stream (`DONE_FRAME`) and the command's error frames (`error_payload`).
-from ._chunk_builder import random_id as random_id
-from ._slot_policies import resolve_policy as resolve_policy
-from ._openai_parts import ID_MARK as ID_MARK, render_code as render_code
-from ._openai_sse import DONE_FRAME as DONE_FRAME, error_payload as error_payload
+from .chat._chunk_builder import random_id as random_id
+from .slots._policies import resolve_policy as resolve_policy
+from .openai._parts import ID_MARK as ID_MARK, render_code as render_code
+from .chat._sse import DONE_FRAME as DONE_FRAME, error_payload as error_payload
 
 # The pipeline's options, each declared once, and its stages: for the operators, the
 # converter and the transport (the option types' public home is `rxgem.converter`).
@@ -134,10 +142,10 @@ from ._options import (
 
 # The Responses output (the `to_responses` stage's core, its events and the assembled
 # response): for the operators, the converter and the server.
-from ._responses_builder import ResponsesBuilder as ResponsesBuilder
-from ._responses_models import Response as Response, ResponsesEvent as ResponsesEvent
-from ._responses_assemble import assemble_response as assemble_response
-from ._responses_sse import (
+from .responses._builder import ResponsesBuilder as ResponsesBuilder
+from .responses._models import Response as Response, ResponsesEvent as ResponsesEvent
+from .responses._assemble import assemble_response as assemble_response
+from .responses._sse import (
     ResponsesSSEEncoder as ResponsesSSEEncoder,
     encode_event as encode_event,
     encode_stream_error as encode_stream_error,
@@ -145,7 +153,7 @@ from ._responses_sse import (
 
 # Gemini's thought signatures in a Responses reasoning item's `encrypted_content`:
 # written by the Responses output, read back by the request translation.
-from ._openai_reasoning_carrier import (
+from .responses._reasoning_carrier import (
     CarriedSignature as CarriedSignature,
     decode_signatures as decode_signatures,
     encode_signatures as encode_signatures,

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._openai_models import ChatCompletionChunk
+    from .chat._models import ChatCompletionChunk
 
 __all__ = [
     "GeminiAPIError",

@@ -4,14 +4,14 @@ in the same words whether it reaches the core through the pipeline or directly.
 
 Each check raises ``ValueError`` (a value out of range) or ``TypeError`` (a value of the
 wrong kind) and returns nothing. ``slot_policy``'s check is
-:func:`~rxgem.core._slot_policies.resolve_policy`.
+:func:`~rxgem.core.slots._policies.resolve_policy`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from ._gemini_enums import ENUM_TABLES
+from .gemini._enums import ENUM_TABLES
 
 __all__ = [
     "check_announce",

@@ -25,17 +25,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Generic, TypedDict, TypeVar, get_type_hints
 
-from ._args_table import ArgsTable
-from ._chunk_builder import ChunkBuilder, ReasoningField, random_id
-from ._finish_buffer import Announce, FinishBuffer
-from ._gemini_enums import GeminiApi
-from ._gemini_parser import ResponseParser
-from ._gemini_sse import SSEDecoder
 from ._option_checks import check_announce, check_api, check_callable, check_reasoning_field
-from ._responses_builder import ResponsesBuilder
-from ._responses_mapping import check_namespaced, check_request, check_response_id
-from ._slot_policies import SlotPolicy, SlotPolicyName, resolve_policy
-from ._slot_table import SlotTable
+from .chat._chunk_builder import ChunkBuilder, ReasoningField, random_id
+from .gemini._enums import GeminiApi
+from .gemini._parser import ResponseParser
+from .responses._builder import ResponsesBuilder
+from .responses._mapping import check_namespaced, check_request, check_response_id
+from .slots._args_table import ArgsTable
+from .slots._finish_buffer import Announce, FinishBuffer
+from .slots._policies import SlotPolicy, SlotPolicyName, resolve_policy
+from .slots._table import SlotTable
+from .sse._decoder import SSEDecoder
 
 __all__ = [
     "RESPONSES_STAGES",

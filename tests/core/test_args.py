@@ -9,7 +9,7 @@ import pytest
 
 import rxgem
 from rxgem.core import ArgsTable, FunctionCall
-from rxgem.core._json_path import parse_json_path
+from rxgem.core.slots._json_path import parse_json_path
 from rxgem.items import CallPart, SlotUpdate, Text
 
 

@@ -38,7 +38,7 @@ from strategies import PROPERTIES, GeminiStream, blocked_streams, encode, exampl
 
 import rxgem
 from rxgem import samples
-from rxgem.core._gemini_enums import ENUM_TABLES, enum_name, normalize_enums
+from rxgem.core.gemini._enums import ENUM_TABLES, enum_name, normalize_enums
 from rxgem.operators import parse
 from rxgem.testing import call, event, finish, text, usage
 from rxgem.transport._stream_chat import api_of
@@ -754,7 +754,7 @@ def numbered(value: Any, api: str) -> Any:
     (``finishReason``, ``blockReason``, ``modality``, ...) as the api's proto numbers them.
 
     Not those inside plain-JSON fields (``safetyRatings``, ...): an event whose only numbers
-    are there passes the parser's typed decode as it is (see ``rxgem.core._gemini_enums``).
+    are there passes the parser's typed decode as it is (see ``rxgem.core.gemini._enums``).
     """
     if isinstance(value, list):
         return [numbered(item, api) for item in value]

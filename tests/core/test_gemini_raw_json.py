@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rxgem.core._gemini_raw_json import JsonArrayReader, open_raw_block
+from rxgem.core.sse._raw_json import JsonArrayReader, open_raw_block
 
 ARRAY = b'{"a": "]}\\"[{"}\r\n,\r\n[1, {"b": [2]}]\r\n, 3.5 ,"x,]"\r\n]data: after\n\n'
 ELEMENTS = [b'{"a": "]}\\"[{"}', b'[1, {"b": [2]}]', b"3.5", b'"x,]"']

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rxgem.core import InvalidRequestError
-from rxgem.core._openai_reasoning_carrier import (
+from rxgem.core.responses._reasoning_carrier import (
     CARRIER_PREFIX,
     CarriedSignature,
     decode_signatures,

@@ -11,7 +11,7 @@ from pipeline_harness import check_protocol, run, sdk_accumulate
 
 import rxgem
 from rxgem.core import GenerateContentResponse, SlotTable
-from rxgem.core._json_growth import GROWN, SAME, args_relation, grows, grows_from, same_args
+from rxgem.core.slots._json_growth import GROWN, SAME, args_relation, grows, grows_from, same_args
 from rxgem.items import CallPart
 
 
@@ -135,17 +135,17 @@ def test_a_resent_args_object_is_encoded_once_per_event(
     # A big args object re-sent on every event: SlotTable compares it with the slot's,
     # encoding only the new one (the slot's encoding is kept), and tells ArgsTable
     # (CallPart.replay), which does not compare it again.
-    import rxgem.core._json_growth
+    import rxgem.core.slots._json_growth
 
     calls = 0
-    encode = rxgem.core._json_growth._ENCODE
+    encode = rxgem.core.slots._json_growth._ENCODE
 
     def counting(value: Any) -> bytes:
         nonlocal calls
         calls += 1
         return encode(value)
 
-    monkeypatch.setattr(rxgem.core._json_growth, "_ENCODE", counting)
+    monkeypatch.setattr(rxgem.core.slots._json_growth, "_ENCODE", counting)
     args = {"rows": [{"id": i, "name": f"row {i}", "ok": i % 2 == 0} for i in range(rows)]}
     resent = 10
     body = (

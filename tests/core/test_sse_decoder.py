@@ -1,4 +1,4 @@
-"""Tests for the incremental SSE decoder (rxgem.core._gemini_sse)."""
+"""Tests for the incremental SSE decoder (rxgem.core.sse._decoder)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from rxgem import MalformedStreamError
 from rxgem.core import SSEDecoder, SSEEvent
-from rxgem.core._gemini_sse import DONE
+from rxgem.core.sse._decoder import DONE
 
 
 def decode(*chunks: bytes) -> list[SSEEvent]:

@@ -64,7 +64,7 @@ def test_error_tree() -> None:
 
 
 def test_items_module_lists_every_item() -> None:
-    from rxgem.core import _items
+    from rxgem.core.slots import _items
 
     assert "Batch" in rxgem.items.__all__
     every = set(_items.__all__)

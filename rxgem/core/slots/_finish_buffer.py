@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeAlias
 
-from ._errors import TruncatedStreamError
+from .._errors import TruncatedStreamError
+from .._option_checks import check_announce
 from ._items import (
     Batch,
     Blocked,
@@ -39,7 +40,6 @@ from ._items import (
     ToolCallHeader,
     Usage,
 )
-from ._option_checks import check_announce
 
 __all__ = ["Announce", "FinishBuffer"]
 

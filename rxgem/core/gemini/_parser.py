@@ -6,7 +6,7 @@ only when the typed decode fails or gives an empty response:
 
 - **integer enums** (``$alt=json;enum-encoding=int``): ``"finishReason": 1``.
   The payload is decoded as plain JSON, each integer of an enum-typed field is
-  replaced by its name in the ``api``'s table (:mod:`rxgem.core._gemini_enums`),
+  replaced by its name in the ``api``'s table (:mod:`rxgem.core.gemini._enums`),
   and the result is validated against the models.
 - **the Code Assist envelope** (``cloudcode-pa.googleapis.com``, gemini-cli's
   sign-in): ``{"response": {...}, "traceId": "..."}``. An object whose only
@@ -28,11 +28,11 @@ from typing import Any
 
 import msgspec
 
-from ._errors import GeminiAPIError, MalformedStreamError, snippet
-from ._gemini_enums import ENUM_TABLES, GeminiApi, normalize_carried, normalize_enums
-from ._gemini_models import ErrorBody, GenerateContentResponse
-from ._gemini_sse_event import SSEEvent
-from ._option_checks import check_api
+from .._errors import GeminiAPIError, MalformedStreamError, snippet
+from .._option_checks import check_api
+from ..sse._event import SSEEvent
+from ._enums import ENUM_TABLES, GeminiApi, normalize_carried, normalize_enums
+from ._models import ErrorBody, GenerateContentResponse
 
 __all__ = ["ResponseParser", "api_error"]
 

@@ -1,6 +1,6 @@
 """Slot policies: does a complete call without an id join an existing slot?
 
-See :mod:`rxgem.core._slot_table` for the rules every policy shares; a policy
+See :mod:`rxgem.core.slots._table` for the rules every policy shares; a policy
 decides only the case of a complete, id-less call:
 
 - :class:`LatestArgsPolicy` (``"latest"``, the default): two parts of one event are
@@ -22,9 +22,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ._gemini_models import FunctionCall
+from ..gemini._models import FunctionCall
 from ._json_growth import SAME, args_relation
-from ._slot_protocol import SlotPolicy, SlotPolicyName
+from ._policy_protocol import SlotPolicy, SlotPolicyName
 
 __all__ = [
     "EveryPartPolicy",

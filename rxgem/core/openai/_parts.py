@@ -21,8 +21,8 @@ from typing import Any
 
 import msgspec
 
-from ._errors import MalformedStreamError
-from ._gemini_models import Part
+from .._errors import MalformedStreamError
+from ..gemini._models import Part
 
 __all__ = ["ID_MARK", "AudioStream", "part_entry", "render_code", "without_data"]
 

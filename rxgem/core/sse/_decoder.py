@@ -36,7 +36,7 @@ Deviations from WHATWG, for Gemini's benefit:
   waiting for its empty line is dispatched before the block starts, so the two
   keep their order.
 
-  A block that starts with ``{`` (:class:`~rxgem.core._gemini_raw_json.RawJsonBlock`):
+  A block that starts with ``{`` (:class:`~rxgem.core.sse._raw_json.RawJsonBlock`):
   the following lines (blank ones included) join it, separated by ``"\\n"``, until
   braces and brackets balance at the end of a line, outside JSON strings. It is
   then dispatched at once as ``SSEEvent(data=block, event="raw")``, without
@@ -44,7 +44,7 @@ Deviations from WHATWG, for Gemini's benefit:
   the events, or each line of a JSON-lines body.
 
   A block that starts with ``[`` is a JSON array
-  (:class:`~rxgem.core._gemini_raw_json.JsonArrayReader`): the body of
+  (:class:`~rxgem.core.sse._raw_json.JsonArrayReader`): the body of
   ``streamGenerateContent`` *without* ``alt=sse``. Each top-level element is
   dispatched as ``SSEEvent(data=element, event="raw")`` as soon as it is
   complete, not at the end of its line; the payload is its bytes exactly as sent
@@ -65,9 +65,9 @@ Deviations from WHATWG, for Gemini's benefit:
 
 from __future__ import annotations
 
-from ._errors import MalformedStreamError, snippet
-from ._gemini_raw_json import JsonArrayReader, RawJsonBlock, open_raw_block
-from ._gemini_sse_event import SSEEvent
+from .._errors import MalformedStreamError, snippet
+from ._event import SSEEvent
+from ._raw_json import JsonArrayReader, RawJsonBlock, open_raw_block
 
 __all__ = ["DONE", "SSEDecoder", "SSEEvent"]
 

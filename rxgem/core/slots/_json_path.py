@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ._errors import MalformedStreamError
+from .._errors import MalformedStreamError
 
 __all__ = ["MAX_ARRAY_GAP", "MAX_PATH_DEPTH", "PathKey", "assign_path", "parse_json_path"]
 

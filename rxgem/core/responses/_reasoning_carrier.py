@@ -22,7 +22,7 @@ from typing import Final, Literal, TypeAlias
 
 import msgspec
 
-from ._errors import InvalidRequestError
+from .._errors import InvalidRequestError
 
 __all__ = ["CARRIER_PREFIX", "CarriedSignature", "decode_signatures", "encode_signatures"]
 

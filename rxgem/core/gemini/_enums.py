@@ -50,7 +50,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 if TYPE_CHECKING:
-    from ._gemini_models import GenerateContentResponse
+    from ._models import GenerateContentResponse
 
 __all__ = [
     "ENUM_TABLES",

@@ -16,7 +16,18 @@ from typing import Any, Literal, TypeAlias
 
 import msgspec
 
-from ._items import (
+from .._option_checks import check_reasoning_field
+from ..openai._annotations import OTHER, TEXT, THOUGHT, ContentMap, MetadataMerger, url_citations
+from ..openai._mapping import (
+    created_seconds,
+    image_entry,
+    map_finish_reason,
+    map_logprobs,
+    map_usage,
+    signature_extra,
+)
+from ..openai._parts import ID_MARK, AudioStream, part_entry, render_code, without_data
+from ..slots._items import (
     Batch,
     DataPart,
     End,
@@ -29,16 +40,7 @@ from ._items import (
     ToolCallHeader,
     Usage,
 )
-from ._openai_annotations import OTHER, TEXT, THOUGHT, ContentMap, MetadataMerger, url_citations
-from ._openai_mapping import (
-    created_seconds,
-    image_entry,
-    map_finish_reason,
-    map_logprobs,
-    map_usage,
-    signature_extra,
-)
-from ._openai_models import (
+from ._models import (
     ChatCompletionChunk,
     ChoiceDelta,
     ChoiceDeltaToolCall,
@@ -47,8 +49,6 @@ from ._openai_models import (
     CompletionUsage,
     FinishReason,
 )
-from ._openai_parts import ID_MARK, AudioStream, part_entry, render_code, without_data
-from ._option_checks import check_reasoning_field
 
 __all__ = ["ChunkBuilder", "ReasoningField", "random_id"]
 

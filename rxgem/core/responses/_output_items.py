@@ -1,6 +1,6 @@
 """The output items of a Responses stream: each one's events from ``added`` to ``done``.
 
-:class:`OutputItems` is the part of :class:`~rxgem.core._responses_builder.ResponsesBuilder`
+:class:`OutputItems` is the part of :class:`~rxgem.core.responses._builder.ResponsesBuilder`
 that opens items and closes them: the ``message`` (its ``output_text`` and ``refusal``
 parts), the ``reasoning`` item (its summary part), ``function_call`` items (arguments
 delta then done), ``code_interpreter_call`` items (Gemini's ``executableCode`` with
@@ -18,12 +18,12 @@ from typing import Any
 
 import msgspec
 
-from ._gemini_models import Part
-from ._items import ToolCall
-from ._openai_annotations import OTHER, TEXT, THOUGHT, ContentMap
-from ._openai_parts import part_entry, without_data
-from ._responses_mapping import flat_citation
-from ._responses_models import (
+from ..gemini._models import Part
+from ..openai._annotations import OTHER, TEXT, THOUGHT, ContentMap
+from ..openai._parts import part_entry, without_data
+from ..slots._items import ToolCall
+from ._mapping import flat_citation
+from ._models import (
     CodeInterpreterCall,
     ContentPart,
     ContentPartAdded,

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ._errors import TruncatedStreamError
-from ._responses_models import (
+from .._errors import TruncatedStreamError
+from ._models import (
     Response,
     ResponseCompleted,
     ResponseFailed,

@@ -6,8 +6,8 @@ from typing import Any
 
 import msgspec
 
-from ._errors import GeminiAPIError
-from ._openai_models import ChatCompletionChunk
+from .._errors import GeminiAPIError
+from ._models import ChatCompletionChunk
 
 __all__ = ["DONE_FRAME", "SSEEncoder", "encode_chunk", "encode_error", "error_payload"]
 

@@ -21,7 +21,7 @@ Rules common to every policy:
   or at the end of the stream. A streamed call is never joined by later parts.
 
 The rule for a complete call without an id is the *slot policy*
-(:mod:`rxgem.core._slot_policies`).
+(:mod:`rxgem.core.slots._policies`).
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from typing import Any
 
 import msgspec
 
-from ._errors import MalformedStreamError
-from ._gemini_models import Candidate, FunctionCall, GenerateContentResponse
+from .._errors import MalformedStreamError
+from ..gemini._models import Candidate, FunctionCall, GenerateContentResponse
 from ._items import (
     Batch,
     Blocked,
@@ -46,7 +46,7 @@ from ._items import (
     Text,
     Usage,
 )
-from ._slot_policies import SlotInfo, SlotPolicy, SlotPolicyName, resolve_policy
+from ._policies import SlotInfo, SlotPolicy, SlotPolicyName, resolve_policy
 
 __all__ = ["MAX_CANDIDATES", "SlotTable"]
 

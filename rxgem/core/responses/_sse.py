@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import msgspec
 
-from ._responses_mapping import error_of
-from ._responses_models import ResponseFailed, ResponsesEvent
+from ._mapping import error_of
+from ._models import ResponseFailed, ResponsesEvent
 
 __all__ = ["ResponsesSSEEncoder", "encode_event", "encode_stream_error"]
 

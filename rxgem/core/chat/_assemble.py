@@ -13,8 +13,8 @@ from typing import Any
 
 import msgspec
 
-from ._errors import TruncatedStreamError
-from ._openai_models import (
+from .._errors import TruncatedStreamError
+from ._models import (
     ChatCompletion,
     ChatCompletionChunk,
     ChatCompletionMessage,

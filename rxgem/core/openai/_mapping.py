@@ -2,7 +2,7 @@
 
 Each takes a Gemini field (a finish or block reason, ``usageMetadata``,
 ``logprobsResult``, ``createTime``, a thought signature, an image) and returns the
-OpenAI value :class:`~rxgem.core._chunk_builder.ChunkBuilder` puts in a chunk. No
+OpenAI value :class:`~rxgem.core.chat._chunk_builder.ChunkBuilder` puts in a chunk. No
 state: the builder keeps what a stream needs.
 """
 
@@ -13,8 +13,8 @@ from typing import Any
 
 import msgspec
 
-from ._gemini_models import ModalityTokenCount, UsageMetadata
-from ._openai_models import CompletionUsage, FinishReason
+from ..chat._models import CompletionUsage, FinishReason
+from ..gemini._models import ModalityTokenCount, UsageMetadata
 
 __all__ = [
     "created_seconds",

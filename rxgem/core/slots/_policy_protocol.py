@@ -1,6 +1,6 @@
 """The slot policy protocol: what a custom policy implements.
 
-Kept apart from the built-in policies (:mod:`rxgem.core._slot_policies`) so that
+Kept apart from the built-in policies (:mod:`rxgem.core.slots._policies`) so that
 those can be compiled while a user's class may still subclass :class:`SlotPolicy`
 (a compiled class cannot be inherited from by an interpreted one).
 """
@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
 
-from ._gemini_models import FunctionCall
+from ..gemini._models import FunctionCall
 
 if TYPE_CHECKING:
-    from ._slot_policies import SlotInfo
+    from ._policies import SlotInfo
 
 __all__ = ["SlotPolicy", "SlotPolicyName"]
 

@@ -1,6 +1,6 @@
 """Sans-IO Responses output: pipeline items → OpenAI Responses streaming events.
 
-The sibling of :class:`~rxgem.core._chunk_builder.ChunkBuilder`, fed the same batches
+The sibling of :class:`~rxgem.core.chat._chunk_builder.ChunkBuilder`, fed the same batches
 (what ``flush_on_finish`` emits). The sequence is the one every Responses client
 accepts (``response.created`` first; each output item ``added`` before its deltas and
 ``done`` with the whole item; ``response.completed`` with the full ``output`` and
@@ -9,7 +9,7 @@ accepts (``response.created`` first; each output item ``added`` before its delta
 - text → one ``message`` item (its ``output_text`` part's deltas, its annotations);
 - thoughts → one ``reasoning`` item (its summary text's deltas);
 - Gemini's thought signatures → that item's ``encrypted_content``
-  (:func:`~rxgem.core._openai_reasoning_carrier.encode_signatures`) when
+  (:func:`~rxgem.core.responses._reasoning_carrier.encode_signatures`) when
   ``include_encrypted_reasoning`` is set, and always in :attr:`ResponsesBuilder.signatures`
   for a server to store;
 - tool calls → ``function_call`` items (the first announced early, as for chat);
@@ -33,9 +33,11 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ._chunk_builder import random_id
-from ._gemini_models import UsageMetadata
-from ._items import (
+from ..chat._chunk_builder import random_id
+from ..gemini._models import UsageMetadata
+from ..openai._annotations import TEXT, MetadataMerger, url_citations
+from ..openai._mapping import created_seconds, map_logprobs
+from ..slots._items import (
     Batch,
     DataPart,
     End,
@@ -48,11 +50,7 @@ from ._items import (
     ToolCallHeader,
     Usage,
 )
-from ._openai_annotations import TEXT, MetadataMerger, url_citations
-from ._openai_mapping import created_seconds, map_logprobs
-from ._openai_reasoning_carrier import CarriedSignature, SignedKind, encode_signatures
-from ._responses_items import Call, Message, OutputItems, Reasoning
-from ._responses_mapping import (
+from ._mapping import (
     check_namespaced,
     check_request,
     check_response_id,
@@ -61,7 +59,7 @@ from ._responses_mapping import (
     response_usage,
     status_of,
 )
-from ._responses_models import (
+from ._models import (
     OutputItemAdded,
     OutputTextDelta,
     Response,
@@ -74,6 +72,8 @@ from ._responses_models import (
     ResponsesEvent,
     ResponseStatus,
 )
+from ._output_items import Call, Message, OutputItems, Reasoning
+from ._reasoning_carrier import CarriedSignature, SignedKind, encode_signatures
 
 __all__ = ["ResponsesBuilder"]
 

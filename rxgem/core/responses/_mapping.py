@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ._errors import GeminiAPIError
-from ._gemini_models import UsageMetadata
-from ._openai_mapping import map_finish_reason, map_usage
-from ._responses_models import ResponseError, ResponseStatus, ResponseUsage
+from .._errors import GeminiAPIError
+from ..gemini._models import UsageMetadata
+from ..openai._mapping import map_finish_reason, map_usage
+from ._models import ResponseError, ResponseStatus, ResponseUsage
 
 __all__ = [
     "ECHOED",

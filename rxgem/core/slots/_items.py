@@ -26,7 +26,7 @@ from typing import Any, TypeAlias
 
 import msgspec
 
-from ._gemini_models import FunctionCall, Part, UsageMetadata
+from ..gemini._models import FunctionCall, Part, UsageMetadata
 
 __all__ = [
     "Batch",

@@ -1,0 +1,7 @@
+"""The Gemini reader: ``generateContent`` responses, their models, enums and parser.
+
+:class:`~rxgem.core.ResponseParser` turns each SSE event into a
+:class:`~rxgem.core.GenerateContentResponse` (enums sent as numbers read by
+:data:`~rxgem.core.GeminiApi`), and :class:`~rxgem.core.SlotTable` (in ``slots/``) turns
+those into items. Its names are exported by :mod:`rxgem.core`.
+"""
