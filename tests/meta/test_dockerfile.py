@@ -211,7 +211,7 @@ def test_the_build_context_has_what_the_dockerfile_copies_and_no_local_state() -
 
     for local in (".venv", ".git", "build", "dist", ".pytest_cache", ".mypy_cache"):
         assert is_ignored(local), f".dockerignore should leave out {local}"
-    assert is_ignored("rxgem/core/_gemini_sse.cpython-311-x86_64-linux-gnu.so")  # a local build
+    assert is_ignored("rxgem/core/sse/_decoder.cpython-311-x86_64-linux-gnu.so")  # a local build
     copied = [
         source
         for i in _instructions()
