@@ -117,7 +117,7 @@ from .chat._assemble import assemble as assemble, completion as completion
 # (`random_id`), `group_by_slot`'s policy names (`resolve_policy`), the request
 # translation's code parts and thought-signature ids (`render_code`, `ID_MARK`), the
 # server's end of stream (`DONE_FRAME`) and the command's error frames (`error_payload`).
-from .chat._chunk_builder import random_id as random_id
+from .openai._mapping import random_id as random_id
 from .slots._policies import resolve_policy as resolve_policy
 from .openai._parts import ID_MARK as ID_MARK, render_code as render_code
 from .chat._sse import DONE_FRAME as DONE_FRAME, error_payload as error_payload

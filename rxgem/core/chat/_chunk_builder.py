@@ -9,7 +9,6 @@ tool calls; the usage chunk (``choices: []``) last.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from typing import Any, Literal, TypeAlias
@@ -20,11 +19,10 @@ from .._option_checks import check_reasoning_field
 from ..openai._annotations import OTHER, TEXT, THOUGHT, ContentMap, MetadataMerger, url_citations
 from ..openai._mapping import (
     created_seconds,
-    image_entry,
     map_finish_reason,
     map_logprobs,
     map_usage,
-    signature_extra,
+    random_id,
 )
 from ..openai._parts import ID_MARK, AudioStream, part_entry, render_code, without_data
 from ..slots._items import (
@@ -50,7 +48,7 @@ from ._models import (
     FinishReason,
 )
 
-__all__ = ["ChunkBuilder", "ReasoningField", "random_id"]
+__all__ = ["ChunkBuilder", "ReasoningField"]
 
 ReasoningField: TypeAlias = Literal["reasoning_content", "reasoning"] | None
 
@@ -58,9 +56,13 @@ _ENCODE = msgspec.json.Encoder().encode
 _OBJECT: Literal["chat.completion.chunk"] = "chat.completion.chunk"
 
 
-def random_id() -> str:
-    """The default id factory: 24 random hex digits (96 bits from ``os.urandom``)."""
-    return os.urandom(12).hex()
+def signature_extra(signature: str) -> dict[str, dict[str, str]]:
+    return {"google": {"thought_signature": signature}}
+
+
+def image_entry(index: int, url: str) -> dict[str, Any]:
+    """A ``delta.images`` entry; its running ``index`` keeps two images apart in the SDK."""
+    return {"index": index, "type": "image_url", "image_url": {"url": url}}
 
 
 class _Choice:

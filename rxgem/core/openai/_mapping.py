@@ -1,13 +1,15 @@
 """Gemini → OpenAI field mapping: pure functions from Gemini values to OpenAI ones.
 
 Each takes a Gemini field (a finish or block reason, ``usageMetadata``,
-``logprobsResult``, ``createTime``, a thought signature, an image) and returns the
-OpenAI value :class:`~rxgem.core.chat._chunk_builder.ChunkBuilder` puts in a chunk. No
-state: the builder keeps what a stream needs.
+``logprobsResult``, ``createTime``) and returns the OpenAI value both outputs use
+(:class:`~rxgem.core.ChunkBuilder` in a chunk, ``ResponsesBuilder`` in an event);
+:func:`random_id` is both outputs' default id factory. No state: the builders keep what
+a stream needs.
 """
 
 from __future__ import annotations
 
+import os
 from datetime import datetime
 from typing import Any
 
@@ -18,11 +20,10 @@ from ..gemini._models import ModalityTokenCount, UsageMetadata
 
 __all__ = [
     "created_seconds",
-    "image_entry",
     "map_finish_reason",
     "map_logprobs",
     "map_usage",
-    "signature_extra",
+    "random_id",
 ]
 
 _LENGTH = frozenset({"MAX_TOKENS", "CONTINUATION"})
@@ -162,10 +163,6 @@ def created_seconds(create_time: str | None) -> int | None:
         return None
 
 
-def signature_extra(signature: str) -> dict[str, dict[str, str]]:
-    return {"google": {"thought_signature": signature}}
-
-
-def image_entry(index: int, url: str) -> dict[str, Any]:
-    """A ``delta.images`` entry; its running ``index`` keeps two images apart in the SDK."""
-    return {"index": index, "type": "image_url", "image_url": {"url": url}}
+def random_id() -> str:
+    """The default id factory: 24 random hex digits (96 bits from ``os.urandom``)."""
+    return os.urandom(12).hex()

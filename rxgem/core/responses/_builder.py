@@ -1,6 +1,6 @@
 """Sans-IO Responses output: pipeline items → OpenAI Responses streaming events.
 
-The sibling of :class:`~rxgem.core.chat._chunk_builder.ChunkBuilder`, fed the same batches
+The sibling of :class:`~rxgem.core.ChunkBuilder`, fed the same batches
 (what ``flush_on_finish`` emits). The sequence is the one every Responses client
 accepts (``response.created`` first; each output item ``added`` before its deltas and
 ``done`` with the whole item; ``response.completed`` with the full ``output`` and
@@ -9,7 +9,7 @@ accepts (``response.created`` first; each output item ``added`` before its delta
 - text → one ``message`` item (its ``output_text`` part's deltas, its annotations);
 - thoughts → one ``reasoning`` item (its summary text's deltas);
 - Gemini's thought signatures → that item's ``encrypted_content``
-  (:func:`~rxgem.core.responses._reasoning_carrier.encode_signatures`) when
+  (``encode_signatures``, in ``_reasoning_carrier``) when
   ``include_encrypted_reasoning`` is set, and always in :attr:`ResponsesBuilder.signatures`
   for a server to store;
 - tool calls → ``function_call`` items (the first announced early, as for chat);
@@ -33,10 +33,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..chat._chunk_builder import random_id
 from ..gemini._models import UsageMetadata
-from ..openai._annotations import TEXT, MetadataMerger, url_citations
-from ..openai._mapping import created_seconds, map_logprobs
+from ..openai._annotations import MetadataMerger, url_citations
+from ..openai._mapping import created_seconds, map_logprobs, random_id
 from ..slots._items import (
     Batch,
     DataPart,
@@ -81,7 +80,7 @@ _OUTPUT = frozenset({Text, Logprobs, DataPart, ToolCallHeader})
 """The items that start output items (the reasoning item, when shown, comes before)."""
 
 
-class ResponsesBuilder(OutputItems):
+class ResponsesBuilder:
     """Builds OpenAI Responses streaming events from batches of pipeline items.
 
     Args:
@@ -116,7 +115,9 @@ class ResponsesBuilder(OutputItems):
         "_grounding",
         "_headers",
         "_id",
+        "_id_factory",
         "_include",
+        "_items",
         "_meta",
         "_model",
         "_model_status",
@@ -142,7 +143,8 @@ class ResponsesBuilder(OutputItems):
         check_request(request)
         check_namespaced(namespaced)
         check_response_id(response_id)
-        super().__init__(id_factory, namespaced)
+        self._items = OutputItems(id_factory, namespaced)
+        self._id_factory = id_factory
         self._response_id = response_id
         self._model = model
         self._echo = echo(request)
@@ -189,7 +191,7 @@ class ResponsesBuilder(OutputItems):
         """The response now (``final``: with the finished output items, in order)."""
         assert self._id is not None
         assert self._model is not None
-        output = [self._done[index] for index in sorted(self._done)] if final else []
+        output = self._items.output() if final else []
         return Response(
             id=self._id,
             created_at=self._created,
@@ -209,8 +211,8 @@ class ResponsesBuilder(OutputItems):
         if self._model is None:
             self._model = (meta.model_version or "gemini").removeprefix("models/")
         response = self._snapshot("in_progress")
-        out.append(ResponseCreated(sequence_number=self._next(), response=response))
-        out.append(ResponseInProgress(sequence_number=self._next(), response=response))
+        out.append(ResponseCreated(sequence_number=self._items.next_number(), response=response))
+        out.append(ResponseInProgress(sequence_number=self._items.next_number(), response=response))
 
     def _sign(self, kind: SignedKind, call_id: str | None, signature: str) -> None:
         key = (kind, call_id, signature)
@@ -223,38 +225,16 @@ class ResponsesBuilder(OutputItems):
     def feed(self, batch: Batch) -> list[ResponsesEvent]:
         if len(batch) == 1:
             item = batch[0]
-            message = self._message
             # the common batch: more text of the open message
             if (
                 type(item) is Text
                 and item.candidate == 0
                 and not item.thought
                 and item.signature is None
-                and message is not None
-                and message.text_index is not None
             ):
-                text = item.text
-                content = self._content
-                if content.plain:  # ContentMap.add inlined for the most common case
-                    pending = content.pending
-                    pending.append(text)
-                    if len(pending) >= 64:
-                        content.size()
-                else:
-                    content.add(text, TEXT)
-                message.pieces.append(text)
-                seq = self._seq
-                self._seq = seq + 1
-                return [
-                    OutputTextDelta(
-                        sequence_number=seq,
-                        item_id=message.id,
-                        output_index=message.index,
-                        content_index=message.text_index,
-                        delta=text,
-                        logprobs=[],
-                    )
-                ]
+                delta = self._items.more_text(item.text)
+                if delta is not None:
+                    return [delta]
         out: list[ResponsesEvent] = []
         for item in batch:
             if type(item) is Meta:
@@ -270,19 +250,19 @@ class ResponsesBuilder(OutputItems):
                 continue  # a response has one output: candidate 0's
             if self._id is None:
                 self._start(out)
-            if self._include and self._reasoning is None and type(item) in _OUTPUT:
-                self._open_reasoning(out)  # first, as OpenAI's: it carries the signatures
+            if self._include and self._items.reasoning is None and type(item) in _OUTPUT:
+                self._items.open_reasoning(out)  # first, as OpenAI's: it carries the signatures
             if type(item) is Text:
                 if item.thought:
-                    self._thought(out, item.text)
+                    self._items.thought(out, item.text)
                 else:
-                    self._text(out, item.text)
+                    self._items.text(out, item.text)
                 if item.signature:
                     self._sign("thought" if item.thought else "text", None, item.signature)
             elif type(item) is Logprobs:
                 self._logprobs(out, item.result)
             elif type(item) is DataPart:
-                self._data_part(out, item.part)
+                self._items.data_part(out, item.part)
             elif type(item) is Sources:
                 self._sources(item)
             elif type(item) is ToolCallHeader:
@@ -298,7 +278,7 @@ class ResponsesBuilder(OutputItems):
     def _logprobs(self, out: list[ResponsesEvent], result: dict[str, Any]) -> None:
         """The tokens of the text just sent: on its delta, else on an empty delta."""
         tokens: list[dict[str, Any]] = map_logprobs(result)["content"]
-        message = self._message
+        message = self._items.message
         last = out[-1] if out else None
         if (
             type(last) is OutputTextDelta
@@ -308,15 +288,15 @@ class ResponsesBuilder(OutputItems):
         ):
             last.logprobs = tokens
         else:
-            self._text(out, "")
+            self._items.text(out, "")
             delta = out[-1]
             assert type(delta) is OutputTextDelta
             delta.logprobs = tokens
-        assert self._message is not None
-        self._message.logprobs += tokens
+        assert self._items.message is not None
+        self._items.message.logprobs += tokens
 
     def _sources(self, item: Sources) -> None:
-        self._content.record()  # annotations will need the text
+        self._items.content.record()  # annotations will need the text
         if item.grounding is not None:
             self._grounding = self._grounding or MetadataMerger()
             self._grounding.add(item.grounding)
@@ -328,11 +308,18 @@ class ResponsesBuilder(OutputItems):
             self._urls.add(item.url_context)
 
     def _header(self, out: list[ResponsesEvent], item: ToolCallHeader) -> None:
-        call = Call(self._mint("fc"), self._open_index(), item.id or self._mint("call"), item.name)
+        call = Call(
+            self._items.mint("fc"),
+            self._items.open_index(),
+            item.id or self._items.mint("call"),
+            item.name,
+        )
         self._headers[item.slot] = call
-        added = self._function_call(call, call.name, "", "in_progress")
+        added = self._items.function_call(call, call.name, "", "in_progress")
         out.append(
-            OutputItemAdded(sequence_number=self._next(), output_index=call.index, item=added)
+            OutputItemAdded(
+                sequence_number=self._items.next_number(), output_index=call.index, item=added
+            )
         )
 
     # -- the end -------------------------------------------------------------------------
@@ -364,19 +351,21 @@ class ResponsesBuilder(OutputItems):
                 calls.append((call, tool_call))
             else:
                 call = Call(
-                    self._mint("fc"), -1, tool_call.id or self._mint("call"), tool_call.name
+                    self._items.mint("fc"),
+                    -1,
+                    tool_call.id or self._items.mint("call"),
+                    tool_call.name,
                 )
                 fresh.append((call, tool_call))
             if tool_call.signature:
                 self._sign("call", call.call_id, tool_call.signature)
         calls += [(call, None) for call in announced.values()]
         self._calls, self._headers = [], {}
-        if self._include and (self._signatures or fresh) and self._reasoning is None:
-            self._open_reasoning(out)
-        if refusal is not None and self._message is None:
-            self._open_message(out)
-        reasoning, message, code = self._reasoning, self._message, self._code
-        self._reasoning = self._message = None
+        if self._include and (self._signatures or fresh) and self._items.reasoning is None:
+            self._items.open_reasoning(out)
+        if refusal is not None and self._items.message is None:
+            self._items.open_message(out)
+        reasoning, message, code = self._items.detach()
         open_items: list[tuple[int, Any]] = [
             (call.index, pair) for pair in calls for call in pair[:1]
         ]
@@ -390,26 +379,28 @@ class ResponsesBuilder(OutputItems):
                     if self._include and self._signatures
                     else None
                 )
-                self._close_reasoning(out, item, encrypted)
+                self._items.close_reasoning(out, item, encrypted)
             elif type(item) is Message:
-                self._close_message(out, item, status, refusal, self._citations())
+                self._items.close_message(out, item, status, refusal, self._citations())
             elif item is code:  # the code execution still waiting for its result
-                self._close_code(out, None)
+                self._items.close_code(out, None)
             else:
-                self._close_call(out, *item)
+                self._items.close_call(out, *item)
         for call, tool_call in fresh:
-            call.index = self._open_index()
-            added = self._function_call(call, call.name, "", "in_progress")
+            call.index = self._items.open_index()
+            added = self._items.function_call(call, call.name, "", "in_progress")
             out.append(
-                OutputItemAdded(sequence_number=self._next(), output_index=call.index, item=added)
+                OutputItemAdded(
+                    sequence_number=self._items.next_number(), output_index=call.index, item=added
+                )
             )
-            self._close_call(out, call, tool_call)
+            self._items.close_call(out, call, tool_call)
 
     def _citations(self) -> list[dict[str, Any]]:
         if self._grounding is None and self._citation is None:
             return []
         return url_citations(
-            self._content,
+            self._items.content,
             self._grounding.value if self._grounding is not None else None,
             self._citation.value if self._citation is not None else None,
         )
@@ -459,7 +450,7 @@ class ResponsesBuilder(OutputItems):
                 extra_content=self._google(),
             )
             self._response = response
-            out.append(ResponseFailed(sequence_number=self._next(), response=response))
+            out.append(ResponseFailed(sequence_number=self._items.next_number(), response=response))
             return out
         end = self._end
         if end is None:
@@ -475,7 +466,7 @@ class ResponsesBuilder(OutputItems):
         if details is not None:
             fields["incomplete_details"] = details
         response = self._response = self._snapshot(status, final=True, **fields)
-        seq = self._next()
+        seq = self._items.next_number()
         if status == "completed":
             out.append(ResponseCompleted(sequence_number=seq, response=response))
         elif status == "incomplete":

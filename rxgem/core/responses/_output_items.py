@@ -1,14 +1,13 @@
 """The output items of a Responses stream: each one's events from ``added`` to ``done``.
 
-:class:`OutputItems` is the part of :class:`~rxgem.core.responses._builder.ResponsesBuilder`
-that opens items and closes them: the ``message`` (its ``output_text`` and ``refusal``
-parts), the ``reasoning`` item (its summary part), ``function_call`` items (arguments
-delta then done), ``code_interpreter_call`` items (Gemini's ``executableCode`` with
-its ``codeExecutionResult``) and ``image_generation_call`` items (an ``inlineData``
-image). Each finished item is kept by output index for the response's ``output``.
-Data parts with no Responses item (audio, files, a built-in tool's ``toolCall``/
-``toolResponse``, thought parts) are entries of the message's
-``extra_content.google.parts``, as Chat Completions' ``extra_content.google.parts``.
+:class:`OutputItems` opens and closes the items of one response for the
+``ResponsesBuilder`` that holds it, through its public methods and attributes: the
+``message`` (``output_text`` and ``refusal`` parts), the ``reasoning`` item (its
+summary), ``function_call``, ``code_interpreter_call`` (``executableCode`` with its
+result) and ``image_generation_call`` items. Each finished item is kept by output index
+for the response's ``output``. Data parts with no Responses item (audio, files, a
+built-in tool's call, thought parts) are entries of the message's
+``extra_content.google.parts``, as in Chat Completions.
 """
 
 from __future__ import annotations
@@ -52,7 +51,7 @@ from ._models import (
     SummaryText,
 )
 
-__all__ = ["Call", "Message", "OutputItems", "Reasoning"]
+__all__ = ["Call", "Code", "Message", "OutputItems", "Reasoning"]
 
 _ENCODE = msgspec.json.Encoder().encode
 _CONTAINER = "gemini"
@@ -90,7 +89,7 @@ class Call:
         self.name = name
 
 
-class _Code:
+class Code:
     __slots__ = ("code", "id", "index", "parts")
 
     def __init__(self, item_id: str, index: int, code: str | None, part: dict[str, Any]) -> None:
@@ -104,15 +103,15 @@ class OutputItems:
     """Opens and closes the output items of one response, numbering its events."""
 
     __slots__ = (
-        "_code",
-        "_content",
         "_done",
         "_id_factory",
-        "_message",
         "_namespaced",
         "_next_index",
-        "_reasoning",
         "_seq",
+        "code",
+        "content",
+        "message",
+        "reasoning",
     )
 
     def __init__(
@@ -125,50 +124,89 @@ class OutputItems:
         self._seq = 0
         self._next_index = 0
         self._done: dict[int, OutputItem] = {}  # finished items by output index
-        self._message: Message | None = None
-        self._reasoning: Reasoning | None = None
-        self._code: _Code | None = None
-        self._content = ContentMap()  # candidate 0's content, for annotations' offsets
+        self.message: Message | None = None
+        self.reasoning: Reasoning | None = None
+        self.code: Code | None = None
+        self.content = ContentMap()  # candidate 0's content, for annotations' offsets
 
-    def _next(self) -> int:
+    def next_number(self) -> int:
         seq = self._seq
         self._seq = seq + 1
         return seq
 
-    def _mint(self, prefix: str) -> str:
+    def mint(self, prefix: str) -> str:
         return f"{prefix}_{self._id_factory()}"
 
-    def _open_index(self) -> int:
+    def more_text(self, text: str) -> OutputTextDelta | None:
+        """More text of the open message, as its delta; ``None`` if no text part is open
+        (the common event, kept short: :meth:`text` does the rest)."""
+        message = self.message
+        if message is None or message.text_index is None:
+            return None
+        content = self.content
+        if content.plain:  # ContentMap.add inlined for the most common case
+            pending = content.pending
+            pending.append(text)
+            if len(pending) >= 64:
+                content.size()
+        else:
+            content.add(text, TEXT)
+        message.pieces.append(text)
+        seq = self._seq
+        self._seq = seq + 1
+        return OutputTextDelta(
+            sequence_number=seq,
+            item_id=message.id,
+            output_index=message.index,
+            content_index=message.text_index,
+            delta=text,
+            logprobs=[],
+        )
+
+    def detach(self) -> tuple[Reasoning | None, Message | None, Code | None]:
+        """The open reasoning, message and code execution, to close in output order; the
+        reasoning and the message are no longer open (the code closes with its result)."""
+        reasoning, message = self.reasoning, self.message
+        self.reasoning = self.message = None
+        return reasoning, message, self.code
+
+    def output(self) -> list[OutputItem]:
+        """The finished items, in output order: the response's ``output``."""
+        return [self._done[index] for index in sorted(self._done)]
+
+    def open_index(self) -> int:
         index = self._next_index
         self._next_index = index + 1
         return index
 
-    def _open_message(self, out: list[ResponsesEvent]) -> Message:
-        message = self._message = Message(self._mint("msg"), self._open_index())
+    def open_message(self, out: list[ResponsesEvent]) -> Message:
+        message = self.message = Message(self.mint("msg"), self.open_index())
         item = OutputMessage(id=message.id, status="in_progress", content=[])
         out.append(
-            OutputItemAdded(sequence_number=self._next(), output_index=message.index, item=item)
+            OutputItemAdded(
+                sequence_number=self.next_number(), output_index=message.index, item=item
+            )
         )
         return message
 
-    def _text(self, out: list[ResponsesEvent], text: str) -> None:
-        message = self._message or self._open_message(out)
+    def text(self, out: list[ResponsesEvent], text: str) -> None:
+        message = self.message or self.open_message(out)
         if message.text_index is None:
             message.text_index = 0
             out.append(
                 ContentPartAdded(
-                    sequence_number=self._next(),
+                    sequence_number=self.next_number(),
                     item_id=message.id,
                     output_index=message.index,
                     content_index=0,
                     part=OutputText(text="", annotations=[], logprobs=[]),
                 )
             )
-        self._content.add(text, TEXT)
+        self.content.add(text, TEXT)
         message.pieces.append(text)
         out.append(
             OutputTextDelta(
-                sequence_number=self._next(),
+                sequence_number=self.next_number(),
                 item_id=message.id,
                 output_index=message.index,
                 content_index=0,
@@ -177,24 +215,24 @@ class OutputItems:
             )
         )
 
-    def _thought(self, out: list[ResponsesEvent], text: str) -> None:
-        reasoning = self._reasoning or self._open_reasoning(out)
+    def thought(self, out: list[ResponsesEvent], text: str) -> None:
+        reasoning = self.reasoning or self.open_reasoning(out)
         if reasoning.pieces is None:
             reasoning.pieces = []
             out.append(
                 ReasoningSummaryPartAdded(
-                    sequence_number=self._next(),
+                    sequence_number=self.next_number(),
                     item_id=reasoning.id,
                     output_index=reasoning.index,
                     summary_index=0,
                     part=SummaryText(text=""),
                 )
             )
-        self._content.add(text, THOUGHT)
+        self.content.add(text, THOUGHT)
         reasoning.pieces.append(text)
         out.append(
             ReasoningSummaryTextDelta(
-                sequence_number=self._next(),
+                sequence_number=self.next_number(),
                 item_id=reasoning.id,
                 output_index=reasoning.index,
                 summary_index=0,
@@ -202,49 +240,51 @@ class OutputItems:
             )
         )
 
-    def _open_reasoning(self, out: list[ResponsesEvent]) -> Reasoning:
-        reasoning = self._reasoning = Reasoning(self._mint("rs"), self._open_index())
+    def open_reasoning(self, out: list[ResponsesEvent]) -> Reasoning:
+        reasoning = self.reasoning = Reasoning(self.mint("rs"), self.open_index())
         item = ReasoningItem(id=reasoning.id, summary=[])
         out.append(
-            OutputItemAdded(sequence_number=self._next(), output_index=reasoning.index, item=item)
+            OutputItemAdded(
+                sequence_number=self.next_number(), output_index=reasoning.index, item=item
+            )
         )
         return reasoning
 
-    def _data_part(self, out: list[ResponsesEvent], part: Part) -> None:
+    def data_part(self, out: list[ResponsesEvent], part: Part) -> None:
         """Code → a ``code_interpreter_call``, an image → an ``image_generation_call``,
         anything else → an entry of the message's ``extra_content.google.parts``."""
-        self._content.add("", OTHER)
+        self.content.add("", OTHER)
         thought = part.thought is True
         if part.executable_code is not None and not thought:
-            self._close_code(out, None)
+            self.close_code(out, None)
             code = part.executable_code.get("code")
-            self._code = _Code(
-                self._mint("ci"),
-                self._open_index(),
+            self.code = Code(
+                self.mint("ci"),
+                self.open_index(),
                 code if type(code) is str else None,
                 part_entry(part, 0),
             )
             out.append(
                 OutputItemAdded(
-                    sequence_number=self._next(),
-                    output_index=self._code.index,
+                    sequence_number=self.next_number(),
+                    output_index=self.code.index,
                     item=self._code_item("in_progress"),
                 )
             )
             return
         if part.code_execution_result is not None and not thought:
-            if self._code is None:  # a result without its code
-                self._code = _Code(self._mint("ci"), self._open_index(), None, part_entry(part, 0))
+            if self.code is None:  # a result without its code
+                self.code = Code(self.mint("ci"), self.open_index(), None, part_entry(part, 0))
                 out.append(
                     OutputItemAdded(
-                        sequence_number=self._next(),
-                        output_index=self._code.index,
+                        sequence_number=self.next_number(),
+                        output_index=self.code.index,
                         item=self._code_item("in_progress"),
                     )
                 )
             else:
-                self._code.parts.append(part_entry(part, len(self._code.parts)))
-            self._close_code(out, part.code_execution_result)
+                self.code.parts.append(part_entry(part, len(self.code.parts)))
+            self.close_code(out, part.code_execution_result)
             return
         inline = part.inline_data
         if inline is not None and not thought:
@@ -252,13 +292,13 @@ class OutputItems:
             if type(mime) is str and type(data) is str and mime.startswith("image/"):
                 self._image(out, data, part)
                 return
-        message = self._message or self._open_message(out)
+        message = self.message or self.open_message(out)
         message.parts.append(part_entry(part, len(message.parts)))
 
     def _code_item(
         self, status: Any, outputs: list[dict[str, Any]] | None = None
     ) -> CodeInterpreterCall:
-        code = self._code
+        code = self.code
         assert code is not None
         return CodeInterpreterCall(
             id=code.id,
@@ -269,9 +309,9 @@ class OutputItems:
             extra_content={"google": {"parts": code.parts}} if outputs is not None else None,
         )
 
-    def _close_code(self, out: list[ResponsesEvent], result: dict[str, Any] | None) -> None:
+    def close_code(self, out: list[ResponsesEvent], result: dict[str, Any] | None) -> None:
         """Finish the open code execution with its ``result`` (``None``: it got none)."""
-        code = self._code
+        code = self.code
         if code is None:
             return
         outputs: list[dict[str, Any]] = []
@@ -282,14 +322,16 @@ class OutputItems:
             if result.get("outcome") not in (None, "OUTCOME_OK", "OUTCOME_UNSPECIFIED"):
                 status = "failed"
         item = self._code_item(status, outputs)
-        self._code = None
+        self.code = None
         self._item_done(out, code.index, item)
 
     def _image(self, out: list[ResponsesEvent], data: str, part: Part) -> None:
-        index = self._open_index()
-        item_id = self._mint("ig")
+        index = self.open_index()
+        item_id = self.mint("ig")
         added = ImageGenerationCall(id=item_id, status="generating")
-        out.append(OutputItemAdded(sequence_number=self._next(), output_index=index, item=added))
+        out.append(
+            OutputItemAdded(sequence_number=self.next_number(), output_index=index, item=added)
+        )
         entry = part_entry(without_data(part), 0)
         done = ImageGenerationCall(
             id=item_id,
@@ -301,11 +343,11 @@ class OutputItems:
 
     def _item_done(self, out: list[ResponsesEvent], index: int, item: OutputItem) -> None:
         self._done[index] = item
-        out.append(OutputItemDone(sequence_number=self._next(), output_index=index, item=item))
+        out.append(
+            OutputItemDone(sequence_number=self.next_number(), output_index=index, item=item)
+        )
 
-    def _function_call(
-        self, call: Call, name: str, arguments: str, status: Any
-    ) -> FunctionCallItem:
+    def function_call(self, call: Call, name: str, arguments: str, status: Any) -> FunctionCallItem:
         """The ``function_call`` item of ``call``: a namespaced function (Gemini's
         ``namespace.name``) named as the request named it."""
         namespaced = self._namespaced.get(name)
@@ -323,12 +365,10 @@ class OutputItems:
             id=call.id, call_id=call.call_id, name=name, arguments=arguments, status=status
         )
 
-    def _close_call(
-        self, out: list[ResponsesEvent], call: Call, tool_call: ToolCall | None
-    ) -> None:
+    def close_call(self, out: list[ResponsesEvent], call: Call, tool_call: ToolCall | None) -> None:
         arguments = _ENCODE(tool_call.args).decode() if tool_call is not None else "{}"
         name = tool_call.name if tool_call is not None and tool_call.name else call.name
-        seq = self._next
+        seq = self.next_number
         out.append(
             FunctionCallArgumentsDelta(
                 sequence_number=seq(), item_id=call.id, output_index=call.index, delta=arguments
@@ -339,10 +379,10 @@ class OutputItems:
                 sequence_number=seq(), item_id=call.id, output_index=call.index, arguments=arguments
             )
         )
-        item = self._function_call(call, name, arguments, "completed")
+        item = self.function_call(call, name, arguments, "completed")
         self._item_done(out, call.index, item)
 
-    def _close_reasoning(
+    def close_reasoning(
         self, out: list[ResponsesEvent], reasoning: Reasoning, encrypted: str | None
     ) -> None:
         summary: list[SummaryText] = []
@@ -354,13 +394,17 @@ class OutputItems:
                 "output_index": reasoning.index,
                 "summary_index": 0,
             }
-            out.append(ReasoningSummaryTextDone(sequence_number=self._next(), text=text, **common))
-            out.append(ReasoningSummaryPartDone(sequence_number=self._next(), part=part, **common))
+            out.append(
+                ReasoningSummaryTextDone(sequence_number=self.next_number(), text=text, **common)
+            )
+            out.append(
+                ReasoningSummaryPartDone(sequence_number=self.next_number(), part=part, **common)
+            )
             summary.append(part)
         item = ReasoningItem(id=reasoning.id, summary=summary, encrypted_content=encrypted)
         self._item_done(out, reasoning.index, item)
 
-    def _close_message(
+    def close_message(
         self,
         out: list[ResponsesEvent],
         message: Message,
@@ -378,7 +422,7 @@ class OutputItems:
             for number, annotation in enumerate(annotations):
                 out.append(
                     OutputTextAnnotationAdded(
-                        sequence_number=self._next(),
+                        sequence_number=self.next_number(),
                         content_index=0,
                         annotation_index=number,
                         annotation=annotation,
@@ -388,7 +432,7 @@ class OutputItems:
             logprobs = message.logprobs
             out.append(
                 OutputTextDone(
-                    sequence_number=self._next(),
+                    sequence_number=self.next_number(),
                     content_index=0,
                     text=text,
                     logprobs=logprobs,
@@ -397,14 +441,16 @@ class OutputItems:
             )
             part = OutputText(text=text, annotations=annotations, logprobs=logprobs)
             out.append(
-                ContentPartDone(sequence_number=self._next(), content_index=0, part=part, **common)
+                ContentPartDone(
+                    sequence_number=self.next_number(), content_index=0, part=part, **common
+                )
             )
             content.append(part)
         if refusal is not None:
             index = len(content)
             out.append(
                 ContentPartAdded(
-                    sequence_number=self._next(),
+                    sequence_number=self.next_number(),
                     content_index=index,
                     part=OutputRefusal(refusal=""),
                     **common,
@@ -412,18 +458,21 @@ class OutputItems:
             )
             out.append(
                 RefusalDelta(
-                    sequence_number=self._next(), content_index=index, delta=refusal, **common
+                    sequence_number=self.next_number(), content_index=index, delta=refusal, **common
                 )
             )
             out.append(
                 RefusalDone(
-                    sequence_number=self._next(), content_index=index, refusal=refusal, **common
+                    sequence_number=self.next_number(),
+                    content_index=index,
+                    refusal=refusal,
+                    **common,
                 )
             )
             done = OutputRefusal(refusal=refusal)
             out.append(
                 ContentPartDone(
-                    sequence_number=self._next(), content_index=index, part=done, **common
+                    sequence_number=self.next_number(), content_index=index, part=done, **common
                 )
             )
             content.append(done)
