@@ -1,7 +1,7 @@
 """The whole translation without Rx: Gemini stream bytes in, OpenAI chunks out.
 
 :class:`Converter` composes the six sans-IO cores in plain calls, in their shape
-(:mod:`rxgem.core._protocol`): ``feed(data)`` returns the chunks that ``data``
+(:class:`rxgem.core.Core`): ``feed(data)`` returns the chunks that ``data``
 completes, ``close()`` the last ones; but ``close()`` raises the error of a failed
 stream, carrying what it still owed on the exception, so that code written the
 simplest way cannot end a failed stream silently. It is what ``gemini_to_openai()``
@@ -300,7 +300,7 @@ class Converter(BaseConverter[ChatCompletionChunk]):
 
 
 class CoreConverter(Converter):
-    """A :class:`Converter` with the cores' ``close()`` (:mod:`rxgem.core._protocol`),
+    """A :class:`Converter` with the cores' ``close()`` (:class:`rxgem.core.Core`),
     for runners of cores such as ``gemini_to_openai``'s operator.
 
     ``close()`` on a failed stream returns the chunks it still owed and keeps the

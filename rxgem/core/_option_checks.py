@@ -1,10 +1,10 @@
 """The check of each pipeline option that has one: shared by its declaration
-(:mod:`rxgem.core._options`) and the core that takes it, so that a bad value is refused
+(``_options``) and the core that takes it, so that a bad value is refused
 in the same words whether it reaches the core through the pipeline or directly.
 
 Each check raises ``ValueError`` (a value out of range) or ``TypeError`` (a value of the
 wrong kind) and returns nothing. ``slot_policy``'s check is
-:func:`~rxgem.core.slots._policies.resolve_policy`.
+``resolve_policy`` (``slots/_policies``).
 """
 
 from __future__ import annotations

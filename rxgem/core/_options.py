@@ -14,7 +14,7 @@ has its own last stage (:class:`ToResponsesOptions`, ``ResponsesBuilder``) after
 same five: :data:`RESPONSES_STAGES`, :class:`ResponsesPipelineOptions`.
 
 Adding an option: a key in its stage's ``TypedDict`` (with its check, if any, in
-:mod:`rxgem.core._option_checks`, which the core calls too) and the parameter of the
+``_option_checks``, which the core calls too) and the parameter of the
 core that uses it. The docs of the ``TypedDict`` classes, and of the operators that
 take them, are written from the declaration (:func:`options_doc`).
 """

@@ -1,7 +1,7 @@
 """What every rxgem operator does with its core, in RxPY's own operator model.
 
 An operator is ``Observable(subscribe)`` over a fresh sans-IO core per
-subscription (:mod:`rxgem.core._protocol`): each value is fed to the core and what
+subscription (:class:`rxgem.core.Core`): each value is fed to the core and what
 the core returns is emitted, either value by value or, for the middle stages, as
 one batch. The end of input closes the core; an error (upstream, or raised by the
 core) first closes it with that error, so that what it owes (pending tool calls)

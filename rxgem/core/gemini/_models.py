@@ -6,7 +6,7 @@ Google adds later pass through, and a known field with the wrong type is a
 validation error (reported as :class:`~rxgem.MalformedStreamError` by ``parse``).
 Enums sent as integers (``enum-encoding=int``) are named by
 :class:`~rxgem.core.ResponseParser` before these models see them
-(:mod:`rxgem.core.gemini._enums`), so their fields always hold strings.
+(``_enums``, per :data:`~rxgem.core.GeminiApi`), so their fields always hold strings.
 Fields that rxgem carries without reading their insides (grounding, citations,
 safety ratings, code execution, inline data, built-in tool parts) are plain JSON
 values, so that they reach the OpenAI output as Gemini sent them.

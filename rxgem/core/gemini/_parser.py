@@ -6,7 +6,7 @@ only when the typed decode fails or gives an empty response:
 
 - **integer enums** (``$alt=json;enum-encoding=int``): ``"finishReason": 1``.
   The payload is decoded as plain JSON, each integer of an enum-typed field is
-  replaced by its name in the ``api``'s table (:mod:`rxgem.core.gemini._enums`),
+  replaced by its name in the ``api``'s table (``_enums``),
   and the result is validated against the models.
 - **the Code Assist envelope** (``cloudcode-pa.googleapis.com``, gemini-cli's
   sign-in): ``{"response": {...}, "traceId": "..."}``. An object whose only

@@ -4,7 +4,7 @@ The shapes are those of the ``openai`` SDK's ``openai.types.responses``: every e
 validates as its ``ResponseStreamEvent`` (strictly), and a :class:`Response` as its
 ``Response``. Each struct's ``type`` is its tag and comes first when encoded;
 ``to_dict()`` gives plain JSON data with ``None`` fields left out, ``to_json()`` its
-compact UTF-8 JSON, as the chat chunks do (:mod:`rxgem.core.chat._models`).
+compact UTF-8 JSON, as the chat chunks do (:class:`~rxgem.core.ChatCompletionChunk`).
 
 Fields beyond OpenAI's own (``extra_content`` on a message item and on ``usage``) are
 extensions in the shape of Chat Completions' ``extra_content.google``; the ``openai`` SDK

@@ -1,6 +1,6 @@
 """Slot policies: does a complete call without an id join an existing slot?
 
-See :mod:`rxgem.core.slots._table` for the rules every policy shares; a policy
+See :class:`~rxgem.core.SlotTable` for the rules every policy shares; a policy
 decides only the case of a complete, id-less call:
 
 - :class:`LatestArgsPolicy` (``"latest"``, the default): two parts of one event are

@@ -1,6 +1,6 @@
 """The slot policy protocol: what a custom policy implements.
 
-Kept apart from the built-in policies (:mod:`rxgem.core.slots._policies`) so that
+Kept apart from the built-in policies (``_policies``) so that
 those can be compiled while a user's class may still subclass :class:`SlotPolicy`
 (a compiled class cannot be inherited from by an interpreted one).
 """

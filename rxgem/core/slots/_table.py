@@ -21,7 +21,7 @@ Rules common to every policy:
   or at the end of the stream. A streamed call is never joined by later parts.
 
 The rule for a complete call without an id is the *slot policy*
-(:mod:`rxgem.core.slots._policies`).
+(``_policies``).
 """
 
 from __future__ import annotations

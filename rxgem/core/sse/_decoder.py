@@ -5,7 +5,7 @@ response body into :class:`SSEEvent` objects (and the JSON array body Gemini sen
 without ``alt=sse`` into one event per response: see raw JSON blocks below). It
 does no I/O: feed it byte chunks as they arrive (:meth:`SSEDecoder.feed`) and call
 :meth:`SSEDecoder.close` at the end of the body (the core protocol of
-:mod:`rxgem.core._protocol`). The output never depends on how the bytes were split
+:class:`~rxgem.core.Core`). The output never depends on how the bytes were split
 into chunks.
 
 It implements the event-stream interpretation of the WHATWG HTML standard
@@ -36,7 +36,7 @@ Deviations from WHATWG, for Gemini's benefit:
   waiting for its empty line is dispatched before the block starts, so the two
   keep their order.
 
-  A block that starts with ``{`` (:class:`~rxgem.core.sse._raw_json.RawJsonBlock`):
+  A block that starts with ``{`` (``RawJsonBlock``, in ``_raw_json``):
   the following lines (blank ones included) join it, separated by ``"\\n"``, until
   braces and brackets balance at the end of a line, outside JSON strings. It is
   then dispatched at once as ``SSEEvent(data=block, event="raw")``, without
@@ -44,7 +44,7 @@ Deviations from WHATWG, for Gemini's benefit:
   the events, or each line of a JSON-lines body.
 
   A block that starts with ``[`` is a JSON array
-  (:class:`~rxgem.core.sse._raw_json.JsonArrayReader`): the body of
+  (``JsonArrayReader``, in ``_raw_json``): the body of
   ``streamGenerateContent`` *without* ``alt=sse``. Each top-level element is
   dispatched as ``SSEEvent(data=element, event="raw")`` as soon as it is
   complete, not at the end of its line; the payload is its bytes exactly as sent

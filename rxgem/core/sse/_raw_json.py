@@ -1,7 +1,7 @@
 """Raw JSON in a Gemini body: ``{...}`` blocks and the JSON array body, read at byte level.
 
 :class:`~rxgem.core.SSEDecoder` hands these readers the bytes that are not SSE lines
-(the rules are in :mod:`rxgem.core.sse._decoder`); they do no I/O and keep their own
+(the rules are in ``_decoder``'s docstring); they do no I/O and keep their own
 state, so the decoder holds one object per framing it is inside:
 
 * :class:`RawJsonBlock`: a block that starts with ``{`` (Gemini's pretty-printed
