@@ -10,9 +10,11 @@ single C call over 32 MB would hold the event loop (and the GIL) for tens of ms.
 The measure never backtracks: escape pairs go first (a run of backslashes pairs from
 its left, as the decoder reads it), then escaped quotes, after which every quote opens
 or closes a string, so the strings can be blanked by splitting at quotes. What stays
-is counted (values) and walked once (depth). The decoding goes down the body's
-structure with ``msgspec.Raw`` until what is left fits a slice; a long string is
-decoded in pieces cut between whole escapes and characters.
+is counted (values) and walked once (depth). The decoding finds a container's
+members a slice at a time, from the same view with strings dropped: each slice is
+cut after its last whole member and decoded by msgspec at once, and a member longer
+than a slice is decoded on its own; a long string is decoded in pieces cut between
+whole escapes and characters.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ __all__ = [
     "json_object_steps",
 ]
 
-SLICE_BYTES: Final = 1 << 18
+SLICE_BYTES: Final = 1 << 16
 """The most body bytes one step looks at."""
 
 _WHITESPACE: Final = b" \t\r\n"
@@ -41,10 +43,13 @@ _STEPS: Final = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")  # +1 and -1 as si
 _SPACE: Final = re.compile(rb"[ \t\r\n]*")
 _BLANKS: Final = (b" ", b"\t", b"\r", b"\n")
 _ANY: Final = msgspec.json.Decoder()
-_MEMBERS: Final = msgspec.json.Decoder(dict[str, msgspec.Raw])
-_ELEMENTS: Final = msgspec.json.Decoder(list[msgspec.Raw])
+_SCALAR: Final = re.compile(rb"[^,\]} \t\r\n]*")
+_NOT_TOKENS: Final = bytes(b for b in range(256) if b not in b"[]{},")
+_TOKEN_STEPS: Final = bytes.maketrans(b"[{]},", b"\x01\x01\xff\xff\x00")
+_ONE_CLOSER: Final = bytes.maketrans(b"}", b"]")
 _HIGH: Final = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}")
 _LOW: Final = re.compile(rb"\\u[dD][c-fC-F]")
+_LONGEST_NUMBER: Final = 4096
 _SEARCH: Final = 64  # a valid string has a cut within 13 bytes (an escaped surrogate pair)
 
 _Buffer = bytes | bytearray | msgspec.Raw
@@ -98,12 +103,17 @@ def decode_json_object(
 
 def json_object_steps(
     data: bytes | bytearray, *, max_depth: int, max_values: int, slice_bytes: int = SLICE_BYTES
-) -> Generator[None, None, dict[str, Any]]:
-    """:func:`decode_json_object` in steps of at most ``slice_bytes`` bytes each: the
-    caller may run other work at each ``yield``; the object is the generator's value."""
+) -> Generator[int, None, dict[str, Any]]:
+    """:func:`decode_json_object` in steps: the caller may run other work at each
+    ``yield``, whose value is how many bytes of the body the step looked at (at most
+    ``slice_bytes``, and a few more where a cut must not split an escape or a
+    character); the object is the generator's value."""
     yield from _limit_steps(data, max_depth, max_values, slice_bytes)
+    meter = _Meter()
     try:
-        body = yield from _object_steps(data, slice_bytes)
+        body = yield from _object_steps(data, slice_bytes, meter)
+        if meter.looked:
+            yield meter.take()
     except msgspec.DecodeError:
         raise BodyError("the request body is not valid JSON") from None
     except RecursionError:  # a max_json_depth set above what the decoder can nest
@@ -121,18 +131,19 @@ def json_object_steps(
 
 def _limit_steps(
     data: bytes | bytearray, max_depth: int, max_values: int, size: int
-) -> Iterator[None]:
-    if len(data) <= 4 * size:
+) -> Iterator[int]:
+    if len(data) <= size:
         opens = data.count(b"{") + data.count(b"[")
         if opens <= max_depth and opens + data.count(b",") + data.count(b":") + 1 <= max_values:
+            yield len(data)
             return  # every value is a first element or follows a comma or colon
     measure = _Measure(max_depth, max_values)
     start = 0
     while start < len(data):
         end = _escape_boundary(data, start, size)
         measure.feed(data[start:end])
+        yield end - start
         start = end
-        yield
 
 
 def _escape_boundary(data: bytes | bytearray, start: int, size: int) -> int:
@@ -199,92 +210,208 @@ class _Measure:
 # --------------------------------------------------------------------------- the decoding
 
 
-def _object_steps(data: bytes | bytearray, size: int) -> Generator[None, None, Any]:
+class _Meter:
+    """The body bytes looked at since the last step: every scan adds what it covered,
+    and a step ends (``yield meter.take()``) before any scan that would add to a step
+    already begun, so no step covers more than one scan's bounded slice."""
+
+    def __init__(self) -> None:
+        self.looked = 0
+
+    def take(self) -> int:
+        looked, self.looked = self.looked, 0
+        return looked
+
+
+_Steps = Generator[int, None, Any]
+
+
+def _object_steps(data: bytes | bytearray, size: int, meter: _Meter) -> _Steps:
     if len(data) <= size:
+        meter.looked += len(data)
         return _ANY.decode(data)
-    blank = _SPACE.match(data)
-    start = blank.end() if blank else 0
+    start = yield from _blanks(data, 0, size, meter)
     if data[start : start + 1] != b"{":
         raise BodyError("the request body must be a JSON object")
-    if data[-1:] in _BLANKS:
-        data = data.strip(_WHITESPACE)
-    elif start:
-        data = data[start:]
-    return (yield from _value_steps(data, size))
+    value, end = yield from _value_steps(data, start, size, meter)
+    if (yield from _blanks(data, end, size, meter)) != len(data):
+        raise msgspec.DecodeError("trailing data")
+    return value
 
 
-def _value_steps(data: _Buffer, size: int) -> Generator[None, None, Any]:
-    """One JSON value (without surrounding blanks) decoded, in steps of about ``size``."""
-    if len(data) <= size:
-        return _ANY.decode(data)
-    first = bytes(memoryview(data)[:1])
-    if first == b"{":
-        members = _MEMBERS.decode(data)
-        yield
-        return (yield from _members_steps(members, size))
-    if first == b"[":
-        elements = _ELEMENTS.decode(data)
-        yield
-        return (yield from _elements_steps(elements, size))
+def _blanks(data: _Buffer, at: int, size: int, meter: _Meter) -> Generator[int, None, int]:
+    """Where the blanks from ``at`` end, at most ``size`` of them a step."""
+    while True:
+        limit = min(at + size, len(data))
+        blank = _SPACE.match(data, at, limit)
+        if blank is None or blank.end() == at:
+            return at
+        if meter.looked:
+            yield meter.take()
+        meter.looked += blank.end() - at
+        at = blank.end()
+        if at < limit or limit == len(data):
+            return at
+
+
+def _value_steps(data: _Buffer, start: int, size: int, meter: _Meter) -> _Steps:
+    """The JSON value at ``start`` (not a blank), and where it ends, decoded in steps;
+    msgspec checks every piece, so the value is exactly what it reads there (and
+    malformed JSON raises its DecodeError)."""
+    first = data[start : start + 1]
+    if first in (b"{", b"["):
+        return (yield from _container_steps(data, start, size, meter))
     if first == b'"':
-        return (yield from _string_steps(memoryview(data)[1:-1], size))
-    return _ANY.decode(data)
+        return (yield from _string_at(data, start, size, meter))
+    if meter.looked:
+        yield meter.take()
+    # a number or a literal: up to the next separator or blank
+    token = _SCALAR.match(data, start, start + _LONGEST_NUMBER + 1)
+    end = token.end() if token else start
+    meter.looked += end - start + 1
+    if end - start > _LONGEST_NUMBER:  # decoding one would be a single unbounded step
+        raise BodyError(f"the request body holds a number longer than {_LONGEST_NUMBER} characters")
+    return _ANY.decode(memoryview(data)[start:end]), end
 
 
-def _members_steps(
-    members: dict[str, msgspec.Raw], size: int
-) -> Generator[None, None, dict[str, Any]]:
-    """The members' values decoded, a step every ``size`` bytes of small ones."""
-    value: dict[str, Any] = {}
-    held = 0
-    for key, raw in members.items():
-        if len(raw) > size:
-            value[key] = yield from _value_steps(raw, size)
-            held = size
-        else:
-            value[key] = _ANY.decode(raw)
-            held += len(raw) + len(key) + 4
-        if held >= size:
-            held = 0
-            yield
-    return value
+def _container_steps(data: _Buffer, start: int, size: int, meter: _Meter) -> _Steps:
+    """The array or object at ``start``, and where it ends: its members a slice at a
+    time, each slice cut after its last whole member (:func:`_members_cut`) and decoded
+    at once; a member longer than what is left of a slice is decoded on its own."""
+    is_object = data[start] == 0x7B
+    opener, closer = (b"{", b"}") if is_object else (b"[", b"]")
+    value: Any = {} if is_object else []
+    members = 0
+    at = start + 1
+    while True:
+        at = yield from _blanks(data, at, size, meter)
+        if meter.looked:
+            yield meter.take()
+        piece = bytes(memoryview(data)[at : at + size])
+        meter.looked += max(len(piece), 1)
+        found = _members_cut(piece)
+        if found is not None:
+            cut, closes = found
+            part = _ANY.decode(opener + piece[:cut] + closer)
+            if not part and (members or not closes):  # an empty member: [1,] [,1] [1,,2]
+                raise msgspec.DecodeError("a missing member")
+            members += len(part)
+            if is_object:
+                value.update(part)
+            else:
+                value.extend(part)
+            at += cut
+        else:  # a member longer than what is left of the slice
+            if is_object:
+                if data[at : at + 1] != b'"':
+                    raise msgspec.DecodeError("a key that is not a string")
+                key, at = yield from _string_at(data, at, size, meter)
+                at = yield from _blanks(data, at, size, meter)
+                if data[at : at + 1] != b":":
+                    raise msgspec.DecodeError("a key without a colon")
+                at = yield from _blanks(data, at + 1, size, meter)
+                value[key], at = yield from _value_steps(data, at, size, meter)
+            else:
+                member, at = yield from _value_steps(data, at, size, meter)
+                value.append(member)
+            members += 1
+            at = yield from _blanks(data, at, size, meter)
+        separator = data[at : at + 1]
+        if separator == closer:
+            return value, at + 1
+        if separator != b",":
+            raise msgspec.DecodeError("a member not followed by a comma or the end")
+        at += 1
 
 
-def _elements_steps(elements: list[msgspec.Raw], size: int) -> Generator[None, None, list[Any]]:
-    """The elements decoded, the small ones a batch of about ``size`` bytes at a time."""
-    value: list[Any] = []
-    batch: list[msgspec.Raw] = []
-    held = 0
-    for raw in elements:
-        if len(raw) > size:
-            value.extend(_ANY.decode(b"[" + b",".join(batch) + b"]"))
-            batch, held = [], 0
-            value.append((yield from _value_steps(raw, size)))
-            yield
-            continue
-        batch.append(raw)
-        held += len(raw) + 1
-        if held >= size:
-            value.extend(_ANY.decode(b"[" + b",".join(batch) + b"]"))
-            batch, held = [], 0
-            yield
-    value.extend(_ANY.decode(b"[" + b",".join(batch) + b"]"))
-    return value
+def _members_cut(piece: bytes) -> tuple[int, bool] | None:
+    """Where to end a run of whole members in ``piece`` (which begins a member, outside
+    any string): at the container's end (``True``) or at the last comma between members
+    (``False``); ``None`` if neither is in ``piece``. Exact for JSON; for anything else
+    the pieces cut do not all decode.
+
+    Escape pairs are blanked in place and strings dropped (split at quotes), so what
+    remains are the structural bytes; their depths are one C-level accumulation, and a
+    position found among them is mapped back through the quotes and commas before it.
+    """
+    parts = piece.replace(b"\\\\", b"__").replace(b'\\"', b"__").split(b'"')
+    outside = b'""'.join(parts[::2])  # the last part is inside a string if len is even
+    tokens = outside.translate(None, _NOT_TOKENS)
+    depths = list(accumulate(memoryview(tokens.translate(_TOKEN_STEPS)).cast("b")))
+    if -1 in depths:  # the container's closing bracket
+        end = depths.index(-1)
+        closing = tokens.count(b"]", 0, end) + tokens.count(b"}", 0, end)
+        same = outside.translate(_ONE_CLOSER)
+        at = len(same) - len(same.split(b"]", closing + 1)[-1]) - 1
+        return _raw_position(parts, outside, at), True
+    # Between members (depth 0) there is a comma or the end of a nested member; before
+    # that member's opening bracket, depth 0 again, its comma.
+    last = _last_zero(depths, len(depths))
+    if last is not None and tokens[last] != 0x2C:
+        last = _last_zero(depths, last)
+    if last is None or tokens[last] != 0x2C:
+        return None
+    after = tokens.count(b",", last + 1)
+    at = len(outside.rsplit(b",", after + 1)[0])
+    return _raw_position(parts, outside, at), False
 
 
-def _string_steps(content: memoryview, size: int) -> Generator[None, None, str]:
+def _last_zero(depths: list[int], stop: int) -> int | None:
+    """The last index before ``stop`` at depth 0."""
+    if stop <= 0:
+        return None
+    try:
+        return stop - 1 - depths[stop - 1 :: -1].index(0)
+    except ValueError:
+        return None
+
+
+def _raw_position(parts: list[bytes], outside: bytes, at: int) -> int:
+    """``at`` in ``outside`` (``parts[::2]`` joined by ``""``) as a position in the
+    piece the parts were split from (joined by ``"``)."""
+    quotes = outside.count(b'"', 0, at)
+    if not quotes:
+        return at
+    begin = outside.rfind(b'"', 0, at) + 1
+    return len(b'"'.join(parts[:quotes])) + 1 + at - begin
+
+
+def _string_at(data: _Buffer, start: int, size: int, meter: _Meter) -> _Steps:
+    """The string whose opening quote is at ``start``, and where it ends: its closing
+    quote found a slice at a time (cut between escape pairs), then decoded in steps."""
+    at = start + 1
+    while True:
+        if at >= len(data):
+            raise msgspec.DecodeError("a string that never closes")
+        if meter.looked:
+            yield meter.take()
+        end = _escape_boundary(data, at, size)
+        piece = bytes(memoryview(data)[at:end])
+        meter.looked += end - at
+        close = piece.replace(b"\\\\", b"__").replace(b'\\"', b"__").find(b'"')
+        if close >= 0:
+            close += at
+            break
+        at = end
+    text = yield from _string_steps(memoryview(data)[start + 1 : close], size, meter)
+    return text, close + 1
+
+
+def _string_steps(content: memoryview, size: int, meter: _Meter) -> _Steps:
     """A string's content (between its quotes) decoded in pieces of about ``size``."""
     pieces: list[str] = []
     start = 0
-    while len(content) - start > size:
-        end = _cut(content, start, start + size)
-        if end is None:  # no cut where a valid string has one: decode the rest at once
-            break
+    while True:
+        if meter.looked:
+            yield meter.take()
+        end = _cut(content, start, start + size) if len(content) - start > size else None
+        if end is None:  # the rest, or no cut where a valid string has one
+            meter.looked += len(content) - start
+            pieces.append(_ANY.decode(b'"' + content[start:] + b'"'))
+            return "".join(pieces)
+        meter.looked += end - start
         pieces.append(_ANY.decode(b'"' + content[start:end] + b'"'))
         start = end
-        yield
-    pieces.append(_ANY.decode(b'"' + content[start:] + b'"'))
-    return "".join(pieces)
 
 
 def _cut(content: memoryview, start: int, at: int) -> int | None:
