@@ -9,6 +9,7 @@ request's meaning, is *unsupported*: an :class:`UnsupportedFieldError` (an
 
 from __future__ import annotations
 
+import math
 import re
 import warnings
 from typing import Any, Literal, TypeAlias
@@ -86,6 +87,8 @@ def _number(body: JSONObject, key: str, kinds: tuple[type, ...] = (int, float)) 
     if value is not None and (type(value) not in kinds):
         names = " or ".join(k.__name__ for k in kinds)
         raise InvalidRequestError(f"must be {names}", where=key)
+    if type(value) is float and not math.isfinite(value):  # JSON has no NaN or Infinity
+        raise InvalidRequestError("must be a finite number", where=key)
     return value
 
 

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..core import GeminiApi, InvalidRequestError
@@ -47,6 +48,8 @@ def _number(body: JSONObject, key: str) -> Any:
     value = body.get(key)
     if value is not None and type(value) not in (int, float):
         raise InvalidRequestError("must be a number", where=key)
+    if type(value) is float and not math.isfinite(value):  # JSON has no NaN or Infinity
+        raise InvalidRequestError("must be a finite number", where=key)
     return value
 
 

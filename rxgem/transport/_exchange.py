@@ -43,6 +43,7 @@ from collections.abc import Mapping
 from typing import Any, TypedDict
 
 import httpx
+import msgspec
 from httpx import USE_CLIENT_DEFAULT
 from httpx._client import UseClientDefault  # the type of USE_CLIENT_DEFAULT
 from reactivex import Observable, abc
@@ -257,6 +258,13 @@ class _Exchange:
         self.policy = policy
         self.max_line_bytes = max_line_bytes
 
+    @property
+    def json(self) -> bytes:
+        """The body encoded for each attempt: msgspec writes what httpx's ``json=`` does
+        (compact, not ASCII-escaped, the same escapes; a float's exponent without ``+``),
+        several times faster."""
+        return msgspec.json.encode(self.body)
+
     def _retry_delay(self, attempt: int, error: BaseException) -> float | None:
         return self.policy.delay(attempt, error) if self.policy is not None else None
 
@@ -305,7 +313,7 @@ class _Exchange:
             too_long = False
             try:
                 with http.stream(
-                    "POST", self.url, json=self.body, headers=self.headers, timeout=self.timeout
+                    "POST", self.url, content=self.json, headers=self.headers, timeout=self.timeout
                 ) as response:
                     with run.lock:
                         run.response = response
@@ -408,7 +416,7 @@ class _Exchange:
             too_long = False
             try:
                 async with http.stream(
-                    "POST", self.url, json=self.body, headers=self.headers, timeout=self.timeout
+                    "POST", self.url, content=self.json, headers=self.headers, timeout=self.timeout
                 ) as response:
                     if response.status_code != 200:
                         error: Exception = http_error(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -279,6 +280,8 @@ def test_a_field_without_counterpart_is_an_error_or_with_warn_a_warning(field: s
     ("fields", "where"),
     [
         ({"temperature": "hot"}, "temperature"),
+        ({"temperature": math.nan}, "temperature"),  # JSON has none: it is never sent
+        ({"top_p": math.inf}, "top_p"),
         ({"n": 1.5}, "n"),
         ({"stop": ["a", "b", "c", "d", "e", "f"]}, "stop"),
         ({"reasoning_effort": "extreme"}, "reasoning_effort"),

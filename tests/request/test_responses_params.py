@@ -3,6 +3,7 @@ object the server keeps."""
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -243,6 +244,13 @@ def test_sampling_and_limits() -> None:
     }
     assert result.echo["max_output_tokens"] == 100
     assert result.echo["top_p"] == 0.9
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_a_sampling_number_that_json_cannot_hold_is_refused(value: float) -> None:
+    with pytest.raises(InvalidRequestError, match="must be a finite number") as caught:
+        translate(temperature=value)
+    assert caught.value.where == "temperature"
 
 
 def test_logprobs_only_when_include_asks() -> None:
