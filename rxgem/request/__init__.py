@@ -8,12 +8,12 @@ signatures, model families).
 """
 
 from ._messages import SignatureWarning
-from ._models import ModelFamily, model_family
+from ._model_families import ModelFamily, model_family
 from ._params import SchemaWarning, Unsupported, UnsupportedWarning
 from ._request import to_gemini_request
-from ._responses_input import Resolve, item_references
-from ._responses_request import ResponsesRequest, responses_to_gemini_request
 from ._signatures import PLACEHOLDER
+from .responses._input import Resolve, item_references
+from .responses._request import ResponsesRequest, responses_to_gemini_request
 
 __all__ = [
     "PLACEHOLDER",

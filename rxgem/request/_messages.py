@@ -17,7 +17,7 @@ content of function responses (Gemini 3 answers such a turn with an empty candid
 
 The translation is linear in the size of the messages: each message is read once, each
 content merged in place, each image restored once. Tool-call arguments and the parts kept in
-``extra_content`` nested deeper than :data:`~rxgem.request._json.MAX_JSON_DEPTH` levels are
+``extra_content`` nested deeper than ``MAX_JSON_DEPTH`` (``_json``) levels are
 refused (Gemini would be sent what Python cannot even copy); a tool result that deep is sent
 as text.
 """

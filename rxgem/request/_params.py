@@ -16,8 +16,8 @@ from typing import Any, Literal, TypeAlias
 
 from ..core import InvalidRequestError
 from ._json import quoted
-from ._models import ModelFamily
-from ._schema import SchemaTarget, to_gemini_schema
+from ._model_families import ModelFamily
+from .schema._to_gemini import SchemaTarget, to_gemini_schema
 
 __all__ = [
     "BUDGETS",

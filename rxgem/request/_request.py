@@ -7,7 +7,7 @@ from typing import Any
 from ..core import GeminiApi, InvalidRequestError
 from ._json import at
 from ._messages import messages_to_contents
-from ._models import model_family
+from ._model_families import model_family
 from ._params import (
     Unsupported,
     converted_schema,

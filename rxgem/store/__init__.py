@@ -55,10 +55,10 @@ from ._limits import (
     DEFAULT_TIMEOUT,
     MAX_PAGE,
 )
-from ._model import ItemsPage, Order, StoredItem, StoredTurn
 from ._open import open_store
 from ._paths import default_path
 from ._protocol import ResponseStore
+from ._records import ItemsPage, Order, StoredItem, StoredTurn
 from ._sqlite import SQLiteStore
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ._errors import InvalidIdError, InvalidPageError, RecordTooLargeError
 from ._ids import valid_item_id, valid_owner, valid_turn_id
-from ._model import Order, StoredTurn
+from ._records import Order, StoredTurn
 
 __all__ = [
     "DEFAULT_MAX_CHAIN",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from ._model import ItemsPage, Order, StoredItem, StoredTurn
+from ._records import ItemsPage, Order, StoredItem, StoredTurn
 
 __all__ = ["ResponseStore"]
 

@@ -45,8 +45,8 @@ from ._limits import (
     check_page,
     check_turn,
 )
-from ._model import ItemsPage, Order, StoredItem, StoredTurn
 from ._owner import derive_owner, new_secret
+from ._records import ItemsPage, Order, StoredItem, StoredTurn
 from ._redis_scripts import DELETE, LINK
 
 if TYPE_CHECKING:

@@ -39,9 +39,9 @@ from ._limits import (
     check_page,
     check_turn,
 )
-from ._model import ItemsPage, Order, StoredItem, StoredTurn
 from ._owner import derive_owner, new_secret
 from ._paths import create_private_file, default_path
+from ._records import ItemsPage, Order, StoredItem, StoredTurn
 from ._sqlite_schema import SCHEMA, SCHEMA_VERSION
 
 __all__ = ["SQLiteStore"]

@@ -12,7 +12,7 @@ from ._http import (
     resolve_headers,
     stream_url,
 )
-from ._models import MAX_MODEL_PAGES, get_model, list_models, models_status
+from ._models_api import MAX_MODEL_PAGES, get_model, list_models, models_status
 from ._stream_chat import StreamChatOptions, api_of, stream_chat
 
 __all__ = [

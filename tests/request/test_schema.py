@@ -1,7 +1,7 @@
 """JSON Schema → Gemini's schemas: ``parametersJsonSchema`` (JSON Schema) and ``Schema`` (OpenAPI).
 
-One test per rule of ``rxgem/request/_schema.py``, with the exact output; the refusals with
-their ``where``; the budget; the input left untouched; a Pydantic model; and a property test
+One test per rule of ``to_gemini_schema``, with the exact output; the refusals with their
+``where``; the budget; the input left untouched; a Pydantic model; and a property test
 over random schemas built from the keywords the converter knows.
 """
 
@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from strategies import PROPERTIES, examples
 
 from rxgem.core._errors import InvalidRequestError
-from rxgem.request._schema import KEPT_KEYWORDS, to_gemini_schema
+from rxgem.request.schema._to_gemini import KEPT_KEYWORDS, to_gemini_schema
 
 W = "tools[0].function.parameters"
 

@@ -15,13 +15,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..core import GeminiApi, InvalidRequestError
-from ._json import at
-from ._models import model_family
-from ._params import Unsupported, unsupported
-from ._responses_input import Resolve, input_to_contents
-from ._responses_params import generation_config, include_list
-from ._responses_tools import responses_tools
+from ...core import GeminiApi, InvalidRequestError
+from .._json import at
+from .._model_families import model_family
+from .._params import Unsupported, unsupported
+from ._input import Resolve, input_to_contents
+from ._params import generation_config, include_list
+from ._tools import responses_tools
 
 __all__ = ["ResponsesRequest", "responses_to_gemini_request"]
 

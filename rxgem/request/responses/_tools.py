@@ -26,18 +26,18 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core import InvalidRequestError
-from ._json import quoted
-from ._models import ModelFamily
-from ._params import (
+from ...core import InvalidRequestError
+from .._json import quoted
+from .._model_families import ModelFamily
+from .._params import (
     Unsupported,
     UnsupportedWarning,
     check_function_name,
     function_declaration,
     unsupported,
 )
-from ._responses_input import gemini_name
-from ._schema import SchemaTarget
+from ..schema._to_gemini import SchemaTarget
+from ._input import gemini_name
 
 __all__ = ["ResponsesTools", "responses_tools"]
 

@@ -23,8 +23,8 @@ import warnings
 from collections import deque
 from typing import Any
 
-from ..core import InvalidRequestError, decode_signatures
-from ._messages import SignatureWarning
+from ...core import InvalidRequestError, decode_signatures
+from .._messages import SignatureWarning
 
 __all__ = ["Signatures"]
 

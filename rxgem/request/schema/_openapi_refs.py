@@ -1,19 +1,18 @@
 """Target ``openapi``: ``$ref`` inlined, as Gemini's ``Schema`` has none the Gemini API takes.
 
 Each use of a same-document ``$ref`` is replaced by what it points to, its siblings winning.
-A ref already in the chain that led to the node (:attr:`Walk.refs
-<rxgem.request._schema_walk.Walk.refs>`) is a recursion, which inlining cannot end: it is
-refused, as is a ref outside the document or to nothing. What inlining copies is counted
-against the walk's size budget.
+A ref already in the chain that led to the node (``Walk.refs``) is a recursion, which
+inlining cannot end: it is refused, as is a ref outside the document or to nothing. What
+inlining copies is counted against the walk's size budget.
 """
 
 from __future__ import annotations
 
-from ..core import InvalidRequestError
-from ._json import at as _at
-from ._json import quoted
-from ._schema_openapi_vocabulary import SILENT, as_schema
-from ._schema_walk import JSONObject, Walk, is_pointer, resolve_pointer
+from ...core import InvalidRequestError
+from .._json import at as _at
+from .._json import quoted
+from ._openapi_vocabulary import SILENT, as_schema
+from ._walk import JSONObject, Walk, is_pointer, resolve_pointer
 
 __all__ = ["inline_ref", "pop_refs"]
 

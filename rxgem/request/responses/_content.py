@@ -18,10 +18,10 @@ from __future__ import annotations
 import mimetypes
 from typing import Any
 
-from ..core import InvalidRequestError
-from ._json import quoted
-from ._messages import _file_part, _response
-from ._params import Unsupported, unsupported
+from ...core import InvalidRequestError
+from .._json import quoted
+from .._messages import _file_part, _response
+from .._params import Unsupported, unsupported
 
 __all__ = ["function_output", "message_parts", "string"]
 

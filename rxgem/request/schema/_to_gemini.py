@@ -20,7 +20,7 @@ in the OpenAI request, e.g. ``tools[2].function.parameters.properties.when.$ref`
 Both walks have a budget (:data:`MAX_SCHEMA_NODES` schema nodes, :data:`MAX_SCHEMA_DEPTH`
 levels), and the ``openapi`` walk a third (:data:`MAX_SCHEMA_SIZE`). Values that are not
 schemas (``default``, ``const`` ...) are copied and compared without recursion, and refused
-past :data:`~rxgem.request._json.MAX_JSON_DEPTH` levels. Every step is linear in what it
+past ``MAX_JSON_DEPTH`` (``_json``) levels. Every step is linear in what it
 reads: no list is searched per element.
 
 The translation is split by target, each module named for its side:
@@ -41,11 +41,11 @@ from __future__ import annotations
 
 from typing import Literal, TypeAlias
 
-from ..core import InvalidRequestError
-from ._schema_openapi_vocabulary import KEPT_KEYWORDS
-from ._schema_to_json_schema import json_schema_node
-from ._schema_to_openapi import openapi_node
-from ._schema_walk import (
+from ...core import InvalidRequestError
+from ._openapi_vocabulary import KEPT_KEYWORDS
+from ._to_json_schema import json_schema_node
+from ._to_openapi import openapi_node
+from ._walk import (
     MAX_SCHEMA_DEPTH,
     MAX_SCHEMA_NODES,
     MAX_SCHEMA_NOTES,

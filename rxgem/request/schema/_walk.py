@@ -1,6 +1,6 @@
 """What one schema conversion carries, whichever its target: budgets, notes, the ``$ref`` chain.
 
-:func:`~rxgem.request._schema.to_gemini_schema` makes one :class:`Walk` per call and hands it
+``to_gemini_schema`` makes one :class:`Walk` per call and hands it
 down. It counts what is written against the budgets (:data:`MAX_SCHEMA_NODES` schema nodes,
 :data:`MAX_SCHEMA_DEPTH` levels, and for the ``openapi`` target :data:`MAX_SCHEMA_SIZE`, about
 the characters it reads and writes): inlining ``$ref`` and distributing a union's keywords
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, TypeAlias
 from urllib.parse import unquote
 
-from ..core import InvalidRequestError
+from ...core import InvalidRequestError
 
 __all__ = [
     "MAX_SCHEMA_DEPTH",

@@ -22,13 +22,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..core import InvalidRequestError
-from ._json import quoted
-from ._messages import _arguments, _merge, _placeholders
-from ._params import Unsupported, unsupported
-from ._responses_content import function_output, message_parts, string
-from ._responses_signatures import Signatures
-from ._signatures import split_id
+from ...core import InvalidRequestError
+from .._json import quoted
+from .._messages import _arguments, _merge, _placeholders
+from .._params import Unsupported, unsupported
+from .._signatures import split_id
+from ._content import function_output, message_parts, string
+from ._signatures import Signatures
 
 __all__ = ["Resolve", "gemini_name", "input_to_contents", "item_references"]
 

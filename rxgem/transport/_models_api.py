@@ -2,7 +2,7 @@
 
 Both return Gemini's JSON as it came (the Gemini API's ``{"models": [...]}`` or Vertex
 AI's ``{"publisherModels": [...]}``); turning it into OpenAI's shape is the caller's
-business (``rxgem serve`` does it in :mod:`rxgem.server._models`). Errors are the
+business (``rxgem serve`` does it in its model list). Errors are the
 stream's: :class:`GeminiAPIError` for a non-200 answer, :class:`GeminiTransportError`
 when no answer comes, :class:`MalformedStreamError` for a body that is not a JSON
 object.

@@ -19,9 +19,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..core import GeminiApi, InvalidRequestError
-from ._models import ModelFamily
-from ._params import Unsupported, converted_schema, thinking_config, unsupported
+from ...core import GeminiApi, InvalidRequestError
+from .._model_families import ModelFamily
+from .._params import Unsupported, converted_schema, thinking_config, unsupported
 
 __all__ = ["LOGPROBS", "generation_config", "include_list"]
 
