@@ -14,6 +14,7 @@ raises the class httpx's own transport raises for it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ssl
 from collections.abc import AsyncIterator
 from typing import Any, Final
@@ -247,7 +248,9 @@ class _Body(httpx.AsyncByteStream):
         self._finish(keep=True)
 
     def __del__(self) -> None:
-        self._finish(keep=False)
+        # collected unclosed, perhaps after its loop closed: nothing may escape from here
+        with contextlib.suppress(Exception):
+            self._finish(keep=False)
 
 
 class AiohttpTransport(httpx.AsyncBaseTransport):

@@ -644,3 +644,38 @@ def test_a_key_a_header_cannot_carry_is_refused_without_quoting_it(key: str) -> 
         )
     assert "SECRET" not in str(caught.value)
     assert "SÉCRET" not in str(caught.value)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "aiohttp"])
+def test_a_compressed_body_is_decoded_and_a_plain_one_passes_as_is(mode: str) -> None:
+    """A gzip body is decoded by httpx, also through the server's aiohttp transport (which
+    leaves decoding to httpx); a plain one passes as it came."""
+    import gzip
+
+    from rxgem.server._aiohttp import AiohttpTransport
+
+    capture = samples.read("text")
+    packed = FakeResponse(body=gzip.compress(capture), headers={"Content-Encoding": "gzip"})
+    plain = FakeResponse(body=capture, split_at=[len(capture) // 2])
+    request = {"contents": [{"role": "user", "parts": [{"text": "Hi"}]}]}
+
+    def source(client: httpx.Client | httpx.AsyncClient, url: str) -> reactivex.Observable[bytes]:
+        return rxgem.from_gemini(
+            request, model="gemini-2.5-flash", api_key="k", base_url=url, client=client
+        )
+
+    async def read_async(url: str) -> list[bytes]:
+        transport = AiohttpTransport() if mode == "aiohttp" else None
+        async with httpx.AsyncClient(transport=transport) as client:
+            return [
+                b"".join([piece async for piece in rxgem.aiterate(source(client, url))])
+                for _ in range(2)
+            ]
+
+    with FakeGemini(packed, plain) as fake:
+        if mode == "sync":
+            with httpx.Client() as client:
+                bodies = [b"".join(rxgem.iterate(source(client, fake.base_url))) for _ in range(2)]
+        else:
+            bodies = asyncio.run(read_async(fake.base_url))
+    assert bodies == [capture, capture]
