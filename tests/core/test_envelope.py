@@ -165,11 +165,16 @@ def test_an_array_of_envelopes() -> None:
 
 
 def test_envelopes_with_invalid_utf8() -> None:
-    data = json.dumps(wrap(event_json(text("caf\u00e9")))).encode().replace(b"\\u00e9", b"\xff")
+    def broken(value: Any) -> bytes:
+        return json.dumps(value).encode().replace(b"\\u00e9", b"\xff")
+
+    event = event_json(text("caf\u00e9"))
+    [plain] = rxgem.core.ResponseParser().feed(rxgem.core.SSEEvent(broken(event)))
     parser = rxgem.core.ResponseParser()
-    for _ in range(2):
-        [response] = parser.feed(rxgem.core.SSEEvent(data))
-        assert response.candidates is not None
+    for _ in range(2):  # the first finds the envelope, the second is read as one
+        [response] = parser.feed(rxgem.core.SSEEvent(broken(wrap(event))))
+        assert response == plain
+        assert response.candidates[0].content.parts[0].text == "caf\ufffd"
 
 
 def test_the_parse_operator_unwraps() -> None:

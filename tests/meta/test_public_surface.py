@@ -240,9 +240,15 @@ def test_rxgem_request_exports_both_translations() -> None:
 
 
 @pytest.mark.parametrize("module", EXPORTERS.values(), ids=EXPORTERS.keys())
-def test_every_exported_name_resolves(module: types.ModuleType) -> None:
+def test_every_exported_name_is_rxgems_own_under_its_own_name(module: types.ModuleType) -> None:
+    # not a third-party class or function exported by accident, nor one under an alias
     for name in module.__all__:
-        assert getattr(module, name) is not None, f"{module.__name__}.{name}"
+        value = getattr(module, name)
+        if isinstance(value, types.ModuleType):
+            assert value.__name__ == f"rxgem.{name}"
+        elif isinstance(value, type | types.FunctionType | types.BuiltinFunctionType):
+            assert value.__module__.split(".")[0] == "rxgem", f"{module.__name__}.{name}"
+            assert value.__name__ == name, f"{module.__name__}.{name}"
 
 
 def test_the_subpackages_are_the_modules() -> None:

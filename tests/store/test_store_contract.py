@@ -15,7 +15,6 @@ from rxgem.store import (
     InvalidPageError,
     ItemsPage,
     RecordTooLargeError,
-    ResponseStore,
     StoredTurn,
 )
 
@@ -353,9 +352,15 @@ def test_concurrent_operations_on_one_store(make_store: StoreFactory) -> None:
     run(scenario)
 
 
-def test_both_stores_implement_the_interface(make_store: StoreFactory) -> None:
-    store: ResponseStore = make_store()
-    run(store.aclose)
+def test_a_write_outlives_the_store_object_that_made_it(make_store: StoreFactory) -> None:
+    async def scenario() -> None:
+        first = make_store()
+        await first.save(turn("resp_1"))
+        await first.aclose()
+        async with make_store() as second:
+            assert await second.get("resp_1", OWNER_A) == turn("resp_1")
+
+    run(scenario)
 
 
 def test_many_items_resolve_in_one_call(make_store: StoreFactory) -> None:
