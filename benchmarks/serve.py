@@ -417,7 +417,7 @@ class RxgemSpec(ServerSpec):
             head = [
                 sys.executable,
                 "-c",
-                "import sys; from rxgem._cli import main; sys.exit(main())",
+                "import sys; from rxgem.cli import main; sys.exit(main())",
             ]
         command = [
             *head,

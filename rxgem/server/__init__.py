@@ -79,7 +79,6 @@ from ._settings import (
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
-    from ..cli.serve import add_serve_parser, run_serve
     from ._app import create_app
     from ._runner import uvicorn_options
 
@@ -90,19 +89,14 @@ __all__ = [
     "AuthMode",
     "ServerSettings",
     "SettingsError",
-    "add_serve_parser",
     "app_from_env",
     "create_app",
-    "run_serve",
     "settings_from_env",
     "uvicorn_options",
 ]
 
-# the command's parser and runner live with the command (rxgem.cli imports this package)
 _LAZY = {
     "create_app": "._app",
-    "add_serve_parser": "..cli.serve",
-    "run_serve": "..cli.serve",
     "uvicorn_options": "._runner",  # what `rxgem serve` runs uvicorn with
 }
 

@@ -33,7 +33,8 @@ import pytest
 from server_harness import HELLO, KEY, MODEL, TOKEN, expected_content, sdk, serving, settings_for
 
 from rxgem import samples
-from rxgem.server import ENV, add_serve_parser
+from rxgem.cli.serve import add_serve_parser
+from rxgem.server import ENV
 from rxgem.testing import FakeGemini
 
 ROOT = Path(__file__).resolve().parents[2]

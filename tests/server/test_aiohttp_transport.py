@@ -445,8 +445,8 @@ def test_the_upstream_client_setting_is_checked_and_travels_to_workers() -> None
 def test_the_upstream_client_flag_becomes_the_setting() -> None:
     import argparse
 
-    from rxgem.cli.serve import _environment
-    from rxgem.server import add_serve_parser, settings_from_env
+    from rxgem.cli.serve import _environment, add_serve_parser
+    from rxgem.server import settings_from_env
 
     parser = argparse.ArgumentParser(prog="rxgem")
     add_serve_parser(parser.add_subparsers(dest="command"))

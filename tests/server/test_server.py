@@ -713,7 +713,7 @@ def test_serve_startup_errors_are_one_line_and_exit_2(
 
 SERVE = (
     "import argparse, sys\n"
-    "from rxgem.server import add_serve_parser\n"
+    "from rxgem.cli.serve import add_serve_parser\n"
     "parser = argparse.ArgumentParser(prog='rxgem')\n"
     "add_serve_parser(parser.add_subparsers(dest='command'))\n"
     "args = parser.parse_args(sys.argv[1:])\n"

@@ -27,7 +27,8 @@ from server_harness import (
 )
 
 from rxgem import samples
-from rxgem.server import ENV, ServerSettings, SettingsError, add_serve_parser, settings_from_env
+from rxgem.cli.serve import add_serve_parser
+from rxgem.server import ENV, ServerSettings, SettingsError, settings_from_env
 from rxgem.testing import FakeGemini
 
 CHAT = json.dumps({"model": MODEL, "messages": HELLO}).encode()

@@ -12,12 +12,12 @@ import pytest
 from server_harness import HELLO, KEY, MODEL, TOKEN, serve_process, serving, settings_for
 
 from rxgem import samples
+from rxgem.cli.serve import add_serve_parser
 from rxgem.server import (
     ENV,
     PIPELINE_OPTIONS,
     ServerSettings,
     SettingsError,
-    add_serve_parser,
     settings_from_env,
 )
 from rxgem.testing import FakeGemini

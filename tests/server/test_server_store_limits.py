@@ -21,7 +21,8 @@ import pytest
 from redis_server import redis_url
 from server_harness import KEY, MODEL, serving, settings_for
 
-from rxgem.server import ServerSettings, add_serve_parser, settings_from_env
+from rxgem.cli.serve import add_serve_parser
+from rxgem.server import ServerSettings, settings_from_env
 from rxgem.server._store_limits import Conversation, StoreLimits
 from rxgem.store import StoredItem, StoredTurn, open_store
 from rxgem.testing import FakeGemini, FakeResponse, event, finish, text, thought, usage
