@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from .. import samples
-from ._fake_response import FakeResponse
+from ._fake_response import FakeResponse, response_fields
 from ._gemini_validation import gemini_request_problems, invalid_argument
 from ._http_wire import LAST_CHUNK, Request, chunk, chunk_head, response_head
 from ._loopback_http import ClientGone, Connection, LoopbackServer, ServerClosing
@@ -82,31 +82,7 @@ def _head(
     keep_alive: bool,
 ) -> bytes:
     """The status line and headers of ``response``."""
-    return response_head(response._status(), _fields(response, framing, size, keep_alive))
-
-
-def _fields(
-    response: FakeResponse,
-    framing: Literal["chunked", "length", "close"],
-    size: int,
-    keep_alive: bool,
-) -> dict[str, str]:
-    """The headers of ``response`` (framing and ``Connection`` as asked)."""
-    headers = {"Content-Type": response._content_type(), "Server": "rxgem-FakeGemini"}
-    if response._is_stream():
-        headers["Cache-Control"] = "no-cache"
-    defaults = {name.lower(): name for name in headers}
-    for name, value in response.headers.items():
-        if name.lower() != "connection":
-            headers.pop(defaults.get(name.lower(), name), None)
-            headers[name] = value
-    if framing == "chunked":
-        headers["Transfer-Encoding"] = "chunked"
-    elif framing == "length":
-        headers["Content-Length"] = str(size)
-    if not keep_alive:
-        headers["Connection"] = "close"
-    return headers
+    return response_head(response._status(), response_fields(response, framing, size, keep_alive))
 
 
 def _google_error(code: int, message: str) -> FakeResponse:

@@ -10,8 +10,9 @@ between events, and ``drop_after`` as a ``RST_STREAM`` after the bytes it allows
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Literal
 
+from ._fake_response import response_fields
 from ._http_wire import Request
 from ._loopback_h2 import ClientGone, H2Stream, LoopbackH2Server, ServerClosing
 
@@ -30,8 +31,6 @@ _HOP_BY_HOP: Final = frozenset(
 
 async def answer(fake: FakeGemini, stream: H2Stream, request: Request) -> None:
     """Route ``request`` as FakeGemini does and send its response on ``stream``."""
-    from ._fake_gemini import _fields
-
     response = fake._route(request)
     counted = False
 
@@ -46,7 +45,8 @@ async def answer(fake: FakeGemini, stream: H2Stream, request: Request) -> None:
         pieces = response._pieces()
         is_stream = response._is_stream()
         size = sum(map(len, pieces))
-        fields = _fields(response, "close" if is_stream else "length", size, keep_alive=True)
+        framing: Literal["close", "length"] = "close" if is_stream else "length"
+        fields = response_fields(response, framing, size, keep_alive=True)
         headers = {k: v for k, v in fields.items() if k.lower() not in _HOP_BY_HOP}
         head_only = request.method == "HEAD"
         drop_after = response.drop_after

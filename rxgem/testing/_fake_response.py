@@ -11,11 +11,11 @@ import itertools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import field
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from ._http_wire import TOKEN
 
-__all__ = ["FakeResponse"]
+__all__ = ["FakeResponse", "response_fields"]
 
 _SSE: Final = "text/event-stream"
 _JSON: Final = "application/json; charset=UTF-8"
@@ -139,3 +139,27 @@ class FakeResponse:
             cuts.add(len(self.body))
         bounds = [0, *sorted(cuts), size]
         return [payload[a:b] for a, b in itertools.pairwise(bounds) if b > a]
+
+
+def response_fields(
+    response: FakeResponse,
+    framing: Literal["chunked", "length", "close"],
+    size: int,
+    keep_alive: bool,
+) -> dict[str, str]:
+    """The headers of ``response`` (framing and ``Connection`` as asked)."""
+    headers = {"Content-Type": response._content_type(), "Server": "rxgem-FakeGemini"}
+    if response._is_stream():
+        headers["Cache-Control"] = "no-cache"
+    defaults = {name.lower(): name for name in headers}
+    for name, value in response.headers.items():
+        if name.lower() != "connection":
+            headers.pop(defaults.get(name.lower(), name), None)
+            headers[name] = value
+    if framing == "chunked":
+        headers["Transfer-Encoding"] = "chunked"
+    elif framing == "length":
+        headers["Content-Length"] = str(size)
+    if not keep_alive:
+        headers["Connection"] = "close"
+    return headers
