@@ -29,12 +29,13 @@ package's face, its ``__init__``, never from another package's private modules):
   chunks out, no Rx), and the pipeline's options.
 - :mod:`rxgem.operators`: one reactivex operator per core, ``gemini_to_openai()``
   and ``sse_encode()``.
-- :mod:`rxgem.transport`: Gemini's endpoint over httpx (``from_gemini``,
-  ``stream_chat``, the model list). Beside it, :mod:`rxgem.request`: OpenAI Chat
-  Completions requests → Gemini requests (``to_gemini_request``), sans-IO.
-- :mod:`rxgem.client`: ``chat_completions`` and ``responses``, an OpenAI request
-  answered by Gemini (the request translation, the transport and the pipeline in one
-  call).
+- :mod:`rxgem.transport`: Gemini's endpoint over httpx (``from_gemini``, the model
+  list), HTTP only. Beside it, :mod:`rxgem.request`: OpenAI Chat Completions requests
+  → Gemini requests (``to_gemini_request``), sans-IO.
+- :mod:`rxgem.client`: the one place the transport meets the pipeline: ``stream_chat``
+  (a Gemini request to chunks), and ``chat_completions`` and ``responses``, an OpenAI
+  request answered by Gemini (the request translation, the transport and the pipeline
+  in one call).
 - :mod:`rxgem.viz`, :mod:`rxgem.testing` and the ``rxgem`` command, at the edges
   (``viz`` and ``testing`` load on first use).
 
@@ -73,9 +74,9 @@ from .operators import from_body, gemini_to_openai, sse_encode
 
 if TYPE_CHECKING:
     from . import testing, viz
-    from .client import chat_completions, responses
+    from .client import chat_completions, responses, stream_chat
     from .request import to_gemini_request
-    from .transport import RetryPolicy, from_gemini, stream_chat
+    from .transport import RetryPolicy, from_gemini
 
 __version__ = "0.1.0"
 
@@ -132,10 +133,11 @@ for _error in (
 del _error
 
 _LAZY_MODULES = frozenset({"testing", "viz"})
-_LAZY_TRANSPORT = frozenset({"RetryPolicy", "from_gemini", "stream_chat"})
+_LAZY_TRANSPORT = frozenset({"RetryPolicy", "from_gemini"})
 _LAZY_ELSEWHERE = {
     "to_gemini_request": ".request",
     "chat_completions": ".client",
+    "stream_chat": ".client",
     "responses": ".client",
 }
 

@@ -10,7 +10,8 @@ from reactivex import operators as ops
 from ..converter import StreamOptions
 from ..core import ChatCompletion, ChatCompletionChunk, InvalidRequestError, completion
 from ..request import Unsupported, to_gemini_request
-from ..transport import TransportOptions, api_of, stream_chat
+from ..transport import TransportOptions, api_of
+from ._stream_chat import stream_chat
 
 __all__ = ["ChatCompletionsOptions", "chat_completions"]
 

@@ -20,10 +20,10 @@ from ..core import (
 )
 from ..request import Resolve, ResponsesRequest, Unsupported, responses_to_gemini_request
 from ..transport import TransportOptions, api_of, from_gemini
+from ._split_options import split_options
 
 __all__ = ["ResponsesOptions", "response_events", "responses"]
 
-_TRANSPORT: Final = TransportOptions.__optional_keys__
 _FROM_REQUEST: Final = ("model", "request", "include_encrypted_reasoning", "namespaced")
 _ENCRYPTED: Final = "reasoning.encrypted_content"
 
@@ -99,9 +99,7 @@ def response_events(
     (``response_id`` too: a server gives a stored response its own id); ``model``,
     ``request``, ``include_encrypted_reasoning`` and ``namespaced`` come from ``request``.
     """
-    transport = {k: v for k, v in options.items() if k in _TRANSPORT}
-    pipeline = {k: v for k, v in options.items() if k not in _TRANSPORT}
-    pipeline.setdefault("api", api_of(transport.get("base_url")))
+    transport, pipeline = split_options(options)
     pipeline.update(
         model=request.model.removeprefix("models/"),
         request={**request.echo, "store": request.store},

@@ -1,11 +1,14 @@
-"""Gemini over httpx: its streaming endpoint as an ``Observable[bytes]`` (and of chunks),
-and its model list."""
+"""Gemini over httpx: its streaming endpoint as an ``Observable[bytes]``, and its model list.
+
+HTTP only: :mod:`rxgem.client` composes it with the pipeline (``stream_chat``).
+"""
 
 from ._exchange import DEFAULT_MAX_LINE_BYTES, TransportOptions, from_gemini
 from ._http import (
     DEFAULT_BASE_URL,
     DEFAULT_TIMEOUT,
     RetryPolicy,
+    api_of,
     http_error,
     model_segment,
     model_url,
@@ -13,7 +16,6 @@ from ._http import (
     stream_url,
 )
 from ._models_api import MAX_MODEL_PAGES, get_model, list_models, models_status
-from ._stream_chat import StreamChatOptions, api_of, stream_chat
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -21,7 +23,6 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "MAX_MODEL_PAGES",
     "RetryPolicy",
-    "StreamChatOptions",
     "TransportOptions",
     "api_of",
     "from_gemini",
@@ -32,6 +33,5 @@ __all__ = [
     "model_url",
     "models_status",
     "resolve_headers",
-    "stream_chat",
     "stream_url",
 ]

@@ -13,11 +13,12 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import httpx
 
 from ..core import (
+    GeminiApi,
     GeminiAPIError,
     GeminiTransportError,
     InvalidRequestError,
@@ -28,6 +29,7 @@ __all__ = [
     "DEFAULT_BASE_URL",
     "DEFAULT_TIMEOUT",
     "RetryPolicy",
+    "api_of",
     "http_error",
     "model_segment",
     "model_url",
@@ -40,6 +42,8 @@ DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 DEFAULT_TIMEOUT = httpx.Timeout(10.0, read=120.0)
 _ENV_KEYS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
+
+_VERTEX_HOST = "aiplatform.googleapis.com"
 
 _MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,199}")
 """A Gemini model id: one path segment under ``models/`` (letters, digits, ``. _ @ -``;
@@ -98,6 +102,13 @@ def model_segment(model: str) -> str:
             where="model",
         )
     return quote(name, safe="@")
+
+
+def api_of(base_url: str | None) -> GeminiApi:
+    """The API behind ``base_url``: ``"vertex"`` for a host ending with
+    ``aiplatform.googleapis.com``, else ``"gemini"`` (the default base URL's)."""
+    host = urlsplit(base_url or DEFAULT_BASE_URL).hostname or ""
+    return "vertex" if host.endswith(_VERTEX_HOST) else "gemini"
 
 
 def model_url(base_url: str | None, model: str) -> str:

@@ -41,7 +41,7 @@ from rxgem import samples
 from rxgem.core.gemini._enums import ENUM_TABLES, enum_name, normalize_enums
 from rxgem.operators import parse
 from rxgem.testing import call, event, finish, text, usage
-from rxgem.transport._stream_chat import api_of
+from rxgem.transport import api_of
 
 GEMINI_FINISH = {
     "FINISH_REASON_UNSPECIFIED": 0,

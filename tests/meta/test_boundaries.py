@@ -5,6 +5,9 @@
   with the server.
 - ``rxgem.bridge`` (``iterate``, ``aiterate``, the flow gate) stands on the ground floor:
   it imports nothing of rxgem and no HTTP library.
+- ``rxgem.transport`` is HTTP only: of rxgem it imports the core (errors, ``GeminiApi``)
+  and the bridge (the flow gate); composing it with the pipeline (the operators, the
+  converter) is ``rxgem.client``'s, the one composition layer.
 - No module reaches into another package's private modules (``from ..core._x import``,
   ``from .._bridge import``): each package's face, its ``__init__``, exports what the
   others use. The root package's own modules (``rxgem/*.py``) count as one package.
@@ -290,3 +293,17 @@ def test_the_cycle_check_finds_deferred_and_lazy_imports(tmp_path: Path) -> None
         ["rxgem.cli.serve", "rxgem.server"],
     ]
     assert graph["rxgem.server"] == {"rxgem.cli.serve"}
+
+
+TRANSPORT_IMPORTS = {"transport", "core", "bridge"}
+"""What ``rxgem.transport`` may import of rxgem: no operators, converter or client."""
+
+
+def test_the_transport_imports_of_rxgem_only_the_core_and_the_bridge() -> None:
+    found = [
+        f"{path.relative_to(ROOT).as_posix()}:{line}: {'.'.join(parts)}"
+        for path in sorted((PACKAGE / "transport").rglob("*.py"))
+        for line, parts in _imports(path)
+        if parts[0] == "rxgem" and _home(parts) not in TRANSPORT_IMPORTS
+    ]
+    assert found == [], "compose the transport with the pipeline in rxgem.client"

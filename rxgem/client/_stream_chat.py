@@ -4,33 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, Unpack
-from urllib.parse import urlsplit
 
 from reactivex import Observable
 
 from ..converter import StreamOptions
-from ..core import ChatCompletionChunk, GeminiApi
+from ..core import ChatCompletionChunk
 from ..operators import gemini_to_openai
-from ._exchange import TransportOptions, from_gemini
-from ._http import DEFAULT_BASE_URL
+from ..transport import TransportOptions, from_gemini
+from ._split_options import split_options
 
-__all__ = ["StreamChatOptions", "api_of", "stream_chat"]
-
-_VERTEX_HOST = "aiplatform.googleapis.com"
+__all__ = ["StreamChatOptions", "stream_chat"]
 
 
 class StreamChatOptions(TransportOptions, StreamOptions, total=False):
     """:func:`stream_chat`'s options: the transport's and the pipeline's (but ``model``)."""
-
-
-_TRANSPORT = TransportOptions.__optional_keys__
-
-
-def api_of(base_url: str | None) -> GeminiApi:
-    """The API behind ``base_url``: ``"vertex"`` for a host ending with
-    ``aiplatform.googleapis.com``, else ``"gemini"`` (the default base URL's)."""
-    host = urlsplit(base_url or DEFAULT_BASE_URL).hostname or ""
-    return "vertex" if host.endswith(_VERTEX_HOST) else "gemini"
 
 
 def stream_chat(
@@ -49,8 +36,6 @@ def stream_chat(
     Returns:
         ``Observable[ChatCompletionChunk]``.
     """
-    transport: dict[str, Any] = {k: v for k, v in options.items() if k in _TRANSPORT}
-    pipeline: dict[str, Any] = {k: v for k, v in options.items() if k not in _TRANSPORT}
-    pipeline.setdefault("api", api_of(transport.get("base_url")))
+    transport, pipeline = split_options(options)
     operator = gemini_to_openai(model=model.removeprefix("models/"), **pipeline)
     return from_gemini(request, model=model, **transport).pipe(operator)
