@@ -5,19 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, Unpack
 
-from reactivex import Observable, abc
+from reactivex import Observable
 from reactivex import operators as ops
-from reactivex.disposable import CompositeDisposable, SingleAssignmentDisposable
 
-from ..converter import CoreResponsesConverter, ResponsesConverter
-from ..core import (
-    RESPONSES_STAGES,
-    PipelineSettings,
-    Response,
-    ResponsesEvent,
-    ResponsesPipelineOptions,
-    assemble_response,
-)
+from ..converter import ResponsesConverter
+from ..core import Response, ResponsesEvent, ResponsesPipelineOptions, assemble_response
+from ..operators import responses_operator
 from ..request import Resolve, ResponsesRequest, Unsupported, responses_to_gemini_request
 from ..transport import TransportOptions, api_of, from_gemini
 from ._split_options import split_options
@@ -90,11 +83,11 @@ def response_events(
     on_start: Callable[[ResponsesConverter], None] | None = None,
     **options: Any,
 ) -> Observable[ResponsesEvent]:
-    """The Responses events of a translated request: ``from_gemini`` through a
-    :class:`~rxgem.converter.ResponsesConverter` made for each subscription.
+    """The Responses events of a translated request: ``from_gemini`` through
+    :func:`~rxgem.operators.gemini_to_responses`, whose converter (one per subscription)
+    ``on_start`` gets at subscription: a server reads its ``signatures`` at the end,
+    to store them whether or not the client sees them.
 
-    ``on_start(converter)`` is called with it at subscription: a server reads its
-    ``signatures`` at the end, to store them whether or not the client sees them.
     ``options``: the transport's and the pipeline's, as :func:`responses` takes them
     (``response_id`` too: a server gives a stored response its own id); ``model``,
     ``request``, ``include_encrypted_reasoning`` and ``namespaced`` come from ``request``.
@@ -106,79 +99,5 @@ def response_events(
         include_encrypted_reasoning=_ENCRYPTED in request.include,
         namespaced=request.namespaced,
     )
-    settings = PipelineSettings(pipeline, RESPONSES_STAGES)  # checked now, once
-    body = from_gemini(request.gemini, model=request.model, **transport)
-
-    def subscribe(
-        observer: abc.ObserverBase[ResponsesEvent], scheduler: abc.SchedulerBase | None = None
-    ) -> abc.DisposableBase:
-        converter = CoreResponsesConverter(settings)
-        if on_start is not None:
-            on_start(converter)
-        upstream = SingleAssignmentDisposable()
-        feed = _Feed(converter, observer, upstream)
-        upstream.disposable = body.subscribe(feed, scheduler=scheduler)
-        return CompositeDisposable(upstream, feed)
-
-    return Observable(subscribe)
-
-
-class _Feed(abc.ObserverBase[bytes], abc.DisposableBase):
-    """Body bytes into one converter, its events out; the stream ends at the response's
-    end (``data: [DONE]`` too), a failure's owed events first, then its error."""
-
-    __slots__ = ("_converter", "_observer", "_stopped", "_upstream")
-
-    def __init__(
-        self,
-        converter: CoreResponsesConverter,
-        observer: abc.ObserverBase[ResponsesEvent],
-        upstream: abc.DisposableBase,
-    ) -> None:
-        self._converter = converter
-        self._observer = observer
-        self._upstream = upstream
-        self._stopped = False
-
-    def _emit(self, events: Sequence[ResponsesEvent]) -> None:
-        for event in events:
-            self._observer.on_next(event)
-
-    def _end(self, error: Exception | None) -> None:
-        self._stopped = True
-        if error is None:
-            self._observer.on_completed()
-        else:
-            self._observer.on_error(error)
-
-    def on_next(self, value: bytes) -> None:
-        if self._stopped:
-            return
-        converter = self._converter
-        try:
-            events = converter.feed(value)
-        except Exception as error:
-            self._emit(getattr(error, "chunks", ()))
-            self._end(error)
-            self._upstream.dispose()
-            return
-        self._emit(events)
-        if converter.done:  # the response ended (a failure too): stop reading
-            self._end(converter.error)
-            self._upstream.dispose()
-
-    def on_error(self, error: Exception) -> None:
-        if self._stopped:
-            return
-        self._emit(self._converter.close(error))
-        self._end(error)
-
-    def on_completed(self) -> None:
-        if self._stopped:
-            return
-        converter = self._converter
-        self._emit(converter.close())
-        self._end(converter.error)
-
-    def dispose(self) -> None:
-        self._stopped = True
+    operator = responses_operator(pipeline, on_start)  # the options checked now, once
+    return from_gemini(request.gemini, model=request.model, **transport).pipe(operator)

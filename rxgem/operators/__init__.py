@@ -23,6 +23,9 @@ from ._sse_encode import sse_encode
 from ._to_openai import to_openai
 from ._to_responses import to_responses
 
+# Not public: `gemini_to_responses` with an `on_start` hook, for `rxgem.client`.
+from ._pipeline import responses_operator as responses_operator  # isort: skip
+
 __all__ = [
     "NamedOperator",
     "decode_sse",

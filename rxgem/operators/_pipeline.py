@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias, Unpack
 
 from reactivex import Observable
 
-from ..converter import CoreConverter, CoreResponsesConverter
+from ..converter import CoreConverter, CoreResponsesConverter, ResponsesConverter
 from ..core import (
     RESPONSES_STAGES,
     STAGES,
@@ -20,7 +20,13 @@ from ..core import (
 from ._core_operator import core_operator
 from ._stage_operator import documented, over_core
 
-__all__ = ["NamedOperator", "gemini_to_openai", "gemini_to_responses", "pipeline_stages"]
+__all__ = [
+    "NamedOperator",
+    "gemini_to_openai",
+    "gemini_to_responses",
+    "pipeline_stages",
+    "responses_operator",
+]
 
 
 NamedOperator: TypeAlias = tuple[str, Callable[[Observable[Any]], Observable[Any]]]
@@ -93,9 +99,22 @@ def gemini_to_responses(
     Returns:
         An operator from ``Observable[bytes]`` to ``Observable[ResponsesEvent]``.
     """
+    return responses_operator(options)
+
+
+def responses_operator(
+    options: Mapping[str, Any],
+    on_start: Callable[[ResponsesConverter], None] | None = None,
+) -> Callable[[Observable[bytes]], Observable[ResponsesEvent]]:
+    """:func:`gemini_to_responses` with a hook: ``on_start(converter)`` at each
+    subscription, before the first byte, with the converter it runs (a server reads its
+    ``signatures`` at the end, to store them whether or not the client sees them)."""
     settings = PipelineSettings(options, RESPONSES_STAGES)  # checked now, once
 
     def converter() -> CoreResponsesConverter:
-        return CoreResponsesConverter(settings)
+        made = CoreResponsesConverter(settings)
+        if on_start is not None:
+            on_start(made)
+        return made
 
     return core_operator(converter, ends_early=True)

@@ -8,7 +8,10 @@ from typing import Any
 import pytest
 
 import rxgem
+import rxgem.client
+from rxgem.converter import ResponsesConverter
 from rxgem.core import Response
+from rxgem.request import responses_to_gemini_request
 from rxgem.testing import FakeGemini, call, event, finish, text, usage
 
 MODEL = "gemini-3-flash-preview"
@@ -82,3 +85,41 @@ def test_what_the_body_says_is_not_an_option_and_a_continuation_needs_history() 
         rxgem.responses({"model": MODEL, "input": "Hi"}, namespaced={})
     with pytest.raises(rxgem.InvalidRequestError, match="keeps no responses"):
         rxgem.responses({"model": MODEL, "input": "Hi", "previous_response_id": "resp_1"})
+
+
+FAILING = event(text("Hel")) + event(call("get_weather", city="Oslo", id="c1")) + b"data: {no\n\n"
+
+
+@pytest.mark.parametrize("body", [event(text("Hello"), finish("STOP"), usage(4, 2)), FAILING])
+def test_the_events_are_the_operators_and_on_start_gets_each_subscriptions_converter(
+    body: bytes,
+) -> None:
+    request = responses_to_gemini_request({"model": MODEL, "input": "Hi", "tools": [WEATHER]})
+    fixed: Any = {"response_id": "resp_1", "id_factory": lambda: "x", "clock": lambda: 1.0}
+    started: list[ResponsesConverter] = []
+    with FakeGemini(body, body) as fake:
+        events = rxgem.client.response_events(
+            request, on_start=started.append, base_url=fake.base_url, api_key="k", **fixed
+        )
+        runs = [_events_and_error(events), _events_and_error(events)]
+    operator = rxgem.operators.gemini_to_responses(
+        model=MODEL, request={**request.echo, "store": request.store}, **fixed
+    )
+    assert runs == [_events_and_error(rxgem.from_body(body).pipe(operator))] * 2
+    assert runs[0][1] == (None if body is not FAILING else "MalformedStreamError")
+    assert len(started) == 2
+    assert started[0] is not started[1]
+    for converter, (seen, _) in zip(started, runs, strict=True):
+        assert converter.done
+        assert converter.response is not None
+        assert converter.response.to_dict() == seen[-1]["response"]
+
+
+def _events_and_error(events: Any) -> tuple[list[dict[str, Any]], str | None]:
+    """Each event as a dict, and the error's type that ended the stream (if one did)."""
+    seen: list[dict[str, Any]] = []
+    try:
+        seen.extend(event.to_dict() for event in rxgem.iterate(events))
+    except rxgem.RxGemError as error:
+        return seen, type(error).__name__
+    return seen, None
