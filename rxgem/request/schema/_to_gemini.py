@@ -22,19 +22,6 @@ levels), and the ``openapi`` walk a third (:data:`MAX_SCHEMA_SIZE`). Values that
 schemas (``default``, ``const`` ...) are copied and compared without recursion, and refused
 past ``MAX_JSON_DEPTH`` (``_json``) levels. Every step is linear in what it
 reads: no list is searched per element.
-
-The translation is split by target, each module named for its side:
-
-- ``_schema``: this entry point; picks the target and hands back the notes.
-- ``_schema_walk``: both targets; one conversion's state (budgets, notes, the ``$ref``
-  chain) and same-document ``$ref`` lookup.
-- ``_schema_to_json_schema``: target ``json_schema``; the pass-through copy.
-- ``_schema_to_openapi``: target ``openapi``; the walk over subschemas (unions, types,
-  arrays, objects).
-- ``_schema_openapi_keywords``: target ``openapi``; a node's own keywords.
-- ``_schema_openapi_vocabulary``: target ``openapi``; what Gemini's ``Schema`` holds.
-- ``_schema_openapi_refs``: target ``openapi``; ``$ref`` inlined.
-- ``_schema_openapi_all_of``: target ``openapi``; ``allOf`` merged.
 """
 
 from __future__ import annotations
