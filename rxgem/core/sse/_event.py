@@ -1,8 +1,8 @@
-"""One event of a Gemini ``text/event-stream`` body, as the SSE decoder dispatches it.
+"""One event of a ``text/event-stream`` body, as the SSE decoder dispatches it.
 
-:class:`SSEEvent` is what :class:`~rxgem.core.SSEDecoder` hands the response
-parser: the ``data`` of a Server-Sent Event, or one raw JSON block or JSON array
-element of the body.
+:class:`SSEEvent` is what :class:`~rxgem.core.SSEDecoder` hands a reader (Gemini's
+:class:`~rxgem.core.ResponseParser`): the ``data`` of a Server-Sent Event with its type
+and id, or one raw JSON block or JSON array element of the body.
 """
 
 from __future__ import annotations
