@@ -38,7 +38,15 @@ from ..core import InvalidRequestError, Part, render_code
 from ._json import MAX_JSON_DEPTH, check_depth, loads, quoted
 from ._signatures import PLACEHOLDER, call_signature, message_signature, split_id
 
-__all__ = ["SignatureWarning", "messages_to_contents"]
+__all__ = [
+    "SignatureWarning",
+    "call_arguments",
+    "file_part",
+    "merge_turns",
+    "messages_to_contents",
+    "place_signatures",
+    "response_object",
+]
 
 
 class SignatureWarning(UserWarning):
@@ -61,7 +69,7 @@ def _data_url(url: str, where: str) -> tuple[str, str] | None:
     return mime or "application/octet-stream", data
 
 
-def _file_part(url: str, where: str, default_mime: str | None = None) -> JSONObject:
+def file_part(url: str, where: str, default_mime: str | None = None) -> JSONObject:
     inline = _data_url(url, where)
     if inline is not None:
         return {"inlineData": {"mimeType": inline[0], "data": inline[1]}}
@@ -86,7 +94,7 @@ def _user_parts(content: Any, where: str) -> list[JSONObject]:
         elif kind == "image_url":
             image = item.get("image_url")
             url = image.get("url") if type(image) is dict else image
-            parts.append(_file_part(_string(url, f"{at}.image_url.url"), f"{at}.image_url.url"))
+            parts.append(file_part(_string(url, f"{at}.image_url.url"), f"{at}.image_url.url"))
         elif kind == "input_audio":
             audio = item.get("input_audio")
             audio = audio if type(audio) is dict else {}
@@ -101,9 +109,9 @@ def _user_parts(content: Any, where: str) -> list[JSONObject]:
                 if not url.startswith("data:"):
                     guessed = mimetypes.guess_type(str(file.get("filename") or ""))[0]
                     url = f"data:{guessed or 'application/octet-stream'};base64,{url}"
-                parts.append(_file_part(url, f"{at}.file.file_data"))
+                parts.append(file_part(url, f"{at}.file.file_data"))
             elif type(file.get("file_id")) is str:
-                parts.append(_file_part(file["file_id"], f"{at}.file.file_id"))
+                parts.append(file_part(file["file_id"], f"{at}.file.file_id"))
             else:
                 raise InvalidRequestError(
                     "a file part needs file_data or file_id", where=f"{at}.file"
@@ -256,7 +264,7 @@ def _rendered(part: JSONObject, content: str, position: int) -> str:
     return shown if shown and content.startswith(shown, position) else ""
 
 
-def _arguments(value: Any, where: str) -> JSONObject:
+def call_arguments(value: Any, where: str) -> JSONObject:
     if value is None or value == "":
         return {}
     if type(value) is dict:
@@ -275,7 +283,7 @@ def _arguments(value: Any, where: str) -> JSONObject:
     return args
 
 
-def _response(content: Any, where: str) -> JSONObject:
+def response_object(content: Any, where: str) -> JSONObject:
     """A tool result as Gemini's ``functionResponse.response`` (always an object): its JSON
     object, or ``{"output": text}`` for any other text (also for JSON nested deeper than
     ``MAX_JSON_DEPTH`` levels: the model still reads it, and nothing is lost)."""
@@ -373,7 +381,7 @@ def messages_to_contents(
                 call_id = split_id(raw_id)[0] if type(raw_id) is str else None
                 body: JSONObject = {
                     "name": name,
-                    "args": _arguments(function.get("arguments"), f"{at}.function.arguments"),
+                    "args": call_arguments(function.get("arguments"), f"{at}.function.arguments"),
                 }
                 if send_ids and call_id:
                     body["id"] = call_id
@@ -401,7 +409,7 @@ def messages_to_contents(
             content, media = _tool_media(message.get("content"), f"{where}.content", send_ids)
             response: JSONObject = {
                 "name": known.name,
-                "response": _response(content, f"{where}.content"),
+                "response": response_object(content, f"{where}.content"),
             }
             if media:
                 response["parts"] = media
@@ -415,9 +423,9 @@ def messages_to_contents(
         raise InvalidRequestError(
             "Gemini needs a user or assistant message, not only system messages", where="messages"
         )
-    contents = _merge(contents)
+    contents = merge_turns(contents)
     if current_turn_signatures:
-        _placeholders(contents)
+        place_signatures(contents)
     instruction = {"parts": system} if system else None
     return instruction, contents
 
@@ -440,7 +448,7 @@ def _is_responses(content: JSONObject) -> bool:
     return all("functionResponse" in part for part in content["parts"])
 
 
-def _merge(contents: Sequence[JSONObject]) -> list[JSONObject]:
+def merge_turns(contents: Sequence[JSONObject]) -> list[JSONObject]:
     """Join adjacent same-role contents, never human text with function responses.
 
     Linear: each part is copied once, and whether a merged content holds only
@@ -458,7 +466,7 @@ def _merge(contents: Sequence[JSONObject]) -> list[JSONObject]:
     return merged
 
 
-def _placeholders(contents: list[JSONObject]) -> None:
+def place_signatures(contents: list[JSONObject]) -> None:
     """Gemini 3: each step of the current turn must carry its signature on its first call."""
     start = 0
     for i, content in enumerate(contents):

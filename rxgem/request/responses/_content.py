@@ -20,7 +20,7 @@ from typing import Any
 
 from ...core import InvalidRequestError
 from .._json import quoted
-from .._messages import _file_part, _response
+from .._messages import file_part, response_object
 from .._params import Unsupported, unsupported
 
 __all__ = ["function_output", "message_parts", "string"]
@@ -45,7 +45,7 @@ def _text_of(part: JSONObject, kind: str, where: str) -> str:
 def _image(part: JSONObject, where: str, policy: Unsupported) -> JSONObject | None:
     url = part.get("image_url")
     if url is not None:
-        return _file_part(string(url, f"{where}.image_url"), f"{where}.image_url")
+        return file_part(string(url, f"{where}.image_url"), f"{where}.image_url")
     if part.get("file_id") is not None:
         unsupported(
             policy,
@@ -65,10 +65,10 @@ def _file(part: JSONObject, where: str, policy: Unsupported) -> JSONObject | Non
             filename = part.get("filename")
             guessed = mimetypes.guess_type(filename)[0] if type(filename) is str else None
             data = f"data:{guessed or 'application/octet-stream'};base64,{data}"
-        return _file_part(data, f"{where}.file_data")
+        return file_part(data, f"{where}.file_data")
     url = part.get("file_url")
     if url is not None:
-        return _file_part(string(url, f"{where}.file_url"), f"{where}.file_url")
+        return file_part(string(url, f"{where}.file_url"), f"{where}.file_url")
     if part.get("file_id") is not None:
         unsupported(
             policy,
@@ -121,7 +121,7 @@ def function_output(
     """A ``function_call_output``'s ``output`` → ``(response, parts)`` of a
     ``functionResponse``: the text as Gemini's response object, the media as its parts."""
     if type(output) is str:
-        return _response(output, where), []
+        return response_object(output, where), []
     if type(output) is not list:
         raise InvalidRequestError("output must be a string or a list of parts", where=where)
     texts: list[str] = []
@@ -145,4 +145,4 @@ def function_output(
             raise InvalidRequestError(
                 f"unknown output part type {quoted(kind)}", where=f"{at}.type"
             )
-    return _response("".join(texts), where), media
+    return response_object("".join(texts), where), media

@@ -24,7 +24,7 @@ from typing import Any
 
 from ...core import InvalidRequestError
 from .._json import quoted
-from .._messages import _arguments, _merge, _placeholders
+from .._messages import call_arguments, merge_turns, place_signatures
 from .._params import Unsupported, unsupported
 from .._signatures import split_id
 from ._content import function_output, message_parts, string
@@ -175,7 +175,7 @@ class _Turn:
             raise InvalidRequestError("a function call needs a call_id", where=f"{where}.call_id")
         body: JSONObject = {
             "name": name,
-            "args": _arguments(item.get("arguments"), f"{where}.arguments"),
+            "args": call_arguments(item.get("arguments"), f"{where}.arguments"),
         }
         if self.send_ids:
             body["id"] = call_id
@@ -266,7 +266,7 @@ def input_to_contents(
             "Gemini needs a user message or a model turn, not only instructions", where="input"
         )
     turn.signatures.sign_calls()
-    contents = _merge(turn.contents)
+    contents = merge_turns(turn.contents)
     if current_turn_signatures:
-        _placeholders(contents)
+        place_signatures(contents)
     return ({"parts": turn.system} if turn.system else None), contents
