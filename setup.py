@@ -40,7 +40,7 @@ COMPILED = [
     "rxgem/core/slots/_args_table.py",
     "rxgem/core/slots/_finish_buffer.py",
     "rxgem/core/chat/_chunk_builder.py",
-    "rxgem/core/openai/_mapping.py",
+    "rxgem/core/chat/_mapping.py",
     "rxgem/core/openai/_annotations.py",
     "rxgem/core/openai/_parts.py",
     "rxgem/operators/_core_operator.py",

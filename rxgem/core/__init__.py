@@ -8,11 +8,12 @@ One folder per side, data flowing one way (readers → items → outputs):
 - ``slots/``: the items (public as :mod:`rxgem.items`) and the stages on them:
   :class:`SlotTable` (responses → items, per :class:`SlotPolicy`), :class:`ArgsTable`,
   :class:`FinishBuffer`.
-- ``chat/``: :class:`ChunkBuilder` (items → :class:`ChatCompletionChunk`), the chat
+- ``chat/``: :class:`ChunkBuilder` (items → :class:`ChatCompletionChunk`), the field
+  mapping (:func:`map_finish_reason`, :func:`map_usage`, :func:`map_logprobs`), the chat
   models, :class:`SSEEncoder`, :class:`ChunkAccumulator`.
-- ``responses/``: ``ResponsesBuilder`` (items → Responses events), its models and framing.
-- ``openai/``: what both outputs share (:func:`map_finish_reason`, :func:`map_usage`,
-  :func:`map_logprobs`, citations, code parts).
+- ``responses/``: ``ResponsesBuilder`` (items → Responses events), its models and
+  framing; it maps finish reasons and usage through ``chat/``'s mapping.
+- ``openai/``: what both outputs share and neither owns (citations, code parts).
 - Here: the errors, the core protocol (:class:`Core`: ``feed``, ``close``, ``error``)
   and the options, declared once for every stage.
 
@@ -40,6 +41,7 @@ from ._errors import (
 from ._protocol import Core
 from .chat._assemble import ChunkAccumulator
 from .chat._chunk_builder import ChunkBuilder, ReasoningField
+from .chat._mapping import map_finish_reason, map_logprobs, map_usage
 from .chat._models import (
     ChatCompletion,
     ChatCompletionChunk,
@@ -67,7 +69,6 @@ from .gemini._models import (
     UsageMetadata,
 )
 from .gemini._parser import ResponseParser
-from .openai._mapping import map_finish_reason, map_logprobs, map_usage
 from .slots._args_table import ArgsTable
 from .slots._finish_buffer import Announce, FinishBuffer
 from .slots._policies import (
@@ -117,7 +118,7 @@ from .chat._assemble import assemble as assemble, completion as completion
 # (`random_id`), `group_by_slot`'s policy names (`resolve_policy`), the request
 # translation's code parts and thought-signature ids (`render_code`, `ID_MARK`), the
 # server's end of stream (`DONE_FRAME`) and the command's error frames (`error_payload`).
-from .openai._mapping import random_id as random_id
+from .chat._mapping import random_id as random_id
 from .slots._policies import resolve_policy as resolve_policy
 from .openai._parts import ID_MARK as ID_MARK, render_code as render_code
 from .chat._sse import DONE_FRAME as DONE_FRAME, error_payload as error_payload

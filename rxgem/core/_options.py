@@ -27,9 +27,9 @@ from typing import Annotated, Any, Generic, TypedDict, TypeVar, get_type_hints
 
 from ._option_checks import check_announce, check_api, check_callable, check_reasoning_field
 from .chat._chunk_builder import ChunkBuilder, ReasoningField
+from .chat._mapping import random_id
 from .gemini._enums import GeminiApi
 from .gemini._parser import ResponseParser
-from .openai._mapping import random_id
 from .responses._builder import ResponsesBuilder
 from .responses._mapping import check_namespaced, check_request, check_response_id
 from .slots._args_table import ArgsTable

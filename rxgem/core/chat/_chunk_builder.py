@@ -17,13 +17,6 @@ import msgspec
 
 from .._option_checks import check_reasoning_field
 from ..openai._annotations import OTHER, TEXT, THOUGHT, ContentMap, MetadataMerger, url_citations
-from ..openai._mapping import (
-    created_seconds,
-    map_finish_reason,
-    map_logprobs,
-    map_usage,
-    random_id,
-)
 from ..openai._parts import ID_MARK, AudioStream, part_entry, render_code, without_data
 from ..slots._items import (
     Batch,
@@ -37,6 +30,13 @@ from ..slots._items import (
     ToolCall,
     ToolCallHeader,
     Usage,
+)
+from ._mapping import (
+    created_seconds,
+    map_finish_reason,
+    map_logprobs,
+    map_usage,
+    random_id,
 )
 from ._models import (
     ChatCompletionChunk,

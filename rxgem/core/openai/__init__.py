@@ -1,6 +1,7 @@
-"""What both OpenAI outputs (``chat/`` and ``responses/``) share, so neither imports the other.
+"""What both OpenAI outputs (``chat/`` and ``responses/``) share and neither owns.
 
-Finish reasons, usage, log probabilities and ids (``_mapping``), grounding metadata as
-URL citations and the content map they are placed by (``_annotations``), and Gemini's
-non-text parts (code, inline data) as entries (``_parts``).
+Grounding metadata as URL citations and the content map that places them
+(``_annotations``), and Gemini's non-text parts (code, inline data) as entries
+(``_parts``). Finish reasons, usage and ids are Chat Completions' mapping
+(``chat/_mapping``), which the Responses output builds on.
 """

@@ -33,9 +33,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..chat._mapping import created_seconds, map_logprobs, random_id
 from ..gemini._models import UsageMetadata
 from ..openai._annotations import MetadataMerger, url_citations
-from ..openai._mapping import created_seconds, map_logprobs, random_id
 from ..slots._items import (
     Batch,
     DataPart,

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from .._errors import GeminiAPIError
+from ..chat._mapping import map_finish_reason, map_usage
 from ..gemini._models import UsageMetadata
-from ..openai._mapping import map_finish_reason, map_usage
 from ._models import ResponseError, ResponseStatus, ResponseUsage
 
 __all__ = [

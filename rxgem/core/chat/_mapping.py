@@ -1,8 +1,8 @@
 """Gemini → OpenAI field mapping: pure functions from Gemini values to OpenAI ones.
 
 Each takes a Gemini field (a finish or block reason, ``usageMetadata``,
-``logprobsResult``, ``createTime``) and returns the OpenAI value both outputs use
-(:class:`~rxgem.core.ChunkBuilder` in a chunk, ``ResponsesBuilder`` in an event);
+``logprobsResult``, ``createTime``) and returns the OpenAI value
+:class:`~rxgem.core.ChunkBuilder` puts in a chunk (``ResponsesBuilder`` maps through it);
 :func:`random_id` is both outputs' default id factory. No state: the builders keep what
 a stream needs.
 """
@@ -15,8 +15,8 @@ from typing import Any
 
 import msgspec
 
-from ..chat._models import CompletionUsage, FinishReason
 from ..gemini._models import ModalityTokenCount, UsageMetadata
+from ._models import CompletionUsage, FinishReason
 
 __all__ = [
     "created_seconds",
