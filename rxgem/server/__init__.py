@@ -48,14 +48,16 @@ On top of them:
   backpressure from a slow client to the upstream read, heartbeats), through
   ``_stream_frames`` (the stream's observer: SSE frames, keep-alive timer, high-water
   mark) and ``_response_io`` (the sends, error replies and the disconnect watch).
-- ``_responses``: the Responses routes, through ``_responses_stream`` (one answer:
-  named SSE events or the Response, on ``_stream``'s machinery) and
-  ``_responses_records`` (turns to store records and back, sans-IO).
+- ``_handling``: what every route does first (auth, the body, counting), refusals
+  raised as one exception and answered by one handler; ``_chat``: the chat and model
+  routes; ``_probes``: ``/healthz`` and ``/readyz``; ``responses/``: the Responses
+  routes, their answer (named SSE events or the Response, on ``_stream``'s machinery)
+  and their store records.
 - ``_access``: the access log and the error boundary; ``_telemetry``: the metrics and
   traces of each request, through ``_metrics`` (Prometheus), ``_tracing``
   (OpenTelemetry) and ``_labels`` (their bounded label values); ``_upstream``: the
   shared ``httpx.AsyncClient`` pools, over ``_aiohttp`` (an httpx transport on
-  aiohttp) unless httpx's own is chosen; ``_app``: the Starlette app. The ``rxgem serve``
+  aiohttp) unless httpx's own is chosen; ``_app``: the Starlette app, assembled. The ``rxgem serve``
   command is :mod:`rxgem.cli.serve`.
 
 Importing this package does not import Starlette or uvicorn; the names that need

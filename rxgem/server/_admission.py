@@ -21,7 +21,7 @@ from typing import Any, Final, Protocol
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ._errors import ErrorReply
+from ._errors import busy
 
 __all__ = ["Admission", "Drain", "Stoppable", "install_drain_signal"]
 
@@ -140,7 +140,7 @@ class Admission:
 
 
 async def _refuse(send: Send, message: str, *, close: bool = False) -> None:
-    reply = ErrorReply(503, "server_error", message, code="server_busy")
+    reply = busy(message)
     headers = [(b"content-type", b"application/json"), (b"retry-after", b"1")]
     if close:
         headers.append((b"connection", b"close"))

@@ -29,11 +29,13 @@ connection is named by its kind only (``ConnectError``, ``ReadTimeout``), never 
 URL it was on; what Gemini said (its error message) is passed on with the upstream's
 address hidden (:func:`hide_upstream`), and a stream that cannot be read is described
 without quoting it. The full detail goes to the server's log only.
+
+A request refused before its answer began raises :class:`Refusal` with one of the
+constructors below (one per kind of refusal); the app's one exception handler answers it.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -42,6 +44,7 @@ from typing import Any, Final
 from urllib.parse import unquote, urlsplit
 
 import httpx
+import msgspec
 
 from ..core import (
     GeminiAPIError,
@@ -54,12 +57,23 @@ from ..core import (
 
 __all__ = [
     "ErrorReply",
+    "Refusal",
+    "bad_request",
+    "body_timeout",
+    "busy",
     "error_reply",
+    "head_too_large",
     "hide_upstream",
     "http_reply",
     "internal_error",
     "is_daily_quota",
+    "misdirected",
+    "not_found",
+    "not_json",
     "redact",
+    "shutting_down",
+    "store_unavailable",
+    "too_large",
     "unauthorized",
 ]
 
@@ -129,7 +143,7 @@ class ErrorReply:
 
     def json(self) -> bytes:
         """The body as compact UTF-8 JSON."""
-        return json.dumps(self.body(), ensure_ascii=False, separators=(",", ":")).encode()
+        return msgspec.json.encode(self.body())
 
     def frame(self) -> bytes:
         """The body as the SSE frame a stream that already started ends with."""
@@ -321,3 +335,94 @@ def http_reply(status: int, message: str) -> ErrorReply:
     """A reply for an HTTP-level refusal (unknown route, wrong method, body too large)."""
     code = {404: "not_found", 405: "method_not_allowed", 413: "request_too_large"}.get(status)
     return ErrorReply(status, _type_of(status), message, code=code)
+
+
+class Refusal(Exception):
+    """A request refused before its answer began: raised anywhere on a route's path,
+    answered with :attr:`reply` by the app's one exception handler."""
+
+    def __init__(self, reply: ErrorReply) -> None:
+        super().__init__(reply.message)
+        self.reply = reply
+
+
+_NO_RETRY: Final = (("x-should-retry", "false"),)
+
+
+def bad_request(message: str, param: str | None = None, code: str | None = None) -> ErrorReply:
+    """400 for a request the client got wrong (retrying cannot help)."""
+    return ErrorReply(400, "invalid_request_error", message, param, code, _NO_RETRY)
+
+
+def not_found(message: str, param: str | None = None, code: str = "not_found") -> ErrorReply:
+    """404 for a resource (a model, a stored response) this client cannot see, whether
+    it does not exist or is another client's."""
+    return ErrorReply(404, "invalid_request_error", message, param, code, _NO_RETRY)
+
+
+def not_json() -> ErrorReply:
+    """415 for a body not sent as JSON (a page's "simple" request)."""
+    return ErrorReply(
+        415,
+        "invalid_request_error",
+        "the request body must be JSON, sent with the header Content-Type: application/json"
+        " (with curl: -H 'Content-Type: application/json')",
+        code="unsupported_media_type",
+        headers=(*_NO_RETRY, ("connection", "close")),
+    )
+
+
+def too_large(limit: int) -> ErrorReply:
+    """413 for a body over the server's ``max_request_bytes``."""
+    return http_reply(
+        413, f"the request body is larger than {limit} bytes (the server's max_request_bytes)"
+    )
+
+
+def body_timeout(seconds: float) -> ErrorReply:
+    """408 for a body that did not arrive within the server's ``body_timeout``."""
+    return ErrorReply(
+        408,
+        "invalid_request_error",
+        f"the request body did not arrive within {seconds:g} s (the server's body_timeout)",
+        code="request_timeout",
+        headers=(("connection", "close"),),
+    )
+
+
+def head_too_large(limit: int) -> ErrorReply:
+    """431 for a request head over the server's ``max_head_bytes``."""
+    return ErrorReply(
+        431,
+        "invalid_request_error",
+        f"the request head (request line and headers) is larger than {limit} bytes",
+        code="request_header_fields_too_large",
+    )
+
+
+def misdirected(message: str) -> ErrorReply:
+    """421 for a ``Host`` the server does not answer."""
+    return ErrorReply(
+        421, "invalid_request_error", message, code="misdirected_request", headers=_NO_RETRY
+    )
+
+
+def busy(message: str, code: str | None = "server_busy") -> ErrorReply:
+    """503 for a server at one of its limits (the client retries)."""
+    return ErrorReply(503, "server_error", message, code=code)
+
+
+def shutting_down() -> ErrorReply:
+    """503 for a request the drain ended."""
+    return busy("the server is shutting down; retry", "server_shutdown")
+
+
+def store_unavailable(error: BaseException) -> ErrorReply:
+    """503 for a response store that failed (named by its kind only)."""
+    return ErrorReply(
+        503,
+        "server_error",
+        f"the response store failed ({type(error).__name__}); retry",
+        code="store_unavailable",
+        headers=(("retry-after", "1"),),
+    )

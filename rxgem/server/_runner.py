@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from ._errors import ErrorReply
+from ._errors import busy, head_too_large
 from ._head_meter import HeadMeter
 
 if TYPE_CHECKING:
@@ -100,9 +100,7 @@ def connection_limits(settings: ServerSettings) -> ConnectionLimits:
 
 
 def _busy_response() -> bytes:
-    reply = ErrorReply(
-        503, "server_error", "the server has too many open connections; retry shortly"
-    )
+    reply = busy("the server has too many open connections; retry shortly", None)
     body = reply.json()
     head = (
         "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
@@ -112,12 +110,7 @@ def _busy_response() -> bytes:
 
 
 def _head_too_large(limit: int) -> bytes:
-    reply = ErrorReply(
-        431,
-        "invalid_request_error",
-        f"the request head (request line and headers) is larger than {limit} bytes",
-        code="request_header_fields_too_large",
-    )
+    reply = head_too_large(limit)
     body = reply.json()
     head = (
         "HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: application/json\r\n"

@@ -21,11 +21,10 @@ from dataclasses import dataclass
 from typing import Final
 
 from ..store import StoredItem, StoredTurn
-from ._errors import ErrorReply
+from ._errors import ErrorReply, bad_request
 
 __all__ = ["Conversation", "StoreLimits", "conversation_too_long"]
 
-_NO_RETRY: Final = (("x-should-retry", "false"),)
 _UNSTORED: Final = 'send "store": false to have it answered without being stored'
 _NEW_CONVERSATION: Final = (
     "start a new conversation: send the items it needs as input, without previous_response_id"
@@ -33,9 +32,7 @@ _NEW_CONVERSATION: Final = (
 
 
 def _refused(message: str, param: str, code: str) -> ErrorReply:
-    return ErrorReply(
-        400, "invalid_request_error", message, param=param, code=code, headers=_NO_RETRY
-    )
+    return bad_request(message, param, code)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ disposed of, which cancels the upstream request and closes its connection, wheth
 Gemini had sent its first byte or not.
 
 All of that is :class:`StreamedAnswer`, which also serves the Responses API
-(:class:`~rxgem.server._responses_stream.ResponsesAnswer`): a subclass says how items
+(:class:`~rxgem.server.responses.ResponsesAnswer`): a subclass says how items
 are framed, what a stream ends with, and what the assembled answer is.
 
 Streaming (one observer, :class:`~rxgem.server._stream_frames.Frames`, subscribed to
@@ -55,7 +55,7 @@ from ..bridge import FlowGate, aiterate, current_gate  # aiterate: the non-strea
 from ..core import DONE_FRAME, ChatCompletion, ChatCompletionChunk
 from ._access import AccessRecord, log_failure
 from ._admission import Drain
-from ._errors import ErrorReply, error_reply
+from ._errors import ErrorReply, error_reply, shutting_down
 from ._response_io import JSON_HEADERS, Sender, until_disconnect
 from ._runner import ABORT_EXTENSION
 from ._stream_frames import KEEP_ALIVE_FRAME, STREAM_HEADERS, FrameBuffer, Frames, note_usage
@@ -210,9 +210,7 @@ class StreamedAnswer:
             self.record.client_gone = True
 
     async def _shut_down(self, sender: Sender) -> None:
-        reply = ErrorReply(
-            503, "server_error", "the server is shutting down; retry", code="server_shutdown"
-        )
+        reply = shutting_down()
         self.record.failed(reply)
         try:
             if not sender.started:

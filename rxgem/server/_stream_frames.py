@@ -8,7 +8,7 @@ more than 256 KiB of frames wait, the upstream read is held (the stream's
 :class:`~rxgem.bridge.FlowGate`).
 
 :class:`FrameBuffer` is all of that but the encoding; :class:`Frames` encodes chat
-chunks, and :mod:`rxgem.server._responses_stream` Responses events.
+chunks, and :class:`~rxgem.server.responses.ResponsesAnswer` Responses events.
 """
 
 from __future__ import annotations

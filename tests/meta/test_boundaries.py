@@ -147,11 +147,7 @@ def test_the_bridge_imports_nothing_of_rxgem_nor_http() -> None:
             assert parts[:2] == ["rxgem", "bridge"], f"{path.name}:{line}: {parts}"
 
 
-KNOWN_CYCLES: dict[frozenset[str], str] = {
-    # issue 26 item 2: the Responses routes call the chat service's private methods, and
-    # the app imports the routes; one request path with its own module ends it.
-    frozenset({"rxgem.server._app", "rxgem.server._responses"}): "issue 26 item 2",
-}
+KNOWN_CYCLES: dict[frozenset[str], str] = {}
 """Cycles there now, each with the change that ends it; remove an entry once it lands
 (and add none: move what both modules need into a third)."""
 

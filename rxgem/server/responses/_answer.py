@@ -29,13 +29,13 @@ from typing import Any, Final, cast
 
 from reactivex import Observable
 
-from ..bridge import FlowGate
-from ..core import Response, ResponsesEvent, encode_event
-from ._access import AccessRecord
-from ._admission import Drain
-from ._errors import ErrorReply, hide_upstream, redact
-from ._stream import StreamedAnswer
-from ._stream_frames import FrameBuffer
+from ...bridge import FlowGate
+from ...core import Response, ResponsesEvent, encode_event
+from .._access import AccessRecord
+from .._admission import Drain
+from .._errors import ErrorReply, hide_upstream, redact
+from .._stream import StreamedAnswer
+from .._stream_frames import FrameBuffer
 
 __all__ = ["ResponsesAnswer", "error_event"]
 

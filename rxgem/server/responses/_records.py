@@ -30,8 +30,8 @@ from typing import Any, Final
 
 import msgspec
 
-from ..core import CarriedSignature, Response, encode_signatures
-from ..store import ItemsPage, StoredItem, StoredTurn, valid_item_id
+from ...core import CarriedSignature, Response, encode_signatures
+from ...store import ItemsPage, StoredItem, StoredTurn, valid_item_id
 
 __all__ = [
     "ANONYMOUS",

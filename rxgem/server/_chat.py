@@ -1,0 +1,77 @@
+"""The chat routes: ``POST /v1/chat/completions`` and the model list (``/v1/models``).
+
+Beside the Responses routes (:class:`~rxgem.server.responses.ResponsesRoutes`), on the
+same request handling; the answer is a :class:`~rxgem.server._stream.CompletionResponse`.
+"""
+
+from __future__ import annotations
+
+import msgspec
+from starlette.requests import Request
+from starlette.responses import Response
+
+from ..core import RxGemError
+from ._access import access_record
+from ._errors import Refusal, not_found
+from ._handling import Handling, json_response
+from ._models import valid_model_name
+from ._stream import CompletionResponse
+
+__all__ = ["ChatRoutes"]
+
+
+class ChatRoutes:
+    """The chat completion and model handlers, on the app's :class:`Handling`."""
+
+    def __init__(self, handling: Handling) -> None:
+        self.handling = handling
+
+    async def completions(self, request: Request) -> CompletionResponse:
+        handling = self.handling
+        record = access_record(request.scope)
+        credentials, body = await handling.read(request, record)
+        stream = handling.count(record, body)
+        stream_options = body.get("stream_options")
+        send_usage = isinstance(stream_options, dict) and bool(stream_options.get("include_usage"))
+        if stream and (stream_options is None or isinstance(stream_options, dict)):
+            # always ask for the usage chunk, for the access log; it is sent only if asked
+            body = {**body, "stream_options": {**(stream_options or {}), "include_usage": True}}
+        try:
+            source = handling.upstream.chat_completions(body, credentials)
+        except RxGemError as exc:
+            raise handling.failed(exc, record) from exc
+        settings = handling.settings
+        return CompletionResponse(
+            source,
+            stream=stream,
+            send_usage=send_usage,
+            keep_alive=settings.keep_alive,
+            record=record,
+            secrets=handling.secrets(record),
+            logger=handling.logger,
+            drain=handling.drain,
+            send_timeout=settings.send_timeout,
+            upstream=settings.upstream,
+        )
+
+    async def list_models(self, request: Request) -> Response:
+        record = access_record(request.scope)
+        credentials = self.handling.authorize(request, record)
+        try:
+            models = await self.handling.upstream.list_models(credentials)
+        except RxGemError as exc:
+            raise self.handling.failed(exc, record) from exc
+        return json_response(msgspec.json.encode(models))
+
+    async def get_model(self, request: Request) -> Response:
+        record = access_record(request.scope)
+        credentials = self.handling.authorize(request, record)
+        name = str(request.path_params["model_id"])
+        record.model = name
+        if not valid_model_name(name):
+            raise Refusal(not_found("no such model", "model", "model_not_found"))
+        try:
+            model = await self.handling.upstream.get_model(credentials, name)
+        except RxGemError as exc:
+            raise self.handling.failed(exc, record) from exc
+        return json_response(msgspec.json.encode(model))
