@@ -28,21 +28,14 @@ The ``model`` label is the model id the client named (``models/`` dropped) when 
 looks like one (``[A-Za-z0-9._@-]{1,64}``), among the first :data:`MAX_MODELS` seen
 by the process; anything else is ``other``, and ``""`` is a request that named none.
 
-The hot path. One ``observe()`` of a prometheus_client histogram costs 1 to 2 µs (4
-to 5 µs in multiprocess mode, where it writes to a memory-mapped file): about what
-sending the chunk costs. So :meth:`RequestTelemetry.chunk` does not observe: it
-counts the interval in the stream's own bucket array (a ``bisect`` and an addition;
-the intervals' sum is the last chunk's time minus the first's), and
-:meth:`~RequestTelemetry.end` adds the array to the model's series at once, through
-the series' per-bucket values (``_buckets``, ``_sum``: private to prometheus_client,
-so their shape is checked when the telemetry is made, with one ``observe()`` per
-chunk as the fallback, and a test compares the two). Measured with ``timeit``
-(CPython 3.11, best of 15 rounds of 50,000 calls, loop included): ``chunk()`` costs
-0.18 µs with metrics on (in both modes), 0.045 µs with them off (it notes the first
-chunk's time only), where an empty method costs 0.04 µs. The chunk-interval
-histogram is therefore updated when a stream ends. A whole streamed request of 10
-chunks costs about 25 µs with metrics on (40 µs in multiprocess mode), 8 µs with
-them off (OpenTelemetry's no-op span and instruments).
+The hot path. A prometheus_client ``observe()`` costs about what sending the chunk
+costs, so :meth:`RequestTelemetry.chunk` does not observe: it counts the interval in
+the stream's own bucket array (a ``bisect`` and an addition; the intervals' sum is the
+last chunk's time minus the first's), and :meth:`~RequestTelemetry.end` adds the array
+to the model's series at once, through the series' per-bucket values (``_buckets``,
+``_sum``: private to prometheus_client, so their shape is checked when the telemetry
+is made, with one ``observe()`` per chunk as the fallback, and a test compares the
+two). The costs are measured in ``benchmarks/README.md``.
 """
 
 from __future__ import annotations
@@ -418,7 +411,7 @@ class _MeteredRequest(RequestTelemetry):
 
 class _ObservingRequest(_MeteredRequest):
     """The fallback when :func:`~rxgem.server._metrics._bulk_add` does not fit
-    prometheus_client: one ``observe()`` per chunk interval (about 2 µs each)."""
+    prometheus_client: one ``observe()`` per chunk interval."""
 
     __slots__ = ()
 
