@@ -117,11 +117,16 @@ from .chat._assemble import assemble as assemble, completion as completion
 # Helpers of other packages: the converter's and `to_openai`'s default chunk ids
 # (`random_id`), `group_by_slot`'s policy names (`resolve_policy`), the request
 # translation's code parts and thought-signature ids (`render_code`, `ID_MARK`), the
-# server's end of stream (`DONE_FRAME`) and the command's error frames (`error_payload`).
+# server's chat frames (`DONE_FRAME`, `encode_chunk`) and the command's error frames
+# (`error_payload`).
 from .chat._mapping import random_id as random_id
 from .slots._policies import resolve_policy as resolve_policy
 from .openai._parts import ID_MARK as ID_MARK, render_code as render_code
-from .chat._sse import DONE_FRAME as DONE_FRAME, error_payload as error_payload
+from .chat._sse import (
+    DONE_FRAME as DONE_FRAME,
+    encode_chunk as encode_chunk,
+    error_payload as error_payload,
+)
 
 # The pipeline's options, each declared once, and its stages: for the operators, the
 # converter and the transport (the option types' public home is `rxgem.converter`).
@@ -144,7 +149,11 @@ from ._options import (
 # The Responses output (the `to_responses` stage's core, its events and the assembled
 # response): for the operators, the converter and the server.
 from .responses._builder import ResponsesBuilder as ResponsesBuilder
-from .responses._models import Response as Response, ResponsesEvent as ResponsesEvent
+from .responses._models import (
+    Response as Response,
+    ResponsesEvent as ResponsesEvent,
+    ResponseUsage as ResponseUsage,
+)
 from .responses._assemble import assemble_response as assemble_response
 from .responses._sse import (
     ResponsesSSEEncoder as ResponsesSSEEncoder,

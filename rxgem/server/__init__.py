@@ -44,14 +44,13 @@ On top of them:
 - ``_runner``: uvicorn's HTTP protocols with the connection guard (head deadline and
   size, connection cap, ``TCP_NODELAY``), and the uvicorn configuration.
 - ``_admission``: the concurrent-request limit and the SIGTERM drain.
-- ``_stream``: one chat completion over ASGI (disconnects, keep-alives, framing,
-  backpressure from a slow client to the upstream read, heartbeats), through
-  ``_stream_frames`` (the stream's observer: SSE frames, keep-alive timer, high-water
-  mark) and ``_response_io`` (the sends, error replies and the disconnect watch).
+- ``stream/``: one answer over ASGI (disconnects, keep-alives, backpressure from a
+  slow client to the upstream read, heartbeats), the stream's observer, the sends, and
+  the one SSE framing of chat and Responses.
 - ``_handling``: what every route does first (auth, the body, counting), refusals
   raised as one exception and answered by one handler; ``_chat``: the chat and model
   routes; ``_probes``: ``/healthz`` and ``/readyz``; ``responses/``: the Responses
-  routes, their answer (named SSE events or the Response, on ``_stream``'s machinery)
+  routes, their answer (named SSE events or the Response, on ``stream/``'s machinery)
   and their store records.
 - ``_access``: the access log and the error boundary; ``_telemetry``: the metrics and
   traces of each request, through ``_metrics`` (Prometheus), ``_tracing``

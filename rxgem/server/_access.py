@@ -32,7 +32,9 @@ from typing import Any, Final
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..core import CompletionUsage, ResponseUsage
 from ._errors import ErrorReply, internal_error, redact
+from ._labels import route_of
 from ._telemetry import RequestTelemetry, Telemetry
 
 __all__ = [
@@ -158,6 +160,25 @@ class AccessRecord:
         """Note the error reply sent."""
         self.error = f"{reply.type}:{reply.code}" if reply.code else reply.type
 
+    def used(self, usage: CompletionUsage | ResponseUsage) -> None:
+        """Note the answer's tokens (a chat completion's usage or a response's): the
+        access line's total, and the telemetry's counts."""
+        self.tokens = usage.total_tokens
+        if self.telemetry is None:
+            return
+        if isinstance(usage, CompletionUsage):
+            prompt, completion = usage.prompt_tokens, usage.completion_tokens
+            out, cached = usage.completion_tokens_details, usage.prompt_tokens_details
+        else:
+            prompt, completion = usage.input_tokens, usage.output_tokens
+            out, cached = usage.output_tokens_details, usage.input_tokens_details
+        self.telemetry.usage(
+            prompt,
+            completion,
+            out.get("reasoning_tokens") if out else None,
+            cached.get("cached_tokens") if cached else None,
+        )
+
 
 def access_record(scope: Scope) -> AccessRecord:
     """The request's record (a throwaway one outside :class:`AccessLog`)."""
@@ -165,26 +186,6 @@ def access_record(scope: Scope) -> AccessRecord:
     if isinstance(record, AccessRecord):
         return record
     return AccessRecord(request_id=_request_id())
-
-
-_ROUTES: Final = frozenset(
-    {"/v1/chat/completions", "/v1/responses", "/v1/models", "/healthz", "/readyz", "/metrics"}
-)
-
-
-def route_of(path: str) -> str:
-    """The route template of ``path`` (a path is the client's: never a metric label)."""
-    if path in _ROUTES:
-        return path
-    if path.startswith("/v1/models/"):
-        return "/v1/models/{model_id}"
-    if path.startswith("/v1/responses/"):
-        rest = path[len("/v1/responses/") :]
-        if "/" not in rest:
-            return "/v1/responses/{response_id}"
-        if rest.count("/") == 1 and rest.endswith("/input_items"):
-            return "/v1/responses/{response_id}/input_items"
-    return "other"
 
 
 def _request_id() -> str:

@@ -29,7 +29,7 @@ _NOT_COUNTED: Final = frozenset({"/healthz", "/readyz", "/metrics"})
 
 
 class Stoppable(Protocol):
-    """A request the drain can end (a :class:`~rxgem.server._stream.StreamedAnswer`)."""
+    """A request the drain can end (a :class:`~rxgem.server.stream.StreamedAnswer`)."""
 
     def stop(self) -> None:
         """End the request now, telling the client the server is shutting down."""

@@ -21,6 +21,17 @@ from ._admission import Admission, Drain, install_drain_signal
 from ._chat import ChatRoutes
 from ._handling import Handling, HostGuard, exception_handlers
 from ._hosts import HostCheck
+from ._labels import (
+    CHAT_ROUTE,
+    HEALTHZ_ROUTE,
+    INPUT_ITEMS_ROUTE,
+    METRICS_ROUTE,
+    MODEL_ROUTE,
+    MODELS_ROUTE,
+    READYZ_ROUTE,
+    RESPONSE_ROUTE,
+    RESPONSES_ROUTE,
+)
 from ._probes import PROBES, Probes
 from ._runner import LIMITS_STATE, connection_limits
 from ._settings import ServerSettings
@@ -113,15 +124,15 @@ def create_app(settings: ServerSettings, *, telemetry: Telemetry | None = None) 
                 await store.aclose()
 
     routes = [
-        Route("/v1/chat/completions", chat.completions, methods=["POST"]),
-        Route("/v1/responses", responses.create, methods=["POST"]),
-        Route("/v1/responses/{response_id}", responses.retrieve, methods=["GET"]),
-        Route("/v1/responses/{response_id}", responses.delete, methods=["DELETE"]),
-        Route("/v1/responses/{response_id}/input_items", responses.input_items, methods=["GET"]),
-        Route("/v1/models", chat.list_models, methods=["GET"]),
-        Route("/v1/models/{model_id:path}", chat.get_model, methods=["GET"]),
-        Route("/healthz", probes.healthz, methods=["GET"]),
-        Route("/readyz", probes.readyz, methods=["GET"]),
+        Route(CHAT_ROUTE, chat.completions, methods=["POST"]),
+        Route(RESPONSES_ROUTE, responses.create, methods=["POST"]),
+        Route(RESPONSE_ROUTE, responses.retrieve, methods=["GET"]),
+        Route(RESPONSE_ROUTE, responses.delete, methods=["DELETE"]),
+        Route(INPUT_ITEMS_ROUTE, responses.input_items, methods=["GET"]),
+        Route(MODELS_ROUTE, chat.list_models, methods=["GET"]),
+        Route(MODEL_ROUTE, chat.get_model, methods=["GET"]),
+        Route(HEALTHZ_ROUTE, probes.healthz, methods=["GET"]),
+        Route(READYZ_ROUTE, probes.readyz, methods=["GET"]),
     ]
     if telemetry is None:
         telemetry = Telemetry(metrics=settings.metrics)
@@ -131,7 +142,7 @@ def create_app(settings: ServerSettings, *, telemetry: Telemetry | None = None) 
             body, content_type = telemetry.render(request.headers.get("accept"))
             return Response(body, headers={"content-type": content_type})
 
-        routes.append(Route("/metrics", metrics, methods=["GET"]))
+        routes.append(Route(METRICS_ROUTE, metrics, methods=["GET"]))
     middleware = [
         Middleware(AccessLog, logger=logger, secrets=settings.secrets, telemetry=telemetry)
     ]

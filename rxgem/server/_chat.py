@@ -1,7 +1,7 @@
 """The chat routes: ``POST /v1/chat/completions`` and the model list (``/v1/models``).
 
 Beside the Responses routes (:class:`~rxgem.server.responses.ResponsesRoutes`), on the
-same request handling; the answer is a :class:`~rxgem.server._stream.CompletionResponse`.
+same request handling; the answer is a :class:`~rxgem.server.stream.CompletionResponse`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from ._access import access_record
 from ._errors import Refusal, not_found
 from ._handling import Handling, json_response
 from ._models import valid_model_name
-from ._stream import CompletionResponse
+from .stream import CompletionResponse
 
 __all__ = ["ChatRoutes"]
 

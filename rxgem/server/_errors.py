@@ -146,7 +146,8 @@ class ErrorReply:
         return msgspec.json.encode(self.body())
 
     def frame(self) -> bytes:
-        """The body as the SSE frame a stream that already started ends with."""
+        """The body as the SSE frame a chat stream that already started ends with,
+        instead of ``data: [DONE]``."""
         return b"data: " + self.json() + b"\n\n"
 
 

@@ -164,7 +164,7 @@ class Handling:
             body: dict[str, Any] = done.value
             return body
         except BodyError as exc:
-            raise Refusal(ErrorReply(exc.status, "invalid_request_error", exc.reason)) from None
+            raise Refusal(http_reply(exc.status, exc.reason)) from None
 
     async def read(
         self, request: Request, record: AccessRecord

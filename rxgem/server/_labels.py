@@ -21,9 +21,17 @@ from ._errors import error_reply
 __all__ = [
     "CHAT_ROUTE",
     "ERROR_KINDS",
+    "HEALTHZ_ROUTE",
+    "INPUT_ITEMS_ROUTE",
     "MAX_MODELS",
     "METHODS",
+    "METRICS_ROUTE",
+    "MODELS_ROUTE",
+    "MODEL_ROUTE",
     "OTHER",
+    "READYZ_ROUTE",
+    "RESPONSES_ROUTE",
+    "RESPONSE_ROUTE",
     "ROUTES",
     "TEMPLATE_PARAM",
     "count",
@@ -31,23 +39,35 @@ __all__ = [
     "looks_like_error_type",
     "looks_like_model",
     "route_labels",
+    "route_of",
     "status_label",
     "upstream_error_kind",
 ]
 
 CHAT_ROUTE: Final = "/v1/chat/completions"
+RESPONSES_ROUTE: Final = "/v1/responses"
+RESPONSE_ROUTE: Final = "/v1/responses/{response_id}"
+INPUT_ITEMS_ROUTE: Final = "/v1/responses/{response_id}/input_items"
+MODELS_ROUTE: Final = "/v1/models"
+MODEL_ROUTE: Final = "/v1/models/{model_id:path}"
+HEALTHZ_ROUTE: Final = "/healthz"
+READYZ_ROUTE: Final = "/readyz"
+METRICS_ROUTE: Final = "/metrics"
 ROUTES: Final = (
     CHAT_ROUTE,
-    "/v1/responses",
-    "/v1/responses/{response_id}",
-    "/v1/responses/{response_id}/input_items",
-    "/v1/models",
-    "/v1/models/{model_id}",
-    "/healthz",
-    "/readyz",
-    "/metrics",
+    RESPONSES_ROUTE,
+    RESPONSE_ROUTE,
+    INPUT_ITEMS_ROUTE,
+    MODELS_ROUTE,
+    MODEL_ROUTE,
+    HEALTHZ_ROUTE,
+    READYZ_ROUTE,
+    METRICS_ROUTE,
 )
-"""The route templates counted under their own name by default; any other is ``other``."""
+"""The server's route templates, the one list: the app serves them, the access log and
+the telemetry label a request by them (``{model_id:path}`` as ``{model_id}``); any
+other path is ``other``."""
+
 
 MAX_MODELS: Final = 100
 """The most distinct ``model`` label values a process gives; beyond, ``other``."""
@@ -60,6 +80,32 @@ http_kind = re.compile(r"http_[1-5][0-9][0-9]").fullmatch
 ERROR_KINDS: Final = frozenset({"timeout", "connect", "transport", "malformed", "truncated"})
 METHODS: Final = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"})
 TEMPLATE_PARAM: Final = re.compile(r"\{(\w+):\w+\}")
+
+
+def _template_pattern(template: str) -> re.Pattern[str]:
+    """What paths ``template`` matches: a ``{name}`` one segment, a ``{name:path}`` the rest."""
+    parts = re.split(r"(\{\w+(?::\w+)?\})", template)
+    pieces = [
+        (".*" if part.endswith(":path}") else "[^/]*") if part.startswith("{") else re.escape(part)
+        for part in parts
+    ]
+    return re.compile("".join(pieces))
+
+
+_EXACT: Final = frozenset(t for t in ROUTES if "{" not in t)
+_TEMPLATES: Final = tuple(
+    (_template_pattern(t), TEMPLATE_PARAM.sub(r"{\1}", t)) for t in ROUTES if "{" in t
+)
+
+
+def route_of(path: str) -> str:
+    """The route label of ``path`` (a path is the client's: never a metric label itself)."""
+    if path in _EXACT:
+        return path
+    for pattern, label in _TEMPLATES:
+        if pattern.fullmatch(path):
+            return label
+    return OTHER
 
 
 def upstream_error_kind(error: BaseException) -> str | None:

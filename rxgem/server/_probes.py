@@ -3,17 +3,20 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 
 from ._admission import Admission, Drain
 from ._handling import json_response
+from ._labels import HEALTHZ_ROUTE, READYZ_ROUTE
 from ._upstream import Upstream
 
 __all__ = ["PROBES", "Probes"]
 
-PROBES = frozenset({"/healthz", "/readyz"})
+PROBES: Final = frozenset({HEALTHZ_ROUTE, READYZ_ROUTE})
 """The probes' paths: answered for any ``Host`` name, as a load balancer sends its own."""
 
 

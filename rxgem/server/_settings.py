@@ -174,7 +174,7 @@ class ServerSettings:
         keep_alive: seconds of upstream silence after which the client is sent a
             keep-alive: an SSE comment when streaming, a space before the JSON body
             when not (a JSON parser skips it); also the longest a client waits for
-            the response headers. See :mod:`rxgem.server._stream`.
+            the response headers. See :mod:`rxgem.server.stream`.
         log_level: the level of the ``rxgem.server`` logger.
         cors_origins: the browser origins allowed to call the API (CORS), e.g.
             ``("https://chat.example.com",)``; ``("*",)`` for any. Empty: no CORS.

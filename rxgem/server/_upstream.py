@@ -70,7 +70,7 @@ class Upstream:
     The ``httpx.AsyncClient`` objects (one per pool) are made on the server's event
     loop at startup (:meth:`open`) and closed by :meth:`aclose` (the app's shutdown).
     Streaming responses honour backpressure through the transport's flow gate
-    (:mod:`rxgem.server._stream`).
+    (:mod:`rxgem.server.stream`).
     """
 
     def __init__(self, settings: ServerSettings) -> None:

@@ -1,6 +1,6 @@
 """Answering one ``POST /v1/responses`` over ASGI: Responses events, streamed or assembled.
 
-:class:`ResponsesAnswer` is a :class:`~rxgem.server._stream.StreamedAnswer` (the
+:class:`ResponsesAnswer` is a :class:`~rxgem.server.stream.StreamedAnswer` (the
 disconnect watch, the drain, the send timeout, backpressure) with the Responses framing:
 
 - Streaming: each event is a named SSE frame (``event: response.output_text.delta``,
@@ -21,7 +21,6 @@ the conversation at once.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -30,45 +29,17 @@ from typing import Any, Final, cast
 from reactivex import Observable
 
 from ...bridge import FlowGate
-from ...core import Response, ResponsesEvent, encode_event
+from ...core import Response, ResponsesEvent
 from .._access import AccessRecord
 from .._admission import Drain
 from .._errors import ErrorReply, hide_upstream, redact
-from .._stream import StreamedAnswer
-from .._stream_frames import FrameBuffer
+from ..stream import FrameBuffer, StreamedAnswer, error_event, event_frame
 
-__all__ = ["ResponsesAnswer", "error_event"]
+__all__ = ["ResponsesAnswer"]
 
 _TERMINAL: Final = frozenset({"response.completed", "response.incomplete", "response.failed"})
 
 OnResponse = Callable[[Response], Awaitable[None]]
-
-
-def error_event(reply: ErrorReply, sequence_number: int) -> bytes:
-    """The ``error`` event a stream ends with when no ``response.failed`` could say it."""
-    payload = {
-        "type": "error",
-        "sequence_number": sequence_number,
-        "code": reply.code or reply.type,
-        "message": reply.message,
-        "param": reply.param,
-    }
-    data = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
-    return b"event: error\ndata: " + data + b"\n\n"
-
-
-def _note_usage(record: AccessRecord, response: Response) -> None:
-    usage = response.usage
-    if usage is None:
-        return
-    record.tokens = usage.total_tokens
-    if record.telemetry is not None:
-        record.telemetry.usage(
-            usage.input_tokens,
-            usage.output_tokens,
-            usage.output_tokens_details.get("reasoning_tokens"),
-            usage.input_tokens_details.get("cached_tokens"),
-        )
 
 
 def _terminal(event: ResponsesEvent) -> Response | None:
@@ -99,11 +70,12 @@ class EventFrames(FrameBuffer[ResponsesEvent]):
             telemetry.chunk(time.perf_counter())
         response = _terminal(event)
         if response is None:
-            self.push(encode_event(event))
+            self.push(event_frame(event))
             return
         self.response = response
         self.last = event
-        _note_usage(self.record, response)
+        if response.usage is not None:
+            self.record.used(response.usage)
         self.finish_reasons[0] = response.status
         self._wake()
 
@@ -114,7 +86,7 @@ class ResponsesAnswer(StreamedAnswer):
     Args:
         source: the request's events (not subscribed yet).
         on_response: awaited with the final response before it is sent (never raises).
-        others: as :class:`~rxgem.server._stream.StreamedAnswer`'s.
+        others: as :class:`~rxgem.server.stream.StreamedAnswer`'s.
     """
 
     def __init__(
@@ -176,7 +148,7 @@ class ResponsesAnswer(StreamedAnswer):
             if events.error is not None:
                 reply = self._reply(events.error)  # logged and counted; response.failed says it
             await self._finish(events.response, reply)
-            return encode_event(events.last)
+            return event_frame(events.last)
         if events.error is not None:
             return error_event(self._reply(events.error), events.next_sequence)
         return b""
@@ -194,7 +166,8 @@ class ResponsesAnswer(StreamedAnswer):
         response = self._response
         if response is None:  # the events ended without one: not a whole stream
             return RuntimeError("the response ended without its last event")
-        _note_usage(self.record, response)
+        if response.usage is not None:
+            self.record.used(response.usage)
         if self.record.telemetry is not None:
             self.record.telemetry.finish_reasons([response.status])
         await self._finish(response)

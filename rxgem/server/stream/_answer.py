@@ -1,44 +1,5 @@
-"""Answering one chat completion over ASGI: streaming or not, watching the client.
-
-:class:`CompletionResponse` is an ASGI app (a Starlette ``Response`` stand-in) for one
-request. The work runs in a task, and ``receive()`` is watched for
-``http.disconnect`` in another (Starlette's ``StreamingResponse`` does not on ASGI ≥
-2.4). When the client goes away first, the work is cancelled: the subscription is
-disposed of, which cancels the upstream request and closes its connection, whether
-Gemini had sent its first byte or not.
-
-All of that is :class:`StreamedAnswer`, which also serves the Responses API
-(:class:`~rxgem.server.responses.ResponsesAnswer`): a subclass says how items
-are framed, what a stream ends with, and what the assembled answer is.
-
-Streaming (one observer, :class:`~rxgem.server._stream_frames.Frames`, subscribed to
-the ``chat_completions`` Observable on the event loop):
-
-- Each chunk is encoded to its SSE frame as it arrives (``data: {json}``); the frames
-  that wait while a send is in progress go out together in the next write. At the
-  end, ``data: [DONE]``; an error after the 200 is one ``data: {"error": {...}}``
-  frame, and the body ends there.
-- The status is decided by the first thing the pipeline gives: an error before any
-  chunk is an ordinary HTTP error reply (429 with ``Retry-After``, ...). When Gemini
-  stays silent for ``keep_alive`` seconds, the 200 headers are sent anyway, with a
-  ``: keep-alive`` comment, and then one every ``keep_alive`` seconds of silence: one
-  timer per stream, re-armed when it fires, never per chunk.
-- Backpressure: the response holds its :class:`~rxgem.bridge.FlowGate`
-  (in :data:`current_gate` when it subscribes, so ``from_gemini``'s read task
-  inherits it) while a send is in progress, and while more than 256 KiB of frames
-  wait. The upstream socket is then not read, its kernel buffer fills, and TCP slows
-  Gemini down.
-
-Not streaming: the assembled ``chat.completion`` as JSON, or an error reply. While
-Gemini is silent for ``keep_alive`` seconds, the 200 headers and then a space every
-``keep_alive`` seconds are sent (JSON parsers skip leading blanks), so a proxy that
-cuts idle responses (often at 60 s) does not cut a long answer. An error after that
-can no longer change the status: the body is then the OpenAI error object, with 200.
-
-When the server drains (:class:`~rxgem.server._admission.Drain`) and its grace
-expires, :meth:`CompletionResponse.stop` cancels the work: a stream ends with an
-error frame (``server_shutdown``), a response not started yet is a 503.
-"""
+"""One answer over ASGI from an Observable (:class:`StreamedAnswer`), and the chat
+completion's (:class:`CompletionResponse`): streamed or assembled, watching the client."""
 
 from __future__ import annotations
 
@@ -51,14 +12,15 @@ from reactivex import Observable
 from reactivex.scheduler.eventloop import AsyncIOScheduler
 from starlette.types import Receive, Scope, Send
 
-from ..bridge import FlowGate, aiterate, current_gate  # aiterate: the non-streaming answer
-from ..core import DONE_FRAME, ChatCompletion, ChatCompletionChunk
-from ._access import AccessRecord, log_failure
-from ._admission import Drain
-from ._errors import ErrorReply, error_reply, shutting_down
-from ._response_io import JSON_HEADERS, Sender, until_disconnect
-from ._runner import ABORT_EXTENSION
-from ._stream_frames import KEEP_ALIVE_FRAME, STREAM_HEADERS, FrameBuffer, Frames, note_usage
+from ...bridge import FlowGate, aiterate, current_gate  # aiterate: the non-streaming answer
+from ...core import ChatCompletion, ChatCompletionChunk
+from .._access import AccessRecord, log_failure
+from .._admission import Drain
+from .._errors import ErrorReply, error_reply, shutting_down
+from .._runner import ABORT_EXTENSION
+from ._frames import FrameBuffer, Frames
+from ._io import JSON_HEADERS, Sender, until_disconnect
+from ._sse import DONE_FRAME, KEEP_ALIVE_FRAME, STREAM_HEADERS
 
 __all__ = ["HEARTBEAT", "CompletionResponse", "StreamedAnswer"]
 
@@ -356,7 +318,7 @@ class CompletionResponse(StreamedAnswer):
         item = self._completion
         assert isinstance(item, ChatCompletion)  # one item or an error, never _END first
         if item.usage is not None:
-            note_usage(self.record, item.usage)
+            self.record.used(item.usage)
         if self.record.telemetry is not None:
             self.record.telemetry.finish_reasons(c.finish_reason for c in item.choices)
         return item.to_json()

@@ -3,11 +3,11 @@
 Each chunk is encoded to its SSE frame (``data: {json}``) as it arrives; the frames
 that wait while a send is in progress go out together in the next write. One timer
 per stream marks ``keep_alive`` seconds without a send (the sender then sends
-:data:`KEEP_ALIVE_FRAME`) and checks the send in progress against its timeout. While
+a keep-alive comment) and checks the send in progress against its timeout. While
 more than 256 KiB of frames wait, the upstream read is held (the stream's
 :class:`~rxgem.bridge.FlowGate`).
 
-:class:`FrameBuffer` is all of that but the encoding; :class:`Frames` encodes chat
+:class:`FrameBuffer` is all of that but the encoding; :class:`Frames` frames chat
 chunks, and :class:`~rxgem.server.responses.ResponsesAnswer` Responses events.
 """
 
@@ -20,35 +20,17 @@ from typing import Final, TypeVar
 
 from reactivex import abc
 
-from ..bridge import FlowGate
-from ..core import ChatCompletionChunk, CompletionUsage
-from ._access import AccessRecord
-from ._response_io import Sender
+from ...bridge import FlowGate
+from ...core import ChatCompletionChunk
+from .._access import AccessRecord
+from ._io import Sender
+from ._sse import chunk_frame
 
-__all__ = ["KEEP_ALIVE_FRAME", "STREAM_HEADERS", "FrameBuffer", "Frames", "note_usage"]
+__all__ = ["FrameBuffer", "Frames"]
 
 T = TypeVar("T")
 
-KEEP_ALIVE_FRAME: Final = b": keep-alive\n\n"
-STREAM_HEADERS: Final = (
-    (b"content-type", b"text/event-stream; charset=utf-8"),
-    (b"cache-control", b"no-cache"),
-    (b"x-accel-buffering", b"no"),
-)
 _HIGH_WATER: Final = 256 * 1024
-
-
-def note_usage(record: AccessRecord, usage: CompletionUsage) -> None:
-    record.tokens = usage.total_tokens
-    if record.telemetry is not None:
-        completion = usage.completion_tokens_details
-        prompt = usage.prompt_tokens_details
-        record.telemetry.usage(
-            usage.prompt_tokens,
-            usage.completion_tokens,
-            completion.get("reasoning_tokens") if completion else None,
-            prompt.get("cached_tokens") if prompt else None,
-        )
 
 
 class FrameBuffer(abc.ObserverBase[T]):
@@ -201,7 +183,7 @@ class Frames(FrameBuffer[ChatCompletionChunk]):
     def on_next(self, chunk: ChatCompletionChunk) -> None:
         telemetry = self.record.telemetry
         if chunk.usage is not None:
-            note_usage(self.record, chunk.usage)
+            self.record.used(chunk.usage)
             if not chunk.choices and not self.send_usage:
                 return
         if telemetry is not None:
@@ -209,10 +191,4 @@ class Frames(FrameBuffer[ChatCompletionChunk]):
             for choice in chunk.choices:
                 if choice.finish_reason is not None:
                     self.finish_reasons[choice.index] = choice.finish_reason
-        self.data += b"data: "
-        self.data += chunk.to_json()
-        self.data += b"\n\n"
-        if len(self.data) > _HIGH_WATER and not self._holding:
-            self._holding = True
-            self.gate.hold()
-        self._wake()
+        self.push(chunk_frame(chunk))
