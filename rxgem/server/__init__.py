@@ -35,7 +35,7 @@ The modules. Sans-IO (no sockets, no Starlette, no event loop):
 - ``_settings``: :class:`ServerSettings`, :func:`settings_from_env`.
 - ``_auth``: client tokens, pass-through keys.
 - ``_errors``: exceptions → OpenAI error bodies, statuses and retry headers.
-- ``_models``: Gemini's model list → OpenAI's.
+- ``_model_list``: Gemini's model list → OpenAI's.
 - ``_body``: a request body's nesting and value count checked, then decoded, in bounded steps.
 - ``_hosts``: the ``Host`` names answered and the JSON content type (pages kept out).
 
@@ -54,10 +54,10 @@ On top of them:
   and their store records.
 - ``_access``: the access log and the error boundary; ``_telemetry``: the metrics and
   traces of each request, through ``_metrics`` (Prometheus), ``_tracing``
-  (OpenTelemetry) and ``_labels`` (their bounded label values); ``_upstream``: the
-  shared ``httpx.AsyncClient`` pools, over ``_aiohttp`` (an httpx transport on
-  aiohttp) unless httpx's own is chosen; ``_app``: the Starlette app, assembled. The ``rxgem serve``
-  command is :mod:`rxgem.cli.serve`.
+  (OpenTelemetry) and ``_labels`` (the route list, and the bounded label values);
+  ``_upstream``: the shared ``httpx.AsyncClient`` pools, over ``_aiohttp`` (an httpx
+  transport on aiohttp) unless httpx's own is chosen; ``_app``: the Starlette app,
+  assembled. The ``rxgem serve`` command is :mod:`rxgem.cli.serve`.
 
 Importing this package does not import Starlette or uvicorn; the names that need
 them load on first use.

@@ -89,7 +89,7 @@ def create_app(settings: ServerSettings, *, telemetry: Telemetry | None = None) 
     The JSON routes take only ``Content-Type: application/json`` (415), and every
     path but the probes only the ``Host`` names of ``settings.allowed_hosts``, or, with
     none, loopback names when ``settings.host`` is loopback (421); see
-    :class:`~rxgem.server._hosts.HostCheck`.
+    ``HostCheck``.
 
     ``telemetry``: the app's metrics and traces (default: Prometheus metrics if
     ``settings.metrics``, OpenTelemetry spans through the global providers); pass one

@@ -14,7 +14,7 @@ from ..core import RxGemError
 from ._access import access_record
 from ._errors import Refusal, not_found
 from ._handling import Handling, json_response
-from ._models import valid_model_name
+from ._model_list import valid_model_name
 from .stream import CompletionResponse
 
 __all__ = ["ChatRoutes"]
@@ -40,18 +40,8 @@ class ChatRoutes:
             source = handling.upstream.chat_completions(body, credentials)
         except RxGemError as exc:
             raise handling.failed(exc, record) from exc
-        settings = handling.settings
         return CompletionResponse(
-            source,
-            stream=stream,
-            send_usage=send_usage,
-            keep_alive=settings.keep_alive,
-            record=record,
-            secrets=handling.secrets(record),
-            logger=handling.logger,
-            drain=handling.drain,
-            send_timeout=settings.send_timeout,
-            upstream=settings.upstream,
+            source, stream=stream, send_usage=send_usage, answering=handling.answering(record)
         )
 
     async def list_models(self, request: Request) -> Response:

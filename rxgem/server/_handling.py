@@ -1,7 +1,7 @@
 """What every route does with a request before it asks Gemini: auth, the body, counting.
 
 :class:`Handling` is shared by the chat and the Responses routes. What it refuses it
-raises (:class:`~rxgem.server._errors.Refusal`, or :class:`ClientGone` for a client that
+raises (``Refusal``, or :class:`ClientGone` for a client that
 left while sending): the app registers :func:`exception_handlers`, the one place a
 refusal becomes a response.
 """
@@ -34,9 +34,10 @@ from ._errors import (
     too_large,
 )
 from ._hosts import HostCheck, is_json
-from ._models import valid_model_name
+from ._model_list import valid_model_name
 from ._settings import ServerSettings
 from ._upstream import Upstream
+from .stream import Answering
 
 __all__ = [
     "ClientGone",
@@ -73,7 +74,7 @@ def json_response(
 
 class HostGuard:
     """ASGI middleware: a 421 for a request whose ``Host`` the server does not answer
-    (:class:`~rxgem.server._hosts.HostCheck`), before anything is read or asked; the
+    (``HostCheck``), before anything is read or asked; the
     ``exempt`` paths (the probes) answer any name, as a load balancer sends its own."""
 
     def __init__(self, app: ASGIApp, check: HostCheck, exempt: frozenset[str]) -> None:
@@ -127,6 +128,20 @@ class Handling:
     def secrets(self, record: AccessRecord) -> tuple[str, ...]:
         """What no reply or log line of this request may show."""
         return (*self.settings.secrets, *record.secrets)
+
+    def answering(self, record: AccessRecord) -> Answering:
+        """How ``record``'s request is answered (the server's keep-alive, send timeout,
+        drain, and what no reply may show)."""
+        s = self.settings
+        return Answering(
+            record,
+            self.secrets(record),
+            self.logger,
+            s.keep_alive,
+            s.send_timeout,
+            s.upstream,
+            self.drain,
+        )
 
     def failed(self, error: RxGemError, record: AccessRecord) -> Refusal:
         """The refusal of a request that failed before its answer began (in the one error

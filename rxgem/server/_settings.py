@@ -181,7 +181,7 @@ class ServerSettings:
         host: the address the server listens on (``rxgem serve --host``).
         allowed_hosts: the ``Host`` names the server answers (any port), ``("*",)``
             for any; empty: only loopback names if ``host`` is loopback, else any
-            (``/healthz``, ``/readyz``: any). See :mod:`rxgem.server._hosts`.
+            (``/healthz``, ``/readyz``: any). See ``HostCheck``.
         metrics: serve Prometheus metrics at ``GET /metrics`` (no client token:
             keep the port away from the internet or filter the path at the proxy).
         max_request_bytes: the largest request body accepted (HTTP 413 beyond).

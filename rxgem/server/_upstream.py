@@ -26,7 +26,7 @@ from ..core import (
 from ..request import ResponsesRequest
 from ..transport import get_model, list_models, models_status
 from ._auth import Credentials
-from ._models import openai_model, openai_model_list
+from ._model_list import openai_model, openai_model_list
 from ._settings import ServerSettings
 
 __all__ = ["Upstream", "uses_aiohttp"]

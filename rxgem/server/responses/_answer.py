@@ -21,7 +21,6 @@ the conversation at once.
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, cast
@@ -30,10 +29,8 @@ from reactivex import Observable
 
 from ...bridge import FlowGate
 from ...core import Response, ResponsesEvent
-from .._access import AccessRecord
-from .._admission import Drain
 from .._errors import ErrorReply, hide_upstream, redact
-from ..stream import FrameBuffer, StreamedAnswer, error_event, event_frame
+from ..stream import Answering, FrameBuffer, StreamedAnswer, error_event, event_frame
 
 __all__ = ["ResponsesAnswer"]
 
@@ -95,25 +92,9 @@ class ResponsesAnswer(StreamedAnswer):
         *,
         on_response: OnResponse,
         stream: bool,
-        keep_alive: float,
-        record: AccessRecord,
-        secrets: tuple[str, ...],
-        logger: logging.Logger,
-        drain: Drain | None = None,
-        send_timeout: float = 120.0,
-        upstream: str | None = None,
+        answering: Answering,
     ) -> None:
-        super().__init__(
-            source,
-            stream=stream,
-            keep_alive=keep_alive,
-            record=record,
-            secrets=secrets,
-            logger=logger,
-            drain=drain,
-            send_timeout=send_timeout,
-            upstream=upstream,
-        )
+        super().__init__(source, stream=stream, answering=answering)
         self.on_response = on_response
         self._sequence = 0
         self._response: Response | None = None

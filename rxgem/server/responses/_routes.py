@@ -61,7 +61,7 @@ class ResponsesRoutes:
     """The Responses handlers, on the app's request handling and store.
 
     Args:
-        handling: the app's :class:`~rxgem.server._handling.Handling`.
+        handling: the app's ``Handling``.
         store: the response store, opened by the app's lifespan; ``None``: none kept.
     """
 
@@ -150,13 +150,7 @@ class ResponsesRoutes:
             events,
             on_response=on_response,
             stream=responses_request.stream,
-            keep_alive=self.settings.keep_alive,
-            record=record,
-            secrets=handling.secrets(record),
-            logger=self.logger,
-            drain=handling.drain,
-            send_timeout=self.settings.send_timeout,
-            upstream=self.settings.upstream,
+            answering=handling.answering(record),
         )
 
     async def _translate(

@@ -36,7 +36,7 @@ Gemini is silent for ``keep_alive`` seconds, the 200 headers and then a space ev
 cuts idle responses (often at 60 s) does not cut a long answer. An error after that
 can no longer change the status: the body is then the OpenAI error object, with 200.
 
-When the server drains (:class:`~rxgem.server._admission.Drain`) and its grace
+When the server drains (``Drain``) and its grace
 expires, :meth:`CompletionResponse.stop` cancels the work: a stream ends with an
 error frame (``server_shutdown``), a response not started yet is a 503.
 
@@ -45,12 +45,13 @@ waiting, the keep-alive timer, the high-water mark), ``_sse`` (the one SSE frami
 chat and Responses), ``_io`` (the sends, error replies and the disconnect watch).
 """
 
-from ._answer import HEARTBEAT, CompletionResponse, StreamedAnswer
+from ._answer import HEARTBEAT, Answering, CompletionResponse, StreamedAnswer
 from ._frames import FrameBuffer, Frames
 from ._sse import error_event, event_frame
 
 __all__ = [
     "HEARTBEAT",
+    "Answering",
     "CompletionResponse",
     "FrameBuffer",
     "Frames",

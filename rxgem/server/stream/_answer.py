@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import Any, Final, TypeVar, cast
 
 from reactivex import Observable
@@ -22,7 +23,7 @@ from ._frames import FrameBuffer, Frames
 from ._io import JSON_HEADERS, Sender, until_disconnect
 from ._sse import DONE_FRAME, KEEP_ALIVE_FRAME, STREAM_HEADERS
 
-__all__ = ["HEARTBEAT", "CompletionResponse", "StreamedAnswer"]
+__all__ = ["HEARTBEAT", "Answering", "CompletionResponse", "StreamedAnswer"]
 
 T = TypeVar("T")
 
@@ -60,6 +61,33 @@ async def _next(items: AsyncIterator[T], wait: float) -> T | _Silence | _End:
         raise
 
 
+@dataclass(frozen=True, slots=True)
+class Answering:
+    """How one request is answered, whatever its route.
+
+    Attributes:
+        record: the request's access record (tokens, errors, client gone).
+        secrets: what to scrub from error messages.
+        logger: where upstream errors are logged (at DEBUG, with their detail, scrubbed
+            of secrets).
+        keep_alive: seconds of silence before a keep-alive comment.
+        send_timeout: seconds one send may wait for the client to take it in; after
+            that the client is cut off (the connection dropped, where the server
+            offers the ``rxgem.abort`` extension) and the upstream request cancelled.
+        upstream: the upstream's base URL, whose address no error message shows.
+        drain: the server's shutdown grace; when it expires, :meth:`StreamedAnswer.stop`
+            ends the answer (an error frame, or a 503 if nothing was sent yet).
+    """
+
+    record: AccessRecord
+    secrets: tuple[str, ...]
+    logger: logging.Logger
+    keep_alive: float
+    send_timeout: float = 120.0
+    upstream: str | None = None
+    drain: Drain | None = None
+
+
 class StreamedAnswer:
     """The ASGI app answering one request from its Observable, streamed or assembled:
     the disconnect watch, the drain, the send timeout, backpressure, keep-alives and the
@@ -68,44 +96,22 @@ class StreamedAnswer:
     Args:
         source: the request's Observable (not subscribed yet).
         stream: whether the request asked for ``stream``.
-        keep_alive: seconds of silence before a keep-alive comment.
-        record: the request's access record (tokens, errors, client gone).
-        secrets: what to scrub from error messages.
-        upstream: the upstream's base URL, whose address no error message shows.
-        logger: where upstream errors are logged (at DEBUG, with their detail, scrubbed
-            of secrets).
-        drain: the server's shutdown grace; when it expires, :meth:`stop` ends this
-            response (an error frame, or a 503 if nothing was sent yet).
-        send_timeout: seconds one send may wait for the client to take it in; after
-            that the client is cut off (the connection dropped, where the server
-            offers the ``rxgem.abort`` extension) and the upstream request cancelled.
+        answering: how the request is answered.
     """
 
-    def __init__(
-        self,
-        source: Observable[Any],
-        *,
-        stream: bool,
-        keep_alive: float,
-        record: AccessRecord,
-        secrets: tuple[str, ...],
-        logger: logging.Logger,
-        drain: Drain | None = None,
-        send_timeout: float = 120.0,
-        upstream: str | None = None,
-    ) -> None:
+    def __init__(self, source: Observable[Any], *, stream: bool, answering: Answering) -> None:
         self.source = source
-        self.upstream = upstream
         self.stream = stream
-        self.keep_alive = keep_alive
-        self.record = record
-        self.secrets = secrets
-        self.logger = logger
-        self.drain = drain
+        self.upstream = answering.upstream
+        self.keep_alive = answering.keep_alive
+        self.record = answering.record
+        self.secrets = answering.secrets
+        self.logger = answering.logger
+        self.drain = answering.drain
+        self.send_timeout = answering.send_timeout
         self._worker: asyncio.Future[None] | None = None
         self._stopped = False
         self._abort: Callable[[], None] | None = None
-        self.send_timeout = send_timeout
 
     # -- what a subclass says ------------------------------------------------------------
 
@@ -277,25 +283,9 @@ class CompletionResponse(StreamedAnswer):
         *,
         stream: bool,
         send_usage: bool,
-        keep_alive: float,
-        record: AccessRecord,
-        secrets: tuple[str, ...],
-        logger: logging.Logger,
-        drain: Drain | None = None,
-        send_timeout: float = 120.0,
-        upstream: str | None = None,
+        answering: Answering,
     ) -> None:
-        super().__init__(
-            cast(Observable[Any], source),
-            stream=stream,
-            keep_alive=keep_alive,
-            record=record,
-            secrets=secrets,
-            logger=logger,
-            drain=drain,
-            send_timeout=send_timeout,
-            upstream=upstream,
-        )
+        super().__init__(cast(Observable[Any], source), stream=stream, answering=answering)
         self.send_usage = send_usage
         self._completion: ChatCompletion | None = None
 
