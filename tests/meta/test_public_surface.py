@@ -151,6 +151,8 @@ CORE_FACE_ONLY = {
     "render_code",
     "ID_MARK",
     "DONE_FRAME",
+    "encode_chunk",  # the server's chat frames
+    "ResponseUsage",  # the server's one usage bookkeeper
     "error_payload",
     # the pipeline's options, declared once, and its stages (for the operators, the
     # converter and the transport; the option types' public home is rxgem.converter)
