@@ -143,10 +143,10 @@ class ResponsesAnswer(StreamedAnswer):
         self._response = _terminal(item) or self._response
         return False
 
-    async def _answer(self) -> bytes | Exception:
+    async def _answer(self) -> bytes:
         response = self._response
         if response is None:  # the events ended without one: not a whole stream
-            return RuntimeError("the response ended without its last event")
+            raise RuntimeError("the response ended without its last event")
         if response.usage is not None:
             self.record.used(response.usage)
         if self.record.telemetry is not None:

@@ -138,8 +138,8 @@ class StreamedAnswer:
         """Keep what the assembled answer needs of ``item``; true when it is whole."""
         raise NotImplementedError
 
-    async def _answer(self) -> bytes | Exception:
-        """The assembled answer as JSON, once the items ended (or what went wrong)."""
+    async def _answer(self) -> bytes:
+        """The assembled answer as JSON, once the items ended (raises what went wrong)."""
         raise NotImplementedError
 
     # -- the ASGI app --------------------------------------------------------------------
@@ -213,9 +213,10 @@ class StreamedAnswer:
                     continue
                 if item is _END or self._collect(item):
                     break
-            answer = await self._answer()
-            if isinstance(answer, Exception):
-                await _fail(sender, self._reply(answer))
+            try:
+                answer = await self._answer()
+            except Exception as exc:
+                await _fail(sender, self._reply(exc))
                 return
             if not sender.started:
                 await sender.start(200, JSON_HEADERS)
@@ -304,7 +305,7 @@ class CompletionResponse(StreamedAnswer):
         self._completion = item
         return True
 
-    async def _answer(self) -> bytes | Exception:
+    async def _answer(self) -> bytes:
         item = self._completion
         assert isinstance(item, ChatCompletion)  # one item or an error, never _END first
         if item.usage is not None:
