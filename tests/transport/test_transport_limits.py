@@ -106,6 +106,17 @@ def too_long(error: Any, limit: int) -> bool:
     )
 
 
+def collect_body(mode: str, base_url: str, **options: Any) -> tuple[list[Any], Any]:
+    """:data:`REQUEST`'s stream from ``base_url`` through ``mode``'s client, as
+    :func:`collect` gives it."""
+    return collect(
+        mode,
+        lambda client: rxgem.from_gemini(
+            REQUEST, model=MODEL, api_key=KEY, base_url=base_url, client=client, **options
+        ),
+    )
+
+
 MODES = ["sync", "async", "aiohttp"]
 
 
@@ -162,17 +173,7 @@ def test_chunks_before_the_long_line_arrive_once_then_the_error(mode: str) -> No
     limit = MiB
     response, body = long_line_response(32 * MiB)  # more than the sockets' buffers hold
     with FakeGemini(response) as fake:
-        pieces, error = collect(
-            mode,
-            lambda client: rxgem.from_gemini(
-                REQUEST,
-                model=MODEL,
-                api_key=KEY,
-                base_url=fake.base_url,
-                client=client,
-                max_line_bytes=limit,
-            ),
-        )
+        pieces, error = collect_body(mode, fake.base_url, max_line_bytes=limit)
         assert fake.wait_for_disconnect(5.0)  # the response was closed, not read to its end
         assert fake.body_bytes_sent < len(body)
     assert too_long(error, limit)
@@ -190,17 +191,8 @@ def test_a_line_of_exactly_the_limit_passes(mode: str) -> None:
     limit = 256 * 1024
     response, body = long_line_response(limit, b"\r\n\r\n")
     with FakeGemini(response) as fake:
-        pieces, error = collect(
-            mode,
-            lambda client: rxgem.from_gemini(
-                REQUEST,
-                model=MODEL,
-                api_key=KEY,
-                base_url=fake.base_url,
-                client=client,
-                max_line_bytes=limit + 1,  # the \r counts: bytes before the \n
-            ),
-        )
+        # the \r counts: bytes before the \n
+        pieces, error = collect_body(mode, fake.base_url, max_line_bytes=limit + 1)
     assert error is None
     assert b"".join(pieces) == body
 
@@ -212,17 +204,7 @@ def test_a_line_ending_inside_a_chunk_past_the_limit_is_refused(mode: str) -> No
     body = HEAD + b"data: " + b"x" * (limit + 10) + b"\r\n\r\n" + HEAD
     response = FakeResponse(body=body, split_at=[len(HEAD)])
     with FakeGemini(response) as fake:
-        pieces, error = collect(
-            mode,
-            lambda client: rxgem.from_gemini(
-                REQUEST,
-                model=MODEL,
-                api_key=KEY,
-                base_url=fake.base_url,
-                client=client,
-                max_line_bytes=limit,
-            ),
-        )
+        pieces, error = collect_body(mode, fake.base_url, max_line_bytes=limit)
     assert too_long(error, limit)
     emitted = b"".join(pieces)  # HEAD; more only if the piece after it came in parts
     assert body.startswith(emitted)
@@ -233,17 +215,7 @@ def test_a_line_ending_inside_a_chunk_past_the_limit_is_refused(mode: str) -> No
 def test_none_means_no_limit(mode: str) -> None:
     response, body = long_line_response(2 * MiB, b"\n\n")
     with FakeGemini(response) as fake:
-        pieces, error = collect(
-            mode,
-            lambda client: rxgem.from_gemini(
-                REQUEST,
-                model=MODEL,
-                api_key=KEY,
-                base_url=fake.base_url,
-                client=client,
-                max_line_bytes=None,
-            ),
-        )
+        pieces, error = collect_body(mode, fake.base_url, max_line_bytes=None)
     assert error is None
     assert b"".join(pieces) == body
 
@@ -288,12 +260,7 @@ def test_the_default_lets_a_40mb_event_through(mode: str) -> None:
     assert 64 * MiB == DEFAULT_MAX_LINE_BYTES
     response, body = long_line_response(40 * 1000 * 1000, b"\r\n\r\n")
     with FakeGemini(response) as fake:
-        pieces, error = collect(
-            mode,
-            lambda client: rxgem.from_gemini(
-                REQUEST, model=MODEL, api_key=KEY, base_url=fake.base_url, client=client
-            ),
-        )
+        pieces, error = collect_body(mode, fake.base_url)
     assert error is None
     assert sum(map(len, pieces)) == len(body)
 
