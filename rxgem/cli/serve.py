@@ -31,6 +31,7 @@ from typing import Any, Final
 from ..server import (
     ENV,
     PIPELINE_OPTIONS,
+    UPSTREAM_APIS,
     UPSTREAM_CLIENTS,
     ServerSettings,
     SettingsError,
@@ -79,6 +80,23 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="URL",
         help="the Gemini API base URL (default Google AI Studio v1beta; a Vertex AI"
         " .../publishers/google base with --access-token)",
+    )
+    parser.add_argument(
+        "--upstream-api",
+        choices=UPSTREAM_APIS,
+        help="which of Gemini's APIs answers: generate-content (streamGenerateContent) or"
+        " interactions (POST /v1beta/interactions: background runs, agents, state kept at"
+        " Google with --interactions-store) (default: RXGEM_UPSTREAM_API, else"
+        " generate-content)",
+    )
+    parser.add_argument(
+        "--interactions-store",
+        action="store_true",
+        default=None,
+        help="on the interactions upstream, let Google keep the turns of stored responses"
+        " (its store: true): previous_response_id then sends only the new input, and"
+        " background: true works; off by default: Google keeps nothing (default:"
+        " RXGEM_INTERACTIONS_STORE)",
     )
     parser.add_argument(
         "--fake",
@@ -270,6 +288,7 @@ def _environment(args: argparse.Namespace) -> dict[str, str]:
         "access_token": args.access_token,
         "log_level": args.log_level,
         "upstream_client": args.upstream_client,
+        "upstream_api": args.upstream_api,
         "keep_alive": None if args.keep_alive is None else repr(args.keep_alive),
     }
     for name, *_ in (*_LIMITS, *_STORE_LIMITS):
@@ -286,6 +305,8 @@ def _environment(args: argparse.Namespace) -> dict[str, str]:
         env[ENV["allowed_hosts"]] = ",".join(args.allowed_host)
     if args.metrics:
         env[ENV["metrics"]] = "1"
+    if args.interactions_store:
+        env[ENV["interactions_store"]] = "1"
     if args.client_token:
         if any("," in token for token in args.client_token):
             raise SettingsError("a client token cannot contain a comma")

@@ -32,7 +32,7 @@ protocol lacks the connection guard: head deadlines, the connection cap.)
 
 The modules. Sans-IO (no sockets, no Starlette, no event loop):
 
-- ``_settings``: :class:`ServerSettings`, :func:`settings_from_env`.
+- ``_settings``: :class:`ServerSettings`; ``_settings_env``: :func:`settings_from_env`.
 - ``_auth``: client tokens, pass-through keys.
 - ``_errors``: exceptions → OpenAI error bodies, statuses and retry headers.
 - ``_model_list``: Gemini's model list → OpenAI's.
@@ -70,12 +70,14 @@ from typing import TYPE_CHECKING, Any
 from ._settings import (
     ENV,
     PIPELINE_OPTIONS,
+    UPSTREAM_APIS,
     UPSTREAM_CLIENTS,
     AuthMode,
     ServerSettings,
     SettingsError,
-    settings_from_env,
+    UpstreamAPI,
 )
+from ._settings_env import settings_from_env
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -86,10 +88,12 @@ if TYPE_CHECKING:
 __all__ = [
     "ENV",
     "PIPELINE_OPTIONS",
+    "UPSTREAM_APIS",
     "UPSTREAM_CLIENTS",
     "AuthMode",
     "ServerSettings",
     "SettingsError",
+    "UpstreamAPI",
     "app_from_env",
     "create_app",
     "settings_from_env",

@@ -1,8 +1,9 @@
-"""The server's settings: one frozen dataclass, checked when it is made, and its environment form.
+"""The server's settings: one frozen dataclass, checked when it is made.
 
 No I/O and no Starlette here: the ``serve`` command builds the settings from its
-arguments, :func:`settings_from_env` from environment variables (what each worker
-process reads when ``--workers`` is above 1).
+arguments, :func:`~rxgem.server._settings_env.settings_from_env` from environment
+variables (what each worker process reads when ``--workers`` is above 1);
+:meth:`ServerSettings.to_env` is the way back.
 """
 
 from __future__ import annotations
@@ -10,10 +11,9 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias
 from urllib.parse import urlsplit
 
@@ -24,19 +24,29 @@ from ..transport import DEFAULT_BASE_URL
 from ._hosts import normalize_allowed_hosts
 
 __all__ = [
+    "COUNTS",
     "ENV",
     "PIPELINE_OPTIONS",
+    "SECONDS",
+    "UPSTREAM_APIS",
     "UPSTREAM_CLIENTS",
     "AuthMode",
     "ServerSettings",
     "SettingsError",
-    "settings_from_env",
+    "UpstreamAPI",
 ]
 
 AuthMode: TypeAlias = Literal["tokens", "pass-through", "open"]
 """How clients are let in: ``"tokens"`` (a bearer token from ``client_tokens``, the
 server's own Gemini credentials upstream), ``"pass-through"`` (the client's bearer
 token *is* the Gemini key) or ``"open"`` (anyone, with the server's credentials)."""
+
+UpstreamAPI: TypeAlias = Literal["generate-content", "interactions"]
+"""Which of Gemini's APIs answers: ``generateContent`` (``streamGenerateContent``) or
+Interactions (``POST /v1beta/interactions``)."""
+
+UPSTREAM_APIS: Final = ("generate-content", "interactions")
+"""The values of :data:`UpstreamAPI`, the default first."""
 
 _LEVELS: Final = ("critical", "error", "warning", "info", "debug")
 UPSTREAM_CLIENTS: Final = ("auto", "aiohttp", "httpx")
@@ -79,8 +89,10 @@ ENV: Final = {
     "store_max_conversation_bytes": "RXGEM_STORE_MAX_CONVERSATION_BYTES",
     "store_timeout": "RXGEM_STORE_TIMEOUT",
     "upstream_client": "RXGEM_UPSTREAM_CLIENT",
+    "upstream_api": "RXGEM_UPSTREAM_API",
+    "interactions_store": "RXGEM_INTERACTIONS_STORE",
 }
-"""The environment variable of each setting read by :func:`settings_from_env`."""
+"""The environment variable of each setting (read by ``settings_from_env``)."""
 
 PIPELINE_OPTIONS: Final = frozenset(
     name
@@ -93,12 +105,9 @@ request says them) and the functions (``id_factory``, ``clock``: no environment 
 
 _STORE_SCHEME: Final = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
 _STORE_SCHEMES: Final = frozenset({"sqlite", "redis", "rediss", "unix"})
-_KEY_FALLBACKS: Final = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
-_TRUE: Final = frozenset({"1", "true", "yes", "on"})
-_FALSE: Final = frozenset({"", "0", "false", "no", "off"})
 
 
-_SECONDS: Final = (
+SECONDS: Final = (
     "keep_alive",
     "head_timeout",
     "body_timeout",
@@ -109,7 +118,7 @@ _SECONDS: Final = (
     "shutdown_grace",
     "store_timeout",
 )
-_COUNTS: Final = (
+COUNTS: Final = (
     "max_request_bytes",
     "max_json_depth",
     "max_json_values",
@@ -238,6 +247,14 @@ class ServerSettings:
         upstream_client: the HTTP client toward Gemini: ``"aiohttp"`` (an httpx
             transport over aiohttp, whose parser is in C), ``"httpx"`` (httpx's own), or
             ``"auto"``: aiohttp's when it is installed (the ``server`` extra has it).
+        upstream_api: which of Gemini's APIs answers (:data:`UpstreamAPI`):
+            ``"generate-content"`` (the default) or ``"interactions"``.
+        interactions_store: on the Interactions upstream, whether Google keeps the
+            turns of requests that ``store`` (its ``store: true``); off by default,
+            so Google keeps nothing (``store: false`` is sent): then a
+            ``previous_response_id`` replays the history from the local store, and
+            ``background`` is refused (Google runs only stored interactions in the
+            background). See docs/server.md on what Google keeps.
 
     The secrets are left out of ``repr()``.
     """
@@ -278,6 +295,8 @@ class ServerSettings:
     store_max_conversation_bytes: int = 2 * DEFAULT_MAX_RECORD_BYTES
     store_timeout: float = DEFAULT_STORE_TIMEOUT
     upstream_client: str = "auto"
+    upstream_api: UpstreamAPI = "generate-content"
+    interactions_store: bool = False
 
     def __post_init__(self) -> None:
         split = urlsplit(self.upstream)
@@ -306,7 +325,7 @@ class ServerSettings:
                 " (RXGEM_ACCESS_TOKEN, --access-token); or pass-through auth"
                 " (RXGEM_PASS_THROUGH_AUTH=1, --pass-through-auth)"
             )
-        for name in _SECONDS:
+        for name in SECONDS:
             value = getattr(self, name)
             if isinstance(value, bool) or not (isinstance(value, int | float) and value > 0):
                 raise SettingsError(f"{name} must be a positive number of seconds, not {value!r}")
@@ -315,10 +334,14 @@ class ServerSettings:
                 f"upstream client must be one of {', '.join(UPSTREAM_CLIENTS)},"
                 f" not {self.upstream_client!r}"
             )
+        if self.upstream_api not in UPSTREAM_APIS:
+            raise SettingsError(
+                f"upstream API must be one of {', '.join(UPSTREAM_APIS)}, not {self.upstream_api!r}"
+            )
         if self.log_level.lower() not in _LEVELS:
             raise SettingsError(f"log level must be one of {', '.join(_LEVELS)}")
         object.__setattr__(self, "log_level", self.log_level.lower())
-        for name in _COUNTS:
+        for name in COUNTS:
             value = getattr(self, name)
             if value is None and name == "max_connections":
                 continue
@@ -369,7 +392,7 @@ class ServerSettings:
         return logging.getLevelNamesMapping()[self.log_level.upper()]
 
     def to_env(self) -> dict[str, str]:
-        """The environment that makes :func:`settings_from_env` give these settings back
+        """The environment that makes ``settings_from_env`` give these settings back
         (what ``rxgem serve --workers N`` exports for its worker processes)."""
         env = {
             ENV["upstream"]: self.upstream,
@@ -385,8 +408,10 @@ class ServerSettings:
             ENV["no_store"]: "1" if self.no_store else "0",
             ENV["store_ttl"]: "" if self.store_ttl is None else repr(self.store_ttl),
             ENV["upstream_client"]: self.upstream_client,
+            ENV["upstream_api"]: self.upstream_api,
+            ENV["interactions_store"]: "1" if self.interactions_store else "0",
         }
-        for name in (*_SECONDS, *_COUNTS):
+        for name in (*SECONDS, *COUNTS):
             value = getattr(self, name)
             env[ENV[name]] = "" if value is None else repr(value)
         if self.api_key:
@@ -394,107 +419,3 @@ class ServerSettings:
         if self.access_token:
             env[ENV["access_token"]] = self.access_token
         return env
-
-
-def _flag(environ: Mapping[str, str], name: str) -> bool:
-    value = environ.get(name, "").strip().lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    raise SettingsError(f"{name} must be 1 or 0 (true/false), not {value!r}")
-
-
-def _number(environ: Mapping[str, str], name: str, kind: type[int] | type[float]) -> Any:
-    env_name = ENV[name]
-    text = environ.get(env_name, "").strip().replace("_", "")
-    if not text:
-        return _DEFAULTS[name]
-    try:
-        return kind(text)
-    except ValueError:
-        what = "a whole number" if kind is int else "a number of seconds"
-        raise SettingsError(f"{env_name} must be {what}, not {text!r}") from None
-
-
-def settings_from_env(environ: Mapping[str, str] | None = None) -> ServerSettings:
-    """Server settings from environment variables (``os.environ`` by default).
-
-    Every setting has one: ``RXGEM_`` and its name in capitals (see :data:`ENV`):
-    ``RXGEM_UPSTREAM``, ``RXGEM_API_KEY`` (else ``GEMINI_API_KEY``, else
-    ``GOOGLE_API_KEY``; those two are not read with pass-through auth or an access
-    token), ``RXGEM_ACCESS_TOKEN``, ``RXGEM_CLIENT_TOKENS`` and ``RXGEM_CORS_ORIGINS``
-    (comma-separated), ``RXGEM_HOST`` and ``RXGEM_ALLOWED_HOSTS`` (comma-separated),
-    ``RXGEM_PASS_THROUGH_AUTH`` and ``RXGEM_METRICS`` (``1``/``0``),
-    ``RXGEM_LOG_LEVEL``, the numbers: ``RXGEM_KEEP_ALIVE``,
-    ``RXGEM_MAX_REQUEST_BYTES``, ``RXGEM_HEAD_TIMEOUT``, ..., and ``RXGEM_PIPELINE``,
-    the pipeline options as a JSON object (``{"signature_in_id": true}``), and the
-    response store: ``RXGEM_STORE`` (a path or URL), ``RXGEM_NO_STORE`` (``1``/``0``),
-    ``RXGEM_STORE_TTL`` (seconds) and its limits, ``RXGEM_STORE_MAX_ITEMS``,
-    ``RXGEM_STORE_MAX_CHAIN``, ``RXGEM_STORE_MAX_RECORD_BYTES``,
-    ``RXGEM_STORE_MAX_CONVERSATION_BYTES``, ``RXGEM_STORE_TIMEOUT``;
-    ``RXGEM_UPSTREAM_CLIENT`` (``auto``, ``aiohttp``, ``httpx``). An empty variable means
-    the default.
-
-    Raises:
-        SettingsError: a value is malformed, or the settings are inconsistent.
-    """
-    env = os.environ if environ is None else environ
-    pass_through = _flag(env, ENV["pass_through_auth"])
-    api_key = env.get(ENV["api_key"]) or None
-    access_token = env.get(ENV["access_token"]) or None
-    if api_key is None and access_token is None and not pass_through:
-        api_key = next((env[name] for name in _KEY_FALLBACKS if env.get(name)), None)
-    numbers = {
-        name: _number(env, name, int if name in _COUNTS else float)
-        for name in (*_SECONDS, *_COUNTS)
-    }
-    return ServerSettings(
-        upstream=env.get(ENV["upstream"]) or DEFAULT_BASE_URL,
-        api_key=api_key,
-        access_token=access_token,
-        client_tokens=_list(env, "client_tokens"),
-        pass_through_auth=pass_through,
-        log_level=env.get(ENV["log_level"]) or "info",
-        cors_origins=_list(env, "cors_origins"),
-        host=env.get(ENV["host"], "").strip() or "127.0.0.1",
-        allowed_hosts=_list(env, "allowed_hosts"),
-        metrics=_flag(env, ENV["metrics"]),
-        pipeline=_pipeline(env),
-        store=env.get(ENV["store"]) or None,
-        no_store=_flag(env, ENV["no_store"]),
-        store_ttl=_store_ttl(env),
-        upstream_client=env.get(ENV["upstream_client"], "").strip().lower() or "auto",
-        **numbers,
-    )
-
-
-def _store_ttl(environ: Mapping[str, str]) -> float | None:
-    text = environ.get(ENV["store_ttl"], "").strip().replace("_", "")
-    if not text:
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        name = ENV["store_ttl"]
-        raise SettingsError(f"{name} must be a number of seconds, not {text!r}") from None
-
-
-def _pipeline(environ: Mapping[str, str]) -> dict[str, Any]:
-    text = environ.get(ENV["pipeline"], "").strip()
-    try:
-        options = json.loads(text) if text else {}
-    except ValueError:
-        options = None
-    if not isinstance(options, dict):
-        raise SettingsError(f"{ENV['pipeline']} must be a JSON object, not {text!r}")
-    return options
-
-
-def _list(environ: Mapping[str, str], name: str) -> tuple[str, ...]:
-    return tuple(t.strip() for t in environ.get(ENV[name], "").split(",") if t.strip())
-
-
-_DEFAULTS: Final[dict[str, Any]] = {
-    f.name: f.default for f in fields(ServerSettings) if f.name in (*_SECONDS, *_COUNTS)
-}
