@@ -91,6 +91,7 @@ Example (a complete pytest test)::
 
 from ._assert import RULES, StreamRuleError, assert_openai_stream
 from ._fake_gemini import FakeGemini, ReceivedRequest
+from ._fake_interactions import InteractionCall
 from ._fake_response import FakeResponse
 from ._gemini_builders import (
     MODEL,
@@ -117,6 +118,22 @@ from ._gemini_builders import (
     usage,
 )
 from ._gemini_validation import gemini_request_problems, invalid_argument
+from ._interaction_script import (
+    THOUGHT_SIGNATURE,
+    FakeInteraction,
+    ScriptedStep,
+    call_step,
+    code_steps,
+    interaction_events,
+    interaction_frame,
+    interaction_object,
+    interaction_stream,
+    interaction_usage,
+    search_steps,
+    text_step,
+    thought_step,
+    url_citation,
+)
 from ._marbles import Marble, MarbleOutput, expect_marbles, run_marbles
 from ._openai_builders import CHUNK_ID, chunk, tool_delta, usage_chunk
 
@@ -125,12 +142,16 @@ __all__ = [
     "MODEL",
     "RESPONSE_ID",
     "RULES",
+    "THOUGHT_SIGNATURE",
     "FakeGemini",
+    "FakeInteraction",
     "FakeResponse",
+    "InteractionCall",
     "Marble",
     "MarbleOutput",
     "Piece",
     "ReceivedRequest",
+    "ScriptedStep",
     "StreamRuleError",
     "api_error",
     "assert_openai_stream",
@@ -138,25 +159,36 @@ __all__ = [
     "call",
     "call_end",
     "call_start",
+    "call_step",
     "candidate",
     "candidate_fields",
     "chunk",
     "code",
     "code_result",
+    "code_steps",
     "event",
     "event_json",
     "expect_marbles",
     "file",
     "finish",
     "gemini_request_problems",
+    "interaction_events",
+    "interaction_frame",
+    "interaction_object",
+    "interaction_stream",
+    "interaction_usage",
     "invalid_argument",
     "media",
     "partial_args",
     "response",
     "run_marbles",
+    "search_steps",
     "text",
+    "text_step",
     "thought",
+    "thought_step",
     "tool_delta",
+    "url_citation",
     "usage",
     "usage_chunk",
 ]

@@ -16,12 +16,13 @@ import dataclasses
 import json
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, Literal
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from .. import samples
+from ._fake_interactions import DEFAULT_AGENTS, InteractionsRoutes, Script
 from ._fake_response import FakeResponse, response_fields
 from ._gemini_validation import gemini_request_problems, invalid_argument
 from ._http_wire import LAST_CHUNK, Request, chunk, chunk_head, response_head
@@ -128,6 +129,16 @@ class FakeGemini:
             same body in DATA frames, one frame per piece; ``drop_after`` resets the
             stream (``RST_STREAM``) instead of closing the connection, and a client
             resetting a stream counts as a disconnect.
+        interactions: the runs of the Interactions API, one per ``POST
+            /v1beta/interactions``, in order, the last one repeating
+            (:class:`FakeInteraction`, a :class:`FakeResponse` sent as is, or a function
+            of the :class:`InteractionCall` returning either); see
+            :mod:`rxgem.testing._fake_interactions` for the routes (create, get, resume
+            with ``last_event_id``, cancel, delete, background runs, ``store: false``,
+            ``previous_interaction_id``). These requests use up no ``responses``.
+        agents: the agents a create body may name instead of a model.
+        interaction_check: a check of each create body (returns problems); a body with
+            problems gets Google's 400 ``INVALID_ARGUMENT``.
 
     Example (strict)::
 
@@ -149,6 +160,9 @@ class FakeGemini:
         strict: bool = False,
         http2: bool = False,
         models: Sequence[str] = _MODELS,
+        interactions: Sequence[Script] = (),
+        agents: Sequence[str] = DEFAULT_AGENTS,
+        interaction_check: Callable[[Any], Sequence[str]] | None = None,
     ) -> None:
         items: list[FakeResponse] = []
         for response in responses:
@@ -161,6 +175,9 @@ class FakeGemini:
         self._responses = tuple(items) or (FakeResponse(body=samples.read("text")),)
         self._strict = bool(strict)
         self._models = tuple(models)
+        self._interactions = InteractionsRoutes(
+            interactions, models=self._models, agents=agents, check=interaction_check
+        )
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
         self._requests: list[ReceivedRequest] = []
@@ -242,6 +259,16 @@ class FakeGemini:
         with self._changed:
             return self._changed.wait_for(lambda: self._disconnects >= count, timeout)
 
+    def interaction(self, interaction_id: str) -> dict[str, Any] | None:
+        """The stored interaction as ``GET /v1beta/interactions/{id}`` shows it now, or
+        None (never created, ``store: false``, or deleted)."""
+        return self._interactions.snapshot(interaction_id)
+
+    @property
+    def interaction_ids(self) -> list[str]:
+        """The ids of the stored interactions, oldest first."""
+        return self._interactions.run_ids()
+
     # -- lifecycle
 
     def start(self) -> FakeGemini:
@@ -321,6 +348,9 @@ class FakeGemini:
             headers=dict(request.headers),
             body=request.body,
         )
+        if self._interactions.handles(path):
+            self._record(received, serve=False)
+            return self._interactions.answer(request.method, path, received.query, request.body)
         if request.method == "GET" and (path == "/v1beta/models" or _MODEL_PATH.fullmatch(path)):
             self._record(received, serve=False)
             return self._model_answer(path)

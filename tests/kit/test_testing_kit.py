@@ -499,6 +499,10 @@ def test_the_testing_api_is_exactly_this() -> None:
         *("run_marbles", "text", "thought", "tool_delta", "usage", "usage_chunk"),
         *("code", "code_result", "media", "file", "candidate_fields"),
         *("gemini_request_problems", "invalid_argument"),
+        *("FakeInteraction", "InteractionCall", "ScriptedStep", "THOUGHT_SIGNATURE"),
+        *("call_step", "code_steps", "search_steps", "text_step", "thought_step"),
+        *("interaction_events", "interaction_frame", "interaction_object"),
+        *("interaction_stream", "interaction_usage", "url_citation"),
     }
     for name in rxgem.testing.__all__:
         value = getattr(rxgem.testing, name)
