@@ -50,6 +50,10 @@ class StoredTurn:
             ``GET /v1/responses/{id}/input_items`` pages through).
         output: the answer's output items, in order.
         previous_id: the turn this one continues (``previous_response_id``), or ``None``.
+        interaction_id: the id of the Gemini Interaction that answered the turn, when
+            Google keeps it (a later turn then continues it with
+            ``previous_interaction_id``, and a background turn is polled there);
+            ``None`` for a turn answered by ``generateContent`` or not kept at Google.
     """
 
     id: str
@@ -59,12 +63,13 @@ class StoredTurn:
     input: tuple[StoredItem, ...] = ()
     output: tuple[StoredItem, ...] = ()
     previous_id: str | None = None
+    interaction_id: str | None = None
 
     @property
     def size(self) -> int:
         """Bytes this turn counts for against a store's ``max_record_bytes``."""
         items = sum(item.size for item in self.input) + sum(item.size for item in self.output)
-        return len(self.document) + items
+        return len(self.document) + len(self.interaction_id or "") + items
 
 
 @dataclass(frozen=True, slots=True)

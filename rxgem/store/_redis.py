@@ -5,7 +5,8 @@ owner's keys share a cluster slot and another owner's are never named::
 
     <prefix>secret                      the owner secret (no expiry)
     <prefix>{<owner>}:t:<turn id>       hash: created_at, document, previous, items
-                                        (the turn's item ids), ancestors, and
+                                        (the turn's item ids), ancestors, interaction
+                                        (absent in turns saved before it), and
                                         a:<item id> → position of each input item
     <prefix>{<owner>}:t:<turn id>:in    list: the input items, in order
     <prefix>{<owner>}:t:<turn id>:out   list: the output items, in order
@@ -234,6 +235,7 @@ class RedisStore:
             "created_at": repr(turn.created_at),
             "document": turn.document,
             "previous": turn.previous_id or "",
+            "interaction": turn.interaction_id or "",
             "items": " ".join(item.id for item in (*turn.input, *turn.output)),
             "ancestors": "",
             **positions,
@@ -258,7 +260,7 @@ class RedisStore:
 
     def _read_turn(self, pipe: Any, owner: str, turn_id: str) -> None:
         key = self._turn_key(owner, turn_id)
-        pipe.hmget(key, ["created_at", "document", "previous", "ancestors"])
+        pipe.hmget(key, ["created_at", "document", "previous", "ancestors", "interaction"])
         pipe.lrange(f"{key}:in", 0, -1)
         pipe.lrange(f"{key}:out", 0, -1)
 
@@ -352,7 +354,7 @@ def _decode(value: bytes) -> StoredItem:
 def _turn(
     owner: str, turn_id: str, head: list[Any], inputs: list[bytes], outputs: list[bytes]
 ) -> StoredTurn | None:
-    created_at, document, previous = head[:3]
+    created_at, document, previous, _, interaction = head
     if document is None:
         return None
     return StoredTurn(
@@ -363,4 +365,5 @@ def _turn(
         input=tuple(_decode(row) for row in inputs),
         output=tuple(_decode(row) for row in outputs),
         previous_id=previous.decode() or None,
+        interaction_id=(interaction or b"").decode() or None,
     )

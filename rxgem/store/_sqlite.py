@@ -42,7 +42,7 @@ from ._limits import (
 from ._owner import derive_owner, new_secret
 from ._paths import create_private_file, default_path
 from ._records import ItemsPage, Order, StoredItem, StoredTurn
-from ._sqlite_schema import SCHEMA, SCHEMA_VERSION
+from ._sqlite_schema import SCHEMA, SCHEMA_VERSION, migrate
 
 __all__ = ["SQLiteStore"]
 
@@ -272,6 +272,9 @@ class SQLiteStore:
                 db.execute("COMMIT")
                 secret = self._read_setup(db)
                 assert secret is not None
+            version = self._read_version(db)
+            if version is not None and version < SCHEMA_VERSION:
+                migrate(db, version)
             if self._secret is None:
                 self._secret = secret
             self._ready = True
@@ -310,9 +313,12 @@ class SQLiteStore:
         self._purge(db, now)
         db.execute("DELETE FROM turns WHERE owner = ? AND id = ?", (turn.owner, turn.id))
         db.execute(
-            "INSERT INTO turns (owner, id, created_at, expires_at, previous_id, document)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            (turn.owner, turn.id, turn.created_at, expires_at, turn.previous_id, turn.document),
+            "INSERT INTO turns (owner, id, created_at, expires_at, previous_id, document,"
+            " interaction_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                *(turn.owner, turn.id, turn.created_at, expires_at, turn.previous_id),
+                *(turn.document, turn.interaction_id),
+            ),
         )
         db.executemany(
             "INSERT INTO items (owner, turn_id, kind, position, item_id, data, opaque)"
@@ -452,7 +458,7 @@ def _read_turns(
     their items (in the caller's transaction)."""
     marks = ", ".join("?" * len(turn_ids))
     rows = db.execute(
-        f"SELECT id, created_at, previous_id, document FROM turns"
+        f"SELECT id, created_at, previous_id, document, interaction_id FROM turns"
         f" WHERE owner = ? AND id IN ({marks}) AND {_NOT_EXPIRED}",
         (owner, *turn_ids, now),
     ).fetchall()
@@ -472,8 +478,9 @@ def _read_turns(
             input=tuple(items.get((turn_id, _INPUT), ())),
             output=tuple(items.get((turn_id, _OUTPUT), ())),
             previous_id=previous_id,
+            interaction_id=interaction_id,
         )
-        for turn_id, created_at, previous_id, document in rows
+        for turn_id, created_at, previous_id, document, interaction_id in rows
     }
     return [found[turn_id] for turn_id in turn_ids if turn_id in found]
 

@@ -4,6 +4,8 @@ endpoint relies on for ``store``, ``previous_response_id``, ``item_reference``,
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import asyncio
 
 import pytest
@@ -43,6 +45,24 @@ def test_a_saved_turn_reads_back_whole(make_store: StoreFactory) -> None:
             return await store.get("resp_1", OWNER_A)
 
     assert run(scenario) == saved
+
+
+def test_a_turns_interaction_id_reads_back_in_the_turn_and_its_chain(
+    make_store: StoreFactory,
+) -> None:
+    first = replace(turn("resp_1"), interaction_id="v1_ChdpbnRlcmFjdGlvbi0x")
+    second = turn("resp_2", previous="resp_1")
+
+    async def scenario() -> tuple[StoredTurn | None, list[StoredTurn] | None]:
+        async with make_store() as store:
+            await store.save(first)
+            await store.save(second)
+            return await store.get("resp_1", OWNER_A), await store.chain("resp_2", OWNER_A)
+
+    got, chain = run(scenario)
+    assert got == first
+    assert chain is not None
+    assert [t.interaction_id for t in chain] == ["v1_ChdpbnRlcmFjdGlvbi0x", None]
 
 
 def test_missing_and_malformed_ids_are_not_found(make_store: StoreFactory) -> None:

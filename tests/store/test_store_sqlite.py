@@ -10,6 +10,7 @@ import stat
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -40,7 +41,7 @@ def test_the_file_is_private_and_in_wal_mode(tmp_path: Path) -> None:
     run(scenario)
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert db.execute("SELECT version FROM schema_version").fetchall() == [(1,)]
+        assert db.execute("SELECT version FROM schema_version").fetchall() == [(2,)]
 
 
 def test_no_token_is_stored_in_clear(tmp_path: Path) -> None:
@@ -69,6 +70,36 @@ def test_a_file_of_a_newer_schema_is_refused(tmp_path: Path) -> None:
                 await store.get("resp_1", OWNER_A)
 
     run(scenario)
+
+
+_VERSION_1_TURNS = """CREATE TABLE turns (
+    owner TEXT NOT NULL, id TEXT NOT NULL, created_at REAL NOT NULL, expires_at REAL,
+    previous_id TEXT, document BLOB NOT NULL, PRIMARY KEY (owner, id))"""
+
+
+def test_a_file_of_version_1_is_brought_to_version_2_keeping_its_turns(tmp_path: Path) -> None:
+    path = tmp_path / "r.sqlite3"
+    run(lambda: SQLiteStore(path).owner("t"))
+    with sqlite3.connect(path) as db:  # what rxgem made before turns had an interaction id
+        db.execute("DROP TABLE turns")
+        db.execute(_VERSION_1_TURNS)
+        db.execute("UPDATE schema_version SET version = 1")
+        db.execute(
+            "INSERT INTO turns VALUES (?, 'resp_old', 1.5, NULL, NULL, X'7B7D')", (OWNER_A,)
+        )
+
+    async def scenario() -> None:
+        async with SQLiteStore(path) as store:
+            old = await store.get("resp_old", OWNER_A)
+            assert old is not None and old.interaction_id is None and old.document == b"{}"
+            await store.save(replace(turn("resp_new"), interaction_id="v1_abc"))
+            new = await store.get("resp_new", OWNER_A)
+            assert new is not None and new.interaction_id == "v1_abc"
+
+    run(scenario)
+    run(scenario)  # a second opening finds it done
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT version FROM schema_version").fetchall() == [(2,)]
 
 
 def test_turns_expire_after_the_ttl(tmp_path: Path) -> None:
