@@ -22,6 +22,7 @@ from ._chat import ChatRoutes
 from ._handling import Handling, HostGuard, exception_handlers
 from ._hosts import HostCheck
 from ._labels import (
+    CANCEL_ROUTE,
     CHAT_ROUTE,
     HEALTHZ_ROUTE,
     INPUT_ITEMS_ROUTE,
@@ -85,7 +86,8 @@ def create_app(settings: ServerSettings, *, telemetry: Telemetry | None = None) 
     """The OpenAI-compatible server as a Starlette (ASGI) app.
 
     Routes: ``POST /v1/chat/completions``, ``POST /v1/responses`` with
-    ``GET``/``DELETE /v1/responses/{id}`` and ``GET /v1/responses/{id}/input_items``
+    ``GET``/``DELETE /v1/responses/{id}``, ``GET /v1/responses/{id}/input_items`` and
+    ``POST /v1/responses/{id}/cancel``
     (:class:`~rxgem.server.responses.ResponsesRoutes`; the store is opened here at
     startup and closed at shutdown, see ``settings.store``), ``GET /v1/models``,
     ``GET /v1/models/{id}``, ``GET /healthz`` (liveness), ``GET /readyz``
@@ -140,6 +142,7 @@ def create_app(settings: ServerSettings, *, telemetry: Telemetry | None = None) 
         Route(RESPONSE_ROUTE, responses.retrieve, methods=["GET"]),
         Route(RESPONSE_ROUTE, responses.delete, methods=["DELETE"]),
         Route(INPUT_ITEMS_ROUTE, responses.input_items, methods=["GET"]),
+        Route(CANCEL_ROUTE, responses.cancel, methods=["POST"]),
         Route(MODELS_ROUTE, chat.list_models, methods=["GET"]),
         Route(MODEL_ROUTE, chat.get_model, methods=["GET"]),
         Route(HEALTHZ_ROUTE, probes.healthz, methods=["GET"]),

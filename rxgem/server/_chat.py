@@ -12,6 +12,7 @@ from starlette.responses import Response
 
 from ..core import RxGemError
 from ._access import access_record
+from ._agents import chat_refusal
 from ._errors import Refusal, not_found
 from ._handling import Handling, json_response
 from ._model_list import valid_model_name
@@ -30,6 +31,9 @@ class ChatRoutes:
         handling = self.handling
         record = access_record(request.scope)
         credentials, body = await handling.read(request, record)
+        refused = chat_refusal(body)
+        if refused is not None:
+            raise Refusal(refused)
         stream = handling.count(record, body)
         stream_options = body.get("stream_options")
         send_usage = isinstance(stream_options, dict) and bool(stream_options.get("include_usage"))

@@ -20,6 +20,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from ..core import RxGemError
 from ._access import AccessRecord, access_record, log_failure
 from ._admission import Drain
+from ._agents import agent_of
 from ._auth import Credentials, authorize
 from ._body import BodyError, json_object_steps
 from ._errors import (
@@ -196,9 +197,13 @@ class Handling:
         model = body.get("model")
         if isinstance(model, str) and model:
             record.model = model
-            if not valid_model_name(model):
+            if not valid_model_name(agent_of(model) or model):
                 raise Refusal(
-                    bad_request("not a model name: letters, digits and . _ @ - only", "model")
+                    bad_request(
+                        "not a model name: letters, digits and . _ @ - only (an agent:"
+                        " agent:<name>)",
+                        "model",
+                    )
                 )
         return credentials, body
 

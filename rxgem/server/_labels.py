@@ -3,8 +3,8 @@
 A label value a client chooses (a path, a model name, a method) would make a new
 series per request, so each is mapped onto a bounded set here: the route templates
 of :data:`ROUTES`, the HTTP verbs, the statuses 100..599, model ids that look like
-one (``[A-Za-z0-9._@-]{1,64}``), the upstream error kinds; anything else is
-:data:`OTHER`.
+one (``[A-Za-z0-9._@-]{1,64}``, after ``agent:`` for an agent), the upstream error
+kinds; anything else is :data:`OTHER`.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from ..core import GeminiAPIError, GeminiTransportError, MalformedStreamError, T
 from ._errors import error_reply
 
 __all__ = [
+    "CANCEL_ROUTE",
     "CHAT_ROUTE",
     "ERROR_KINDS",
     "HEALTHZ_ROUTE",
@@ -48,6 +49,7 @@ CHAT_ROUTE: Final = "/v1/chat/completions"
 RESPONSES_ROUTE: Final = "/v1/responses"
 RESPONSE_ROUTE: Final = "/v1/responses/{response_id}"
 INPUT_ITEMS_ROUTE: Final = "/v1/responses/{response_id}/input_items"
+CANCEL_ROUTE: Final = "/v1/responses/{response_id}/cancel"
 MODELS_ROUTE: Final = "/v1/models"
 MODEL_ROUTE: Final = "/v1/models/{model_id:path}"
 HEALTHZ_ROUTE: Final = "/healthz"
@@ -58,6 +60,7 @@ ROUTES: Final = (
     RESPONSES_ROUTE,
     RESPONSE_ROUTE,
     INPUT_ITEMS_ROUTE,
+    CANCEL_ROUTE,
     MODELS_ROUTE,
     MODEL_ROUTE,
     HEALTHZ_ROUTE,
@@ -74,7 +77,7 @@ MAX_MODELS: Final = 100
 
 OTHER: Final = "other"
 
-looks_like_model = re.compile(r"[A-Za-z0-9._@-]{1,64}").fullmatch
+looks_like_model = re.compile(r"(?:agent:)?[A-Za-z0-9._@-]{1,64}").fullmatch
 looks_like_error_type = re.compile(r"[A-Za-z0-9._:-]{1,64}").fullmatch
 http_kind = re.compile(r"http_[1-5][0-9][0-9]").fullmatch
 ERROR_KINDS: Final = frozenset({"timeout", "connect", "transport", "malformed", "truncated"})

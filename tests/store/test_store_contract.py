@@ -4,9 +4,8 @@ endpoint relies on for ``store``, ``previous_response_id``, ``item_reference``,
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import asyncio
+from dataclasses import replace
 
 import pytest
 from store_helpers import OWNER_A, OWNER_B, StoreFactory, item, run, turn

@@ -84,17 +84,18 @@ def test_a_file_of_version_1_is_brought_to_version_2_keeping_its_turns(tmp_path:
         db.execute("DROP TABLE turns")
         db.execute(_VERSION_1_TURNS)
         db.execute("UPDATE schema_version SET version = 1")
-        db.execute(
-            "INSERT INTO turns VALUES (?, 'resp_old', 1.5, NULL, NULL, X'7B7D')", (OWNER_A,)
-        )
+        db.execute("INSERT INTO turns VALUES (?, 'resp_old', 1.5, NULL, NULL, X'7B7D')", (OWNER_A,))
 
     async def scenario() -> None:
         async with SQLiteStore(path) as store:
             old = await store.get("resp_old", OWNER_A)
-            assert old is not None and old.interaction_id is None and old.document == b"{}"
+            assert old is not None
+            assert old.interaction_id is None
+            assert old.document == b"{}"
             await store.save(replace(turn("resp_new"), interaction_id="v1_abc"))
             new = await store.get("resp_new", OWNER_A)
-            assert new is not None and new.interaction_id == "v1_abc"
+            assert new is not None
+            assert new.interaction_id == "v1_abc"
 
     run(scenario)
     run(scenario)  # a second opening finds it done

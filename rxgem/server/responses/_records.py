@@ -36,6 +36,7 @@ from ...store import ItemsPage, StoredItem, StoredTurn, valid_item_id
 __all__ = [
     "ANONYMOUS",
     "history_items",
+    "is_background",
     "items_page",
     "new_item_id",
     "new_response_id",
@@ -59,6 +60,12 @@ _PREFIXES: Final = {
 }
 _WITH_STATUS: Final = frozenset({"message", "function_call", "function_call_output"})
 _ENCODER: Final = msgspec.json.Encoder()
+
+
+def is_background(document: bytes) -> bool:
+    """Whether a stored response document is a background response's."""
+    decoded = msgspec.json.decode(document)
+    return isinstance(decoded, dict) and decoded.get("background") is True
 
 
 def new_response_id() -> str:

@@ -25,6 +25,7 @@ from ...store import (
 )
 from ...transport import api_of
 from .._access import access_record
+from .._agents import background_refusal
 from .._auth import bearer_token
 from .._errors import Refusal, bad_request, not_found, store_unavailable
 from .._handling import Handling, json_response
@@ -33,6 +34,7 @@ from ._answer import ResponsesAnswer
 from ._records import (
     ANONYMOUS,
     history_items,
+    is_background,
     items_page,
     new_response_id,
     normalized_input,
@@ -97,6 +99,9 @@ class ResponsesRoutes:
         needs_store = body.get("store") is not False or "previous_response_id" in body
         if needs_store or item_references(body):
             owner = await self._owner(request)  # not asked when the request needs nothing
+        refused = background_refusal(body, self.settings, owner is not None)
+        if refused is not None:
+            raise Refusal(refused)
         handling.count(record, body)
         try:
             responses_request, input_items, conversation = await self._translate(body, owner)
@@ -220,6 +225,19 @@ class ResponsesRoutes:
             request, lambda store, turn_id, owner: store.get(turn_id, owner)
         )
         return json_response(turn.document)
+
+    async def cancel(self, request: Request) -> HTTPResponse:
+        turn = await self._on_stored(
+            request, lambda store, turn_id, owner: store.get(turn_id, owner)
+        )
+        if turn.interaction_id is None or not is_background(turn.document):
+            raise Refusal(
+                bad_request(
+                    "only a response created with background: true can be cancelled",
+                    code="not_background",
+                )
+            )
+        raise Refusal(not_found(f"no background run of {turn.id!r} to cancel"))
 
     async def delete(self, request: Request) -> HTTPResponse:
         response_id = str(request.path_params["response_id"])
