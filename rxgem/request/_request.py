@@ -18,7 +18,7 @@ from ._params import (
 )
 from ._params import unsupported as unsupported_field
 
-__all__ = ["to_gemini_request"]
+__all__ = ["check_fields", "checked_model", "response_format", "to_gemini_request"]
 
 JSONObject = dict[str, Any]
 
@@ -102,23 +102,9 @@ def to_gemini_request(
         InvalidRequestError: the request cannot be translated; ``where`` names the
             field (``messages[3].tool_calls[0].function.arguments``).
     """
-    if type(body) is not dict:
-        raise InvalidRequestError("the request must be a JSON object")
     if api not in ("gemini", "vertex"):
         raise ValueError(f"api must be 'gemini' or 'vertex', not {api!r}")
-    if unsupported not in ("error", "warn"):
-        raise ValueError(f"unsupported must be 'error' or 'warn', not {unsupported!r}")
-    model = body.get("model")
-    if type(model) is not str or not model:
-        raise InvalidRequestError("must name a Gemini model", where="model")
-    for key in body:
-        if key in _MAPPED or key in _IGNORED:
-            continue
-        reason, instead = _UNSUPPORTED.get(key, _UNKNOWN)
-        remedy = (
-            f"{instead} instead" if instead else f"drop the field {at('', key)} from the request"
-        )
-        unsupported_field(unsupported, reason, key, remedy)
+    model = checked_model(body, unsupported)
     family = model_family(model)
     system, contents = messages_to_contents(
         body.get("messages"),
@@ -141,7 +127,7 @@ def to_gemini_request(
     if toolcfg is not None:
         request["toolConfig"] = toolcfg
     config = generation_config(body, unsupported)
-    _response_format(body.get("response_format"), config, api, family.generation, bool(names))
+    response_format(body.get("response_format"), config, api, family.generation, bool(names))
     thinking = thinking_config(body.get("reasoning_effort"), family, include_thoughts, unsupported)
     if thinking is not None:
         config["thinkingConfig"] = thinking
@@ -150,7 +136,32 @@ def to_gemini_request(
     return request
 
 
-def _response_format(
+def checked_model(body: Any, policy: Unsupported) -> str:
+    """The model of a Chat Completions request, once its fields are checked."""
+    if type(body) is not dict:
+        raise InvalidRequestError("the request must be a JSON object")
+    if policy not in ("error", "warn"):
+        raise ValueError(f"unsupported must be 'error' or 'warn', not {policy!r}")
+    model = body.get("model")
+    if type(model) is not str or not model:
+        raise InvalidRequestError("must name a Gemini model", where="model")
+    check_fields(body, policy)
+    return model
+
+
+def check_fields(body: JSONObject, policy: Unsupported) -> None:
+    """Refuse (or warn about) the fields of a Chat Completions request that nothing maps."""
+    for key in body:
+        if key in _MAPPED or key in _IGNORED:
+            continue
+        reason, instead = _UNSUPPORTED.get(key, _UNKNOWN)
+        remedy = (
+            f"{instead} instead" if instead else f"drop the field {at('', key)} from the request"
+        )
+        unsupported_field(policy, reason, key, remedy)
+
+
+def response_format(
     spec: Any, config: JSONObject, api: GeminiApi, generation: float, has_functions: bool
 ) -> None:
     if spec is None:

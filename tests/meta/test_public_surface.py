@@ -195,6 +195,10 @@ REQUEST = {
     "ResponsesRequest",
     "Resolve",
     "item_references",
+    # the same requests as Gemini Interactions create bodies
+    "chat_to_interaction",
+    "responses_to_interaction",
+    "InteractionRequest",
     # their shared parts
     "ModelFamily",
     "model_family",

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import copy
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from ...core import GeminiApi, InvalidRequestError
 from .._json import at
@@ -23,9 +23,17 @@ from ._input import Resolve, input_to_contents
 from ._params import generation_config, include_list
 from ._tools import responses_tools
 
-__all__ = ["ResponsesRequest", "responses_to_gemini_request"]
+__all__ = [
+    "ResponsesRequest",
+    "check_continuation",
+    "check_fields",
+    "echo_of",
+    "responses_to_gemini_request",
+    "with_warnings",
+]
 
 JSONObject = dict[str, Any]
+T = TypeVar("T")
 
 _MAPPED = frozenset(
     {
@@ -134,17 +142,61 @@ def _flag(body: Mapping[str, Any], key: str, default: bool) -> bool:
     return value
 
 
+def check_fields(body: Mapping[str, Any], policy: Unsupported) -> None:
+    """Refuse (or warn about) the fields of a Responses request that nothing maps."""
+    for key in body:
+        if key in _MAPPED or key in _IGNORED:
+            continue
+        reason = _UNSUPPORTED.get(key, _UNKNOWN)
+        unsupported(policy, reason, key, f"drop the field {at('', key)} from the request")
+
+
 def _fields(body: Mapping[str, Any], policy: Unsupported) -> None:
     if _flag(body, "background", False):
         raise InvalidRequestError(
             "rxgem answers in the foreground only; send background false or leave it out",
             where="background",
         )
-    for key in body:
-        if key in _MAPPED or key in _IGNORED:
-            continue
-        reason = _UNSUPPORTED.get(key, _UNKNOWN)
-        unsupported(policy, reason, key, f"drop the field {at('', key)} from the request")
+    check_fields(body, policy)
+
+
+def check_continuation(body: Mapping[str, Any], continued: bool) -> str | None:
+    """The request's ``previous_response_id`` (checked; ``continued``: the caller has
+    what it names), after checking ``metadata``."""
+    previous = body.get("previous_response_id")
+    if previous is not None and (type(previous) is not str or not previous):
+        raise InvalidRequestError("must be a response id", where="previous_response_id")
+    if previous is not None and not continued:
+        raise InvalidRequestError(
+            "this server keeps no responses to continue", where="previous_response_id"
+        )
+    metadata = body.get("metadata")
+    if metadata is not None and type(metadata) is not dict:
+        raise InvalidRequestError("must be an object", where="metadata")
+    return previous
+
+
+def echo_of(body: Mapping[str, Any]) -> JSONObject:
+    """The request's fields the Response object repeats, OpenAI's defaults for the rest."""
+    return {
+        key: body[key] if body.get(key) is not None else copy.deepcopy(default)
+        for key, default in _ECHO_DEFAULTS.items()
+    }
+
+
+def with_warnings(translate: Callable[[], T]) -> tuple[T, tuple[Warning, ...]]:
+    """``translate()`` and the warnings it issued (issued again, for the caller's filters)."""
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = translate()
+    finally:
+        for warning in caught:
+            warnings.warn_explicit(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
+    return result, tuple(w.message for w in caught if isinstance(w.message, Warning))
 
 
 def _translate(
@@ -159,16 +211,8 @@ def _translate(
     if type(model) is not str or not model:
         raise InvalidRequestError("must name a Gemini model", where="model")
     _fields(body, policy)
-    previous = body.get("previous_response_id")
-    if previous is not None and (type(previous) is not str or not previous):
-        raise InvalidRequestError("must be a response id", where="previous_response_id")
-    if previous is not None and history is None:
-        raise InvalidRequestError(
-            "this server keeps no responses to continue", where="previous_response_id"
-        )
+    previous = check_continuation(body, history is not None)
     metadata = body.get("metadata")
-    if metadata is not None and type(metadata) is not dict:
-        raise InvalidRequestError("must be an object", where="metadata")
     include = include_list(body)
     family = model_family(model)
     sources: list[tuple[str, Any]] = []
@@ -204,10 +248,6 @@ def _translate(
     )
     if config:
         gemini["generationConfig"] = config
-    echo = {
-        key: body[key] if body.get(key) is not None else copy.deepcopy(default)
-        for key, default in _ECHO_DEFAULTS.items()
-    }
     return ResponsesRequest(
         gemini=gemini,
         model=model,
@@ -216,7 +256,7 @@ def _translate(
         include=tuple(include),
         previous_response_id=previous,
         metadata=dict(metadata or {}),
-        echo=echo,
+        echo=echo_of(body),
         namespaced=tools.namespaced,
     )
 
@@ -264,15 +304,5 @@ def responses_to_gemini_request(
         raise ValueError(f"api must be 'gemini' or 'vertex', not {api!r}")
     if unsupported not in ("error", "warn"):
         raise ValueError(f"unsupported must be 'error' or 'warn', not {unsupported!r}")
-    caught: list[warnings.WarningMessage] = []
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            result = _translate(body, api, unsupported, history, resolve)
-    finally:
-        for warning in caught:
-            warnings.warn_explicit(
-                warning.message, warning.category, warning.filename, warning.lineno
-            )
-    found = tuple(w.message for w in caught if isinstance(w.message, Warning))
+    result, found = with_warnings(lambda: _translate(body, api, unsupported, history, resolve))
     return replace(result, warnings=found)

@@ -1,0 +1,97 @@
+"""``chat_to_interaction``: a Chat Completions request body → an Interactions create body."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...core import InvalidRequestError
+from .._messages import messages_to_contents
+from .._model_families import model_family
+from .._params import Unsupported, generation_config, thinking_config, tool_config, tools
+from .._request import checked_model
+from .._request import response_format as gemini_response_format
+from ._config import interaction_config, interaction_tools, response_format
+from ._steps import contents_to_steps
+
+__all__ = ["chat_to_interaction", "flag"]
+
+JSONObject = dict[str, Any]
+
+
+def flag(value: Any, where: str) -> bool:
+    """A request's boolean (``None``: false)."""
+    if value is None:
+        return False
+    if type(value) is not bool:
+        raise InvalidRequestError("must be true or false", where=where)
+    return value
+
+
+def chat_to_interaction(
+    body: JSONObject,
+    *,
+    store: bool = False,
+    previous_interaction_id: str | None = None,
+    include_thoughts: bool | None = None,
+    unsupported: Unsupported = "error",
+) -> JSONObject:
+    """An OpenAI Chat Completions request body → the body of ``POST /v1beta/interactions``.
+
+    The whole conversation goes as ``input`` steps (Chat Completions is stateless): every
+    thought signature the client kept goes back as a ``thought`` step before the step it
+    signed. ``stream`` is copied; the body's own ``store`` is OpenAI's and is not read.
+
+    Args:
+        store: whether Google keeps the interaction (Google's default is true; a
+            stateless chat sends false).
+        previous_interaction_id: the stored interaction this one continues (its steps
+            are at Google, so ``messages`` then holds only what is new).
+        include_thoughts: ask for thought summaries (``thinking_summaries``;
+            ``None``: Google's default).
+        unsupported: ``"error"`` (default) refuses a field Interactions has no
+            counterpart for, ``"warn"`` leaves it out with an ``UnsupportedWarning``.
+
+    Raises:
+        InvalidRequestError: the request cannot be translated; ``where`` names the field.
+    """
+    model = checked_model(body, unsupported)
+    family = model_family(model)
+    system, contents = messages_to_contents(
+        body.get("messages"), send_ids=True, current_turn_signatures=family.strict_signatures
+    )
+    declared, names = tools(body, schema_target="json_schema", policy=unsupported)
+    gemini: JSONObject = {"contents": contents, "tools": declared}
+    toolcfg = tool_config(body, names, family, False, unsupported)
+    if toolcfg is not None:
+        gemini["toolConfig"] = toolcfg
+    config = generation_config(body, unsupported)
+    gemini_response_format(
+        body.get("response_format"), config, "gemini", family.generation, bool(names)
+    )
+    thinking = thinking_config(body.get("reasoning_effort"), family, None, unsupported)
+    if thinking is not None:
+        config["thinkingConfig"] = thinking
+    gemini["generationConfig"] = config
+    out: JSONObject = {"model": model.removeprefix("models/"), "input": contents_to_steps(contents)}
+    if system is not None:
+        out["system_instruction"] = "\n\n".join(part["text"] for part in system["parts"])
+    flat = interaction_tools(declared)
+    if flat:
+        out["tools"] = flat
+    settings = interaction_config(
+        gemini,
+        effort_field="reasoning_effort",
+        include_thoughts=include_thoughts,
+        policy=unsupported,
+    )
+    if settings:
+        out["generation_config"] = settings
+    spec = response_format(gemini)
+    if spec is not None:
+        out["response_format"] = spec
+    if flag(body.get("stream"), "stream"):
+        out["stream"] = True
+    out["store"] = store
+    if previous_interaction_id is not None:
+        out["previous_interaction_id"] = previous_interaction_id
+    return out
