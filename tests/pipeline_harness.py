@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,22 @@ SHARED_CAPTURES = Path(
         "RXGEM_SHARED_CAPTURES", Path(__file__).resolve().parents[2] / "shared" / "captures"
     )
 )
+
+
+def collect_sync(source: Observable[Any], timeout: float = 60) -> tuple[list[Any], Any]:
+    """Subscribe and wait for the end (on whatever thread it comes): ``(items, error or
+    None)``."""
+    items: list[Any] = []
+    errors: list[Exception] = []
+    done = threading.Event()
+
+    def on_error(error: Exception) -> None:
+        errors.append(error)
+        done.set()
+
+    source.subscribe(items.append, on_error, done.set)
+    assert done.wait(timeout), "the stream did not end"
+    return items, errors[0] if errors else None
 
 
 def counter_ids() -> Callable[[], str]:

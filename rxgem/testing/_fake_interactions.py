@@ -297,10 +297,13 @@ class InteractionsRoutes:
                 size = len(frames[whole])
                 drop_after += min(max(1, int((cut - whole) * size)), size - 1)
         run.streams += 1
+        body = b"".join(frames)
+        if drop_after is not None and run.script.clean_cuts:
+            body, drop_after = body[:drop_after], None
         pace = run.script.pace
         return FakeResponse(
-            body=b"".join(frames),
-            split_at=ends[:-1],
+            body=body,
+            split_at=[end for end in ends[:-1] if end < len(body)],
             pause=pace,
             drop_after=drop_after,
             delay=run.script.delay if first == 0 else 0.0,

@@ -185,6 +185,8 @@ class FakeInteraction:
             resumption): cut the connection after that many of the response's events
             (``2.5``: two events and half of the third); a response past the list
             is sent whole.
+        clean_cuts: the cuts end the response properly (a body that just stops early)
+            instead of dropping the connection.
         pace: seconds between events (also how a background run progresses).
         delay: seconds before the response head (a slow first byte).
         id: the interaction id (default: a fresh ``v1_fake-N`` per run).
@@ -195,6 +197,7 @@ class FakeInteraction:
     usage: Mapping[str, int] | None = field(default_factory=lambda: interaction_usage(8, 5))
     error: Mapping[str, Any] | None = None
     cut_after: Sequence[float] = ()
+    clean_cuts: bool = False
     pace: float = 0.0
     delay: float = 0.0
     id: str | None = None

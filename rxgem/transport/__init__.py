@@ -1,4 +1,6 @@
-"""Gemini over httpx: its streaming endpoint as an ``Observable[bytes]``, and its model list.
+"""Gemini over httpx: its streaming endpoints (``streamGenerateContent``, Interactions) as
+``Observable[bytes]``, its model list, and the Interactions resources (create, get, cancel,
+delete).
 
 HTTP only: :mod:`rxgem.client` composes it with the pipeline (``stream_chat``).
 """
@@ -10,24 +12,44 @@ from ._http import (
     RetryPolicy,
     api_of,
     http_error,
+    interactions_url,
     model_segment,
     model_url,
     resolve_headers,
     stream_url,
+)
+from ._interactions_api import (
+    cancel_interaction,
+    create_interaction,
+    delete_interaction,
+    get_interaction,
+)
+from ._interactions_exchange import (
+    DEFAULT_RESUME,
+    InteractionsTransportOptions,
+    from_interactions,
 )
 from ._models_api import MAX_MODEL_PAGES, get_model, list_models, models_status
 
 __all__ = [
     "DEFAULT_BASE_URL",
     "DEFAULT_MAX_LINE_BYTES",
+    "DEFAULT_RESUME",
     "DEFAULT_TIMEOUT",
     "MAX_MODEL_PAGES",
+    "InteractionsTransportOptions",
     "RetryPolicy",
     "TransportOptions",
     "api_of",
+    "cancel_interaction",
+    "create_interaction",
+    "delete_interaction",
     "from_gemini",
+    "from_interactions",
+    "get_interaction",
     "get_model",
     "http_error",
+    "interactions_url",
     "list_models",
     "model_segment",
     "model_url",

@@ -36,9 +36,6 @@ would otherwise grow in memory until the process dies. Each chunk costs one ``rf
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import socket
-import threading
 from collections.abc import Mapping
 from typing import Any, TypedDict
 
@@ -47,19 +44,17 @@ import msgspec
 from httpx import USE_CLIENT_DEFAULT
 from httpx._client import UseClientDefault  # the type of USE_CLIENT_DEFAULT
 from reactivex import Observable, abc
-from reactivex.disposable import Disposable
-from reactivex.scheduler.eventloop import AsyncIOScheduler
 
-from ..bridge import FlowGate, current_gate
+from ..bridge import FlowGate
 from ..core import MalformedStreamError
 from ._http import (
-    DEFAULT_TIMEOUT,
     RetryPolicy,
     http_error,
     resolve_headers,
     stream_url,
     transport_error,
 )
+from ._runners import Run, start
 
 __all__ = ["DEFAULT_MAX_LINE_BYTES", "TransportOptions", "from_gemini"]
 
@@ -79,21 +74,6 @@ class TransportOptions(TypedDict, total=False):
     retry: RetryPolicy | int | None
     scheduler: abc.SchedulerBase | None
     max_line_bytes: int | None
-
-
-def _shutdown(response: httpx.Response | None) -> None:
-    """Wake a thread blocked reading ``response`` by shutting its socket down.
-
-    Not over HTTP/2: the socket carries the client's other streams too. The worker
-    then stops at the next piece of the body (it checks for cancellation).
-    """
-    if response is None or response.http_version == "HTTP/2":
-        return
-    stream = response.extensions.get("network_stream")
-    sock = stream.get_extra_info("socket") if stream is not None else None
-    if isinstance(sock, socket.socket):
-        with contextlib.suppress(OSError):
-            sock.shutdown(socket.SHUT_RDWR)
 
 
 def _line_after(chunk: bytes, line: int, limit: int) -> int:
@@ -121,15 +101,6 @@ def _line_too_long(limit: int) -> MalformedStreamError:
         f"an upstream line is longer than max_line_bytes={limit} bytes"
         " (the stream was stopped there)"
     )
-
-
-class _Run:
-    """One subscription's request: its cancellation state and the open response."""
-
-    def __init__(self) -> None:
-        self.cancelled = threading.Event()
-        self.response: httpx.Response | None = None
-        self.lock = threading.Lock()
 
 
 def from_gemini(
@@ -211,32 +182,16 @@ def from_gemini(
     def subscribe(
         observer: abc.ObserverBase[bytes], default: abc.SchedulerBase | None = None
     ) -> abc.DisposableBase:
-        chosen = scheduler or default
-        if isinstance(client, httpx.AsyncClient):
-            return exchange.run_async(observer, client, _loop_of(chosen, required=True))
-        if client is None:
-            loop = _loop_of(chosen, required=False)
-            if loop is not None:
-                return exchange.run_async(observer, None, loop)
-        return exchange.run_sync(observer, client, scheduler)
+        return start(
+            lambda http, run: exchange.sync_attempts(observer, http, run),
+            lambda http, gate: exchange.async_attempts(observer, http, gate),
+            client=client,
+            scheduler=scheduler,
+            default=default,
+            name="rxgem-from-gemini",
+        )
 
     return Observable(subscribe)
-
-
-def _loop_of(
-    scheduler: abc.SchedulerBase | None, *, required: bool
-) -> asyncio.AbstractEventLoop | None:
-    if isinstance(scheduler, AsyncIOScheduler):
-        return scheduler._loop  # reactivex keeps the loop private
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        if required:
-            raise RuntimeError(
-                "an httpx.AsyncClient needs an event loop: subscribe from async code, or pass"
-                " scheduler=AsyncIOScheduler(loop)"
-            ) from None
-        return None
 
 
 class _Exchange:
@@ -270,40 +225,8 @@ class _Exchange:
 
     # -- sync -------------------------------------------------------------------------
 
-    def run_sync(
-        self,
-        observer: abc.ObserverBase[bytes],
-        client: httpx.Client | None,
-        scheduler: abc.SchedulerBase | None,
-    ) -> abc.DisposableBase:
-        run = _Run()
-
-        def work(*_: Any) -> None:
-            own = client is None
-            http = httpx.Client(timeout=DEFAULT_TIMEOUT) if client is None else client
-            try:
-                self._sync_attempts(observer, http, run)
-            finally:
-                if own:
-                    http.close()
-
-        if scheduler is not None:
-            scheduled = scheduler.schedule(work)
-        else:
-            threading.Thread(target=work, name="rxgem-from-gemini", daemon=True).start()
-            scheduled = None
-
-        def cancel() -> None:
-            run.cancelled.set()
-            with run.lock:
-                _shutdown(run.response)
-            if scheduled is not None:
-                scheduled.dispose()
-
-        return Disposable(cancel)
-
-    def _sync_attempts(
-        self, observer: abc.ObserverBase[bytes], http: httpx.Client, run: _Run
+    def sync_attempts(
+        self, observer: abc.ObserverBase[bytes], http: httpx.Client, run: Run
     ) -> None:
         attempt = 0
         limit = self.max_line_bytes
@@ -366,46 +289,7 @@ class _Exchange:
 
     # -- async ------------------------------------------------------------------------
 
-    def run_async(
-        self,
-        observer: abc.ObserverBase[bytes],
-        client: httpx.AsyncClient | None,
-        loop: asyncio.AbstractEventLoop | None,
-    ) -> abc.DisposableBase:
-        assert loop is not None
-        on_loop = _on_loop(loop)
-        # a gate set by a subscriber on another loop or thread is not this loop's
-        gate = current_gate.get() if on_loop else None
-
-        async def work() -> None:
-            # the gate is for this read alone: tasks started downstream do not inherit it
-            current_gate.set(None)
-            own = client is None
-            http = httpx.AsyncClient(timeout=DEFAULT_TIMEOUT) if client is None else client
-            try:
-                await self._async_attempts(observer, http, gate)
-            finally:
-                if own:
-                    await http.aclose()
-
-        task = asyncio.run_coroutine_threadsafe(work(), loop) if not on_loop else None
-        local = loop.create_task(work()) if task is None else None
-
-        def cancel() -> None:
-            # cancelling a finished task or future does nothing
-            if local is not None:
-                if local.done():
-                    return
-                if _on_loop(loop):
-                    local.cancel()
-                else:
-                    loop.call_soon_threadsafe(local.cancel)
-            elif task is not None:
-                task.cancel()
-
-        return Disposable(cancel)
-
-    async def _async_attempts(
+    async def async_attempts(
         self, observer: abc.ObserverBase[bytes], http: httpx.AsyncClient, gate: FlowGate | None
     ) -> None:
         attempt = 0
@@ -453,10 +337,3 @@ class _Exchange:
                 return
             attempt += 1
             await asyncio.sleep(delay)
-
-
-def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
-    try:
-        return asyncio.get_running_loop() is loop
-    except RuntimeError:
-        return False

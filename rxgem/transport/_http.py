@@ -31,6 +31,7 @@ __all__ = [
     "RetryPolicy",
     "api_of",
     "http_error",
+    "interactions_url",
     "model_segment",
     "model_url",
     "resolve_headers",
@@ -123,6 +124,25 @@ def stream_url(base_url: str | None, model: str) -> str:
         InvalidRequestError: ``model`` is not a model id (see :func:`model_segment`).
     """
     return f"{model_url(base_url, model)}:streamGenerateContent?alt=sse"
+
+
+_INTERACTION_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._~=-]{0,1023}")
+"""An interaction id: one path segment under ``interactions/`` (no ``/ ? # % :``)."""
+
+
+def interactions_url(base_url: str | None, interaction_id: str | None = None) -> str:
+    """``{base_url}/interactions``, or ``{base_url}/interactions/{interaction_id}``.
+
+    Raises:
+        InvalidRequestError: ``interaction_id`` is not one path segment of the letters,
+            digits and ``_ - . ~ =`` Google's ids are made of (``where="interaction_id"``).
+    """
+    root = f"{(base_url or DEFAULT_BASE_URL).rstrip('/')}/interactions"
+    if interaction_id is None:
+        return root
+    if not isinstance(interaction_id, str) or not _INTERACTION_ID.fullmatch(interaction_id):
+        raise InvalidRequestError("not an interaction id", where="interaction_id")
+    return f"{root}/{quote(interaction_id, safe='=~')}"
 
 
 def _check_secret(secret: str, what: str) -> None:

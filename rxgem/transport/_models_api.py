@@ -14,12 +14,11 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 import httpx
-import msgspec
 from httpx import USE_CLIENT_DEFAULT
 from httpx._client import UseClientDefault  # the type of USE_CLIENT_DEFAULT
 
-from ..core import MalformedStreamError
-from ._http import DEFAULT_BASE_URL, http_error, model_url, resolve_headers, transport_error
+from ._http import DEFAULT_BASE_URL, model_url, resolve_headers, transport_error
+from ._json_call import call_json
 
 __all__ = ["MAX_MODEL_PAGES", "get_model", "list_models", "models_status"]
 
@@ -42,21 +41,7 @@ def _json_headers(
 async def _get_json(
     client: httpx.AsyncClient, url: str, headers: Mapping[str, str], params: Mapping[str, str]
 ) -> dict[str, Any]:
-    try:
-        response = await client.get(url, params=params, headers=headers)
-    except httpx.HTTPError as exc:
-        raise transport_error(exc, url) from exc
-    if response.status_code != 200:
-        raise http_error(
-            response.status_code, response.headers, response.content, response.reason_phrase
-        )
-    try:
-        data = msgspec.json.decode(response.content)
-    except msgspec.DecodeError:
-        data = None
-    if not isinstance(data, dict):
-        raise MalformedStreamError("the model list is not a JSON object")
-    return data
+    return await call_json(client, "GET", url, headers, params=params, what="the model list")
 
 
 async def list_models(

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 import reactivex
-from pipeline_harness import check_protocol, counter_ids, run, sdk_validate
+from pipeline_harness import check_protocol, collect_sync, counter_ids, run, sdk_validate
 from reactivex import operators as ops
 from reactivex.scheduler import ThreadPoolScheduler
 
@@ -33,21 +33,6 @@ QUOTA = {
 
 def options() -> dict[str, Any]:
     return {"id_factory": counter_ids(), "clock": lambda: 1_700_000_000.0}
-
-
-def collect_sync(source: reactivex.Observable[Any], timeout: float = 20) -> tuple[list[Any], Any]:
-    """Subscribe and wait for the end; returns (items, error or None)."""
-    items: list[Any] = []
-    errors: list[Exception] = []
-    done = threading.Event()
-
-    def on_error(error: Exception) -> None:
-        errors.append(error)
-        done.set()
-
-    source.subscribe(items.append, on_error, done.set)
-    assert done.wait(timeout), "the stream did not end"
-    return items, errors[0] if errors else None
 
 
 def dicts(chunks: list[rxgem.ChatCompletionChunk]) -> list[dict[str, Any]]:

@@ -17,7 +17,6 @@ import asyncio
 import random
 import subprocess
 import sys
-import threading
 import tracemalloc
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -25,7 +24,7 @@ from typing import Any
 import httpx
 import pytest
 import reactivex
-from pipeline_harness import counter_ids, run
+from pipeline_harness import collect_sync, counter_ids, run
 
 import rxgem
 from rxgem import samples
@@ -49,20 +48,6 @@ def chunks_before_an_error() -> list[dict[str, Any]]:
     chunks, error = run(HEAD + b"data: x", id_factory=counter_ids(), clock=lambda: 1.0)
     assert isinstance(error, rxgem.MalformedStreamError)
     return [c.to_dict() for c in chunks]
-
-
-def collect_sync(source: reactivex.Observable[Any], timeout: float = 60) -> tuple[list[Any], Any]:
-    items: list[Any] = []
-    errors: list[Exception] = []
-    done = threading.Event()
-
-    def on_error(error: Exception) -> None:
-        errors.append(error)
-        done.set()
-
-    source.subscribe(items.append, on_error, done.set)
-    assert done.wait(timeout), "the stream did not end"
-    return items, errors[0] if errors else None
 
 
 async def collect_async(

@@ -1,0 +1,127 @@
+"""Whole SSE events of an Interactions stream, and what resuming it needs (no I/O).
+
+:class:`EventFramer` holds back the event in progress, so that only complete events
+go downstream: a stream cut in the middle of an event is resumed from the last
+complete one, and the event that was cut arrives again, whole. It remembers the
+interaction's id (from ``interaction.created``), the last complete event's
+``event_id`` (the ``id:`` line, else the ``event_id`` of the JSON), and whether the
+stream said it was over (``data: [DONE]``, ``interaction.completed`` or ``error``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+import msgspec
+
+from ..core import MalformedStreamError
+
+__all__ = ["EventFramer"]
+
+# A blank line ends an event; a lone CR at the end of the buffer may be half a CRLF.
+_EVENT_END: Final = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)")
+_LINE: Final = re.compile(rb"\r\n|\r|\n")
+_TERMINAL: Final = frozenset({b"interaction.completed", b"error"})
+
+
+class _Created(msgspec.Struct):
+    id: str
+
+
+class _Lifecycle(msgspec.Struct):
+    interaction: _Created | None = None
+    event_id: str | None = None
+    event_type: str | None = None
+
+
+def _too_long(limit: int) -> MalformedStreamError:
+    return MalformedStreamError(
+        f"an upstream event is longer than max_line_bytes={limit} bytes"
+        " (the stream was stopped there)"
+    )
+
+
+class EventFramer:
+    """Cuts an Interactions SSE body into whole events.
+
+    Args:
+        max_event_bytes: the largest event (or run of bytes without a blank line) to
+            hold; a larger one is a :class:`MalformedStreamError`. ``None``: no limit.
+    """
+
+    def __init__(self, max_event_bytes: int | None = None) -> None:
+        self.max_event_bytes = max_event_bytes
+        self.interaction_id: str | None = None
+        self.last_event_id: str | None = None
+        self.finished = False
+        self.events = 0
+        """The complete events seen so far (comments not counted)."""
+        self.failure: MalformedStreamError | None = None
+        """Set once an event is longer than ``max_event_bytes``: the stream stops there."""
+        self._buffer = bytearray()
+
+    def feed(self, chunk: bytes) -> bytes:
+        """The complete events ``chunk`` completes (``b""`` when none), as they came.
+
+        An event longer than ``max_event_bytes`` (complete or not) sets :attr:`failure`
+        and ends what this call returns: the events before it still come out.
+        """
+        if self.failure is not None:
+            return b""
+        self._buffer += chunk
+        limit = self.max_event_bytes
+        end = 0
+        for match in _EVENT_END.finditer(self._buffer):
+            if match.end() == len(self._buffer) and self._buffer.endswith(b"\r"):
+                break  # the CR may be the first half of a CRLF
+            if limit is not None and match.start() - end > limit:
+                self.failure = _too_long(limit)
+                break
+            self._read(bytes(self._buffer[end : match.start()]))
+            end = match.end()
+        out = bytes(self._buffer[:end])
+        del self._buffer[:end]
+        if limit is not None and self.failure is None and len(self._buffer) > limit:
+            self.failure = _too_long(limit)
+        return out
+
+    def restart(self) -> None:
+        """Forget the event in progress (a new connection sends it again, whole)."""
+        self._buffer.clear()
+
+    def _read(self, block: bytes) -> None:
+        """Note what one event's fields say."""
+        kind = event_id = data = None
+        for line in _LINE.split(block):
+            name, _, value = line.partition(b":")
+            value = value[1:] if value.startswith(b" ") else value
+            if name == b"event":
+                kind = value
+            elif name == b"id":
+                event_id = value
+            elif name == b"data":
+                data = value if data is None else data + b"\n" + value
+        if data is None:
+            return  # a comment or an empty event: not a step of the stream
+        self.events += 1
+        if data == b"[DONE]":
+            self.finished = True
+            return
+        lifecycle = None
+        if event_id is None or kind is None or kind == b"interaction.created":
+            try:
+                lifecycle = msgspec.json.decode(data, type=_Lifecycle)
+            except msgspec.DecodeError:
+                lifecycle = None  # the reader downstream says what is wrong with it
+        if lifecycle is not None:
+            if kind is None and lifecycle.event_type is not None:
+                kind = lifecycle.event_type.encode()
+            if event_id is None and lifecycle.event_id is not None:
+                event_id = lifecycle.event_id.encode()
+            if kind == b"interaction.created" and lifecycle.interaction is not None:
+                self.interaction_id = lifecycle.interaction.id
+        if event_id:
+            self.last_event_id = event_id.decode("utf-8", "replace")
+        if kind in _TERMINAL:
+            self.finished = True

@@ -1,0 +1,305 @@
+"""Gemini's Interactions stream over httpx, as an ``Observable[bytes]``, resumed when cut.
+
+``from_interactions()`` POSTs a create body with ``"stream": true`` to
+``{base_url}/interactions`` and emits the SSE body as it arrives, in whole events
+(:class:`~rxgem.transport._interaction_frames.EventFramer` holds back the event in
+progress), ready for the Interactions reader (``upstream="interactions"``).
+
+When the stream is cut (the connection drops, a read fails, or the body ends before
+``data: [DONE]`` / ``interaction.completed``) and Google keeps the interaction (the
+body's ``store`` is not false, and ``interaction.created`` gave its id), it reconnects
+with ``GET {base_url}/interactions/{id}?stream=true&last_event_id=<last whole event>``
+and goes on: the subscriber sees neither the cut nor a repeated event. Where the
+request runs, backpressure and disposal are as for :func:`~rxgem.from_gemini`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any, Final
+
+import httpx
+import msgspec
+from httpx import USE_CLIENT_DEFAULT
+from httpx._client import UseClientDefault  # the type of USE_CLIENT_DEFAULT
+from reactivex import Observable, abc
+
+from ..bridge import FlowGate
+from ..core import GeminiAPIError, GeminiTransportError, TruncatedStreamError
+from ._exchange import DEFAULT_MAX_LINE_BYTES, TransportOptions
+from ._http import (
+    RetryPolicy,
+    http_error,
+    interactions_url,
+    resolve_headers,
+    transport_error,
+)
+from ._interaction_frames import EventFramer
+from ._runners import Run, start
+
+__all__ = ["DEFAULT_RESUME", "InteractionsTransportOptions", "from_interactions"]
+
+DEFAULT_RESUME: Final = 3
+"""How many reconnections in a row (without a new event between them) resume a cut stream."""
+_RESUME_BACKOFF: Final = 0.25
+_RESUME_MAX_BACKOFF: Final = 4.0
+_RESUME_STATUSES: Final = frozenset({429, 500, 502, 503, 504})
+
+
+class InteractionsTransportOptions(TransportOptions, total=False):
+    """The keyword options of :func:`from_interactions` besides the request."""
+
+    resume: int
+
+
+class _Session:
+    """One subscription's requests and the decisions between them (no I/O)."""
+
+    def __init__(
+        self,
+        base_url: str | None,
+        headers: dict[str, str],
+        body: bytes,
+        stored: bool,
+        policy: RetryPolicy | None,
+        resume: int,
+        max_bytes: int | None,
+    ) -> None:
+        self.base_url = base_url
+        self.headers = headers
+        self.get_headers = {k: v for k, v in headers.items() if k != "content-type"}
+        self.body = body
+        self.stored = stored
+        self.policy = policy
+        self.resume = resume
+        self.framer = EventFramer(max_bytes)
+        self.attempt = 0  # retries of the create
+        self.failures = 0  # reconnections in a row without a new event
+        self.seen = 0  # events when the last connection started
+
+    def request(self) -> tuple[str, str, bytes | None, dict[str, str], dict[str, str]]:
+        """``(method, url, content, headers, params)`` of the next connection."""
+        self.framer.restart()
+        self.seen = self.framer.events
+        if self.framer.interaction_id is None:
+            return "POST", interactions_url(self.base_url), self.body, self.headers, {}
+        url = interactions_url(self.base_url, self.framer.interaction_id)
+        params = {"stream": "true"}
+        if self.framer.last_event_id is not None:
+            params["last_event_id"] = self.framer.last_event_id
+        return "GET", url, None, self.get_headers, params
+
+    def after(self, error: Exception | None) -> tuple[float | None, Exception]:
+        """After a connection that ended without the end of the stream (``error`` is
+        None for a body that just stopped): the seconds to wait before the next one, or
+        None and the error to report."""
+        framer = self.framer
+        if error is None:
+            where = f" after {framer.events} events" if framer.events else ""
+            error = TruncatedStreamError(
+                f"the Interactions stream ended{where} before it said done"
+            )
+        if framer.interaction_id is None:  # the create: retried as from_gemini retries
+            if framer.events or self.policy is None:
+                return None, error
+            delay = self.policy.delay(self.attempt, error)
+            self.attempt += 1
+            return delay, error
+        if not self.stored:
+            return None, _not_resumable(error, "store is false, so Google kept nothing")
+        if isinstance(error, GeminiAPIError) and error.http_status not in _RESUME_STATUSES:
+            return None, error
+        self.failures = 0 if framer.events > self.seen else self.failures + 1
+        if self.failures >= self.resume:
+            why = f"{self.resume} reconnections in a row failed" if self.resume else "resume=0"
+            return None, _not_resumable(error, why)
+        if self.failures == 0:
+            return 0.0, error
+        return min(_RESUME_MAX_BACKOFF, _RESUME_BACKOFF * 2 ** (self.failures - 1)), error
+
+
+def _not_resumable(error: Exception, why: str) -> Exception:
+    """``error`` with why the stream was not resumed added to its message."""
+    if isinstance(error, GeminiTransportError):
+        return GeminiTransportError(f"{error} (not resumed: {why})", cause=error.cause)
+    if isinstance(error, TruncatedStreamError):
+        return TruncatedStreamError(f"{error} (not resumed: {why})")
+    return error
+
+
+def from_interactions(
+    request: Mapping[str, Any],
+    *,
+    api_key: str | None = None,
+    access_token: str | None = None,
+    base_url: str | None = None,
+    client: httpx.Client | httpx.AsyncClient | None = None,
+    timeout: httpx.Timeout | float | UseClientDefault | None = USE_CLIENT_DEFAULT,
+    headers: Mapping[str, str] | None = None,
+    retry: RetryPolicy | int | None = None,
+    scheduler: abc.SchedulerBase | None = None,
+    max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
+    resume: int = DEFAULT_RESUME,
+) -> Observable[bytes]:
+    """Stream an Interactions run's SSE body as byte chunks of whole events, resumed when cut.
+
+    .. code::
+
+        from_interactions({"model": "gemini-3-flash-preview", "input": "Hi"})
+        ---b"event: interaction.created\\nid: …\\ndata: {…}\\n\\n"---b"event: step.start…"---|
+                      (cut: GET …/interactions/{id}?stream=true&last_event_id=…)
+
+    Args:
+        request: an Interactions create body (``model`` or ``agent``, ``input``, ...);
+            ``"stream": true`` is set here.
+        resume: how many reconnections in a row, without a new event between them,
+            may resume a cut stream (the first at once, then 0.25 s, 0.5 s, ... up to
+            4 s apart); each is a new request with ``timeout``. ``0``: never resume.
+        The others: as for :func:`~rxgem.from_gemini` (``retry`` retries the create
+        only, before its first event).
+
+    Raises:
+        ValueError: at call time, for ``max_line_bytes`` or ``resume`` out of range.
+        MissingCredentialsError: at call time, when no key or token can be found.
+
+    The Observable errors, after every whole event that arrived, with
+    :class:`GeminiAPIError` for a non-200 answer, :class:`GeminiTransportError` when a
+    connection fails and the stream cannot be resumed (``store: false``, no
+    ``interaction.created`` yet, or ``resume`` reconnections failed), and
+    :class:`TruncatedStreamError` when the body ended before it said done and cannot
+    be resumed.
+    """
+    if max_line_bytes is not None and (type(max_line_bytes) is not int or max_line_bytes < 1):
+        raise ValueError(f"max_line_bytes must be a positive int or None, not {max_line_bytes!r}")
+    if type(resume) is not int or resume < 0:
+        raise ValueError(f"resume must be an int >= 0, not {resume!r}")
+    policy = RetryPolicy(attempts=retry) if isinstance(retry, int) else retry
+    if policy is not None and policy.attempts < 1:
+        raise ValueError("retry attempts must be at least 1")
+    send_headers = resolve_headers(api_key, access_token, headers)
+    body = {**request, "stream": True}
+    encoded = msgspec.json.encode(body)
+    stored = body.get("store") is not False
+
+    def subscribe(
+        observer: abc.ObserverBase[bytes], default: abc.SchedulerBase | None = None
+    ) -> abc.DisposableBase:
+        session = _Session(base_url, send_headers, encoded, stored, policy, resume, max_line_bytes)
+        return start(
+            lambda http, run: _sync_connections(session, observer, http, run, timeout),
+            lambda http, gate: _async_connections(session, observer, http, gate, timeout),
+            client=client,
+            scheduler=scheduler,
+            default=default,
+            name="rxgem-from-interactions",
+        )
+
+    return Observable(subscribe)
+
+
+Timeout = httpx.Timeout | float | UseClientDefault | None
+
+
+def _sync_connections(
+    session: _Session,
+    observer: abc.ObserverBase[bytes],
+    http: httpx.Client,
+    run: Run,
+    timeout: Timeout,
+) -> None:
+    while not run.cancelled.is_set():
+        method, url, content, headers, params = session.request()
+        error: Exception | None = None
+        try:
+            with http.stream(
+                method, url, content=content, headers=headers, params=params, timeout=timeout
+            ) as response:
+                with run.lock:
+                    run.response = response
+                if run.cancelled.is_set():
+                    return
+                if response.status_code != 200:
+                    body = response.read()
+                    error = http_error(
+                        response.status_code, response.headers, body, response.reason_phrase
+                    )
+                else:
+                    for chunk in response.iter_bytes():
+                        if run.cancelled.is_set():
+                            return
+                        whole = session.framer.feed(chunk)
+                        if whole:
+                            observer.on_next(whole)
+                        if session.framer.failure is not None:
+                            break  # leaving the block closes the response
+                    if session.framer.failure is not None:
+                        if not run.cancelled.is_set():
+                            observer.on_error(session.framer.failure)
+                        return
+                    if session.framer.finished:
+                        if not run.cancelled.is_set():
+                            observer.on_completed()
+                        return
+        except httpx.HTTPError as exc:
+            if run.cancelled.is_set():
+                return
+            error = transport_error(exc, url)
+        except Exception as exc:  # raised downstream, inside on_next
+            if not run.cancelled.is_set():
+                observer.on_error(exc)
+            return
+        finally:
+            with run.lock:
+                run.response = None
+        delay, final = session.after(error)
+        if delay is None:
+            if not run.cancelled.is_set():
+                observer.on_error(final)
+            return
+        if run.cancelled.wait(delay):
+            return
+
+
+async def _async_connections(
+    session: _Session,
+    observer: abc.ObserverBase[bytes],
+    http: httpx.AsyncClient,
+    gate: FlowGate | None,
+    timeout: Timeout,
+) -> None:
+    while True:
+        method, url, content, headers, params = session.request()
+        error: Exception | None = None
+        try:
+            async with http.stream(
+                method, url, content=content, headers=headers, params=params, timeout=timeout
+            ) as response:
+                if response.status_code != 200:
+                    body = await response.aread()
+                    error = http_error(
+                        response.status_code, response.headers, body, response.reason_phrase
+                    )
+                else:
+                    async for chunk in response.aiter_bytes():
+                        whole = session.framer.feed(chunk)
+                        if whole:
+                            observer.on_next(whole)
+                        if session.framer.failure is not None:
+                            observer.on_error(session.framer.failure)
+                            return  # leaving the block closes the response
+                        if whole and gate is not None and not gate.is_open:
+                            await gate.ready()  # before the next read
+                    if session.framer.finished:
+                        observer.on_completed()
+                        return
+        except httpx.HTTPError as exc:
+            error = transport_error(exc, url)
+        except Exception as exc:  # raised downstream, inside on_next
+            observer.on_error(exc)
+            return
+        delay, final = session.after(error)
+        if delay is None:
+            observer.on_error(final)
+            return
+        await asyncio.sleep(delay)
