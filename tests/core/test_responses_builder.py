@@ -374,12 +374,14 @@ def test_a_failed_stream_closes_what_was_open_then_fails_with_the_output_so_far(
         "message",
         "function_call",
     ]
-    assert response["output"][1]["status"] == "incomplete"
+    assert response["output"][1]["status"] == "completed"  # done when the call began
     assert response["output"][2]["arguments"] == '{"q":1}'
     assert response["error"]["code"] == "rate_limit_exceeded"
     assert "quota" in response["error"]["message"]
     snapshot = sdk_final(events)
     assert len(snapshot.output) == 3
+    cut = check_sequence(build([META, Text(0, "Partial")], error=error))
+    assert cut["output"][0]["status"] == "incomplete"
 
 
 def test_close_with_an_error_before_anything_started_owes_nothing() -> None:
@@ -475,8 +477,9 @@ def test_code_execution_is_a_code_interpreter_call() -> None:
     events, error = run_converter(body)
     assert error is None
     response = check_sequence(events)
-    message, execution = response["output"]
-    assert message["content"][0]["text"] == "Let me run it.It printed 1."
+    message, execution, after = response["output"]
+    assert message["content"][0]["text"] == "Let me run it."
+    assert after["content"][0]["text"] == "It printed 1."
     assert execution["type"] == "code_interpreter_call"
     assert execution["code"] == "print(1)"
     assert execution["outputs"] == [{"type": "logs", "logs": "1\n"}]

@@ -38,9 +38,7 @@ def kinds(response: dict[str, Any]) -> list[str]:
 
 
 def message_texts(response: dict[str, Any]) -> list[str]:
-    return [
-        item["content"][0]["text"] for item in response["output"] if item["type"] == "message"
-    ]
+    return [item["content"][0]["text"] for item in response["output"] if item["type"] == "message"]
 
 
 def in_stream_order(events: list[Any]) -> None:
@@ -79,9 +77,7 @@ def test_chat_keeps_one_content_in_the_same_order() -> None:
     converter = Converter()
     chunks = [chunk for data in CODE_BETWEEN_TEXT for chunk in converter.feed(data)]
     chunks += converter.close()
-    content = "".join(
-        choice.delta.content or "" for chunk in chunks for choice in chunk.choices
-    )
+    content = "".join(choice.delta.content or "" for chunk in chunks for choice in chunk.choices)
     assert content == "Let me run it.\n```python\nprint(1)\n```\n```output\n1\n```\nIt printed 1."
 
 

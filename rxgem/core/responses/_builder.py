@@ -71,7 +71,7 @@ from ._models import (
     ResponsesEvent,
     ResponseStatus,
 )
-from ._output_items import Call, Message, OutputItems, Reasoning
+from ._output_items import Call, Code, Message, OutputItems, Reasoning
 from ._reasoning_carrier import CarriedSignature, SignedKind, encode_signatures
 
 __all__ = ["ResponsesBuilder"]
@@ -143,7 +143,7 @@ class ResponsesBuilder:
         check_request(request)
         check_namespaced(namespaced)
         check_response_id(response_id)
-        self._items = OutputItems(id_factory, namespaced)
+        self._items = OutputItems(id_factory, namespaced, self._citations)
         self._id_factory = id_factory
         self._response_id = response_id
         self._model = model
@@ -250,8 +250,9 @@ class ResponsesBuilder:
                 continue  # a response has one output: candidate 0's
             if self._id is None:
                 self._start(out)
-            if self._include and self._items.reasoning is None and type(item) in _OUTPUT:
-                self._items.open_reasoning(out)  # first, as OpenAI's: it carries the signatures
+            if self._include and self._items.carrier is None and type(item) in _OUTPUT:
+                # first, as OpenAI's: it carries the signatures
+                self._items.open_reasoning(out, carrier=True)
             if type(item) is Text:
                 if item.thought:
                     self._items.thought(out, item.text)
@@ -310,7 +311,7 @@ class ResponsesBuilder:
     def _header(self, out: list[ResponsesEvent], item: ToolCallHeader) -> None:
         call = Call(
             self._items.mint("fc"),
-            self._items.open_index(),
+            self._items.open_index(out),
             item.id or self._items.mint("call"),
             item.name,
         )
@@ -361,33 +362,30 @@ class ResponsesBuilder:
                 self._sign("call", call.call_id, tool_call.signature)
         calls += [(call, None) for call in announced.values()]
         self._calls, self._headers = [], {}
-        if self._include and (self._signatures or fresh) and self._items.reasoning is None:
-            self._items.open_reasoning(out)
+        if self._include and (self._signatures or fresh) and self._items.carrier is None:
+            self._items.open_reasoning(out, carrier=True)
         if refusal is not None and self._items.message is None:
             self._items.open_message(out)
-        reasoning, message, code = self._items.detach()
         open_items: list[tuple[int, Any]] = [
             (call.index, pair) for pair in calls for call in pair[:1]
         ]
-        for item in (reasoning, message, code):
-            if item is not None:
-                open_items.append((item.index, item))
+        open_items += [(item.index, item) for item in self._items.detach()]
         for _, item in sorted(open_items, key=_first):
             if type(item) is Reasoning:
                 encrypted = (
                     encode_signatures(self._signatures)
-                    if self._include and self._signatures
+                    if item is self._items.carrier and self._signatures
                     else None
                 )
                 self._items.close_reasoning(out, item, encrypted)
             elif type(item) is Message:
                 self._items.close_message(out, item, status, refusal, self._citations())
-            elif item is code:  # the code execution still waiting for its result
+            elif type(item) is Code:  # the code execution still waiting for its result
                 self._items.close_code(out, None)
             else:
                 self._items.close_call(out, *item)
         for call, tool_call in fresh:
-            call.index = self._items.open_index()
+            call.index = self._items.open_index(out)
             added = self._items.function_call(call, call.name, "", "in_progress")
             out.append(
                 OutputItemAdded(

@@ -24,7 +24,7 @@ __all__ = [
     "check_response_id",
     "echo",
     "error_of",
-    "flat_citation",
+    "flat_citations",
     "response_usage",
     "status_of",
 ]
@@ -148,6 +148,15 @@ def error_of(error: BaseException) -> ResponseError:
     return ResponseError(code=code, message=str(error) or type(error).__name__)
 
 
-def flat_citation(annotation: dict[str, Any]) -> dict[str, Any]:
-    """Chat's ``{"type": "url_citation", "url_citation": {...}}`` → Responses' flat form."""
-    return {"type": "url_citation", **annotation["url_citation"]}
+def flat_citations(annotations: list[dict[str, Any]], start: int, end: int) -> list[dict[str, Any]]:
+    """Chat's ``{"type": "url_citation", "url_citation": {...}}`` of the content's
+    characters ``start``..``end`` (one message's text) → Responses' flat form, placed in
+    that text; the others belong to another message."""
+    flat: list[dict[str, Any]] = []
+    for annotation in annotations:
+        cited = annotation["url_citation"]
+        first, last = cited["start_index"], cited["end_index"]
+        if start <= first and last <= end:
+            placed = {"start_index": first - start, "end_index": last - start}
+            flat.append({"type": "url_citation", **cited, **placed})
+    return flat

@@ -8,6 +8,12 @@ result) and ``image_generation_call`` items. Each finished item is kept by outpu
 for the response's ``output``. Data parts with no Responses item (audio, files, a
 built-in tool's call, thought parts) are entries of the message's
 ``extra_content.google.parts``, as in Chat Completions.
+
+The output reads in the stream's order: a run of text is one message and a run of
+thoughts one reasoning item, and a new item ends them (:meth:`OutputItems.open_index`),
+so that text after code (or after an image, a call, thoughts) is a new message after
+it, each item done before the next begins. Only the reasoning item that carries the
+signatures (``include_encrypted_reasoning``) stays open to the end, to carry them all.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from ..gemini._models import Part
 from ..openai._annotations import OTHER, TEXT, THOUGHT, ContentMap
 from ..openai._parts import part_entry, without_data
 from ..slots._items import ToolCall
-from ._mapping import flat_citation
+from ._mapping import flat_citations
 from ._models import (
     CodeInterpreterCall,
     ContentPart,
@@ -50,53 +56,13 @@ from ._models import (
     ResponsesEvent,
     SummaryText,
 )
+from ._open_items import Call, Code, Message, Reasoning
 
 __all__ = ["Call", "Code", "Message", "OutputItems", "Reasoning"]
 
 _ENCODE = msgspec.json.Encoder().encode
 _CONTAINER = "gemini"
 """The ``container_id`` of a code execution (Gemini runs it in a sandbox with no id)."""
-
-
-class Message:
-    __slots__ = ("id", "index", "logprobs", "parts", "pieces", "text_index")
-
-    def __init__(self, item_id: str, index: int) -> None:
-        self.id = item_id
-        self.index = index
-        self.text_index: int | None = None  # the output_text part's index, once open
-        self.pieces: list[str] = []
-        self.logprobs: list[dict[str, Any]] = []
-        self.parts: list[dict[str, Any]] = []  # extra_content.google.parts entries
-
-
-class Reasoning:
-    __slots__ = ("id", "index", "pieces")
-
-    def __init__(self, item_id: str, index: int) -> None:
-        self.id = item_id
-        self.index = index
-        self.pieces: list[str] | None = None  # the summary's text, once its part is open
-
-
-class Call:
-    __slots__ = ("call_id", "id", "index", "name")
-
-    def __init__(self, item_id: str, index: int, call_id: str, name: str) -> None:
-        self.id = item_id
-        self.index = index
-        self.call_id = call_id
-        self.name = name
-
-
-class Code:
-    __slots__ = ("code", "id", "index", "parts")
-
-    def __init__(self, item_id: str, index: int, code: str | None, part: dict[str, Any]) -> None:
-        self.id = item_id
-        self.index = index
-        self.code = code
-        self.parts = [part]
 
 
 class OutputItems:
@@ -108,6 +74,8 @@ class OutputItems:
         "_namespaced",
         "_next_index",
         "_seq",
+        "carrier",
+        "citations",
         "code",
         "content",
         "message",
@@ -118,14 +86,17 @@ class OutputItems:
         self,
         id_factory: Callable[[], str],
         namespaced: Mapping[str, tuple[str, str]] | None = None,
+        citations: Callable[[], list[dict[str, Any]]] = list,
     ) -> None:
         self._id_factory = id_factory
+        self.citations = citations  # the annotations known so far, as chat's
         self._namespaced = namespaced or {}
         self._seq = 0
         self._next_index = 0
         self._done: dict[int, OutputItem] = {}  # finished items by output index
         self.message: Message | None = None
-        self.reasoning: Reasoning | None = None
+        self.reasoning: Reasoning | None = None  # the open run of thoughts
+        self.carrier: Reasoning | None = None  # the signatures' item, closed at the end
         self.code: Code | None = None
         self.content = ContentMap()  # candidate 0's content, for annotations' offsets
 
@@ -163,24 +134,35 @@ class OutputItems:
             logprobs=[],
         )
 
-    def detach(self) -> tuple[Reasoning | None, Message | None, Code | None]:
-        """The open reasoning, message and code execution, to close in output order; the
-        reasoning and the message are no longer open (the code closes with its result)."""
-        reasoning, message = self.reasoning, self.message
+    def detach(self) -> list[Reasoning | Message | Code]:
+        """The open items (the carrier, a reasoning run, the message, the code execution),
+        to close in output order; no longer open (but the code, closed with its result)."""
+        run = self.reasoning if self.reasoning is not self.carrier else None
+        items = [self.carrier, run, self.message, self.code]
         self.reasoning = self.message = None
-        return reasoning, message, self.code
+        return [item for item in items if item is not None]
 
     def output(self) -> list[OutputItem]:
         """The finished items, in output order: the response's ``output``."""
         return [self._done[index] for index in sorted(self._done)]
 
-    def open_index(self) -> int:
+    def open_index(self, out: list[ResponsesEvent]) -> int:
+        """The index of a new item, which ends the runs of text and of thoughts."""
+        message, reasoning = self.message, self.reasoning
+        if message is not None:
+            self.message = None
+            self.close_message(out, message, "completed", None, self.citations())
+        if reasoning is not None:
+            self.reasoning = None
+            if reasoning is not self.carrier:
+                self.close_reasoning(out, reasoning, None)
         index = self._next_index
         self._next_index = index + 1
         return index
 
     def open_message(self, out: list[ResponsesEvent]) -> Message:
-        message = self.message = Message(self.mint("msg"), self.open_index())
+        index = self.open_index(out)
+        message = self.message = Message(self.mint("msg"), index, self.content.length)
         item = OutputMessage(id=message.id, status="in_progress", content=[])
         out.append(
             OutputItemAdded(
@@ -240,8 +222,10 @@ class OutputItems:
             )
         )
 
-    def open_reasoning(self, out: list[ResponsesEvent]) -> Reasoning:
-        reasoning = self.reasoning = Reasoning(self.mint("rs"), self.open_index())
+    def open_reasoning(self, out: list[ResponsesEvent], *, carrier: bool = False) -> Reasoning:
+        reasoning = self.reasoning = Reasoning(self.mint("rs"), self.open_index(out))
+        if carrier:
+            self.carrier = reasoning
         item = ReasoningItem(id=reasoning.id, summary=[])
         out.append(
             OutputItemAdded(
@@ -260,7 +244,7 @@ class OutputItems:
             code = part.executable_code.get("code")
             self.code = Code(
                 self.mint("ci"),
-                self.open_index(),
+                self.open_index(out),
                 code if type(code) is str else None,
                 part_entry(part, 0),
             )
@@ -274,7 +258,8 @@ class OutputItems:
             return
         if part.code_execution_result is not None and not thought:
             if self.code is None:  # a result without its code
-                self.code = Code(self.mint("ci"), self.open_index(), None, part_entry(part, 0))
+                index = self.open_index(out)
+                self.code = Code(self.mint("ci"), index, None, part_entry(part, 0))
                 out.append(
                     OutputItemAdded(
                         sequence_number=self.next_number(),
@@ -326,7 +311,7 @@ class OutputItems:
         self._item_done(out, code.index, item)
 
     def _image(self, out: list[ResponsesEvent], data: str, part: Part) -> None:
-        index = self.open_index()
+        index = self.open_index(out)
         item_id = self.mint("ig")
         added = ImageGenerationCall(id=item_id, status="generating")
         out.append(
@@ -418,7 +403,7 @@ class OutputItems:
         common: dict[str, Any] = {"item_id": message.id, "output_index": message.index}
         if message.text_index is not None:
             text = "".join(message.pieces)
-            annotations = [flat_citation(a) for a in citations]
+            annotations = flat_citations(citations, message.start, message.start + len(text))
             for number, annotation in enumerate(annotations):
                 out.append(
                     OutputTextAnnotationAdded(
