@@ -34,6 +34,8 @@ from rxgem.testing import (
     FakeResponse,
     api_error,
     call,
+    code,
+    code_result,
     event,
     finish,
     text,
@@ -183,6 +185,36 @@ def test_no_store_answers_and_keeps_nothing() -> None:
         with pytest.raises(openai.BadRequestError) as refused:
             client.responses.create(model=MODEL, input="more", previous_response_id=response.id)
         assert refused.value.body["param"] == "previous_response_id"  # type: ignore[index]
+
+
+def test_text_after_code_is_answered_streamed_and_stored_in_the_streams_order(
+    store_path: str,
+) -> None:
+    body = b"".join(
+        [
+            event(text("Let me run it.")),
+            event(code("print(1)")),
+            event(code_result("1\n")),
+            event(text("It printed 1."), finish("STOP"), usage(5, 9)),
+        ]
+    )
+    with (
+        FakeGemini(body, body) as fake,
+        serving(settings_for(fake, store=store_path)) as url,
+        sdk(url, _strict_response_validation=True) as client,
+    ):
+        answered = client.responses.create(model=MODEL, input="Run it.")
+        with client.responses.stream(model=MODEL, input="Run it.") as stream:
+            streamed = stream.get_final_response()
+        stored = client.responses.retrieve(answered.id)
+    for response in (answered, streamed, stored):
+        assert [item.type for item in response.output] == [
+            "message",
+            "code_interpreter_call",
+            "message",
+        ]
+        assert response.output_text == "Let me run it.It printed 1."
+        assert response.output[2].content[0].text == "It printed 1."  # type: ignore[union-attr]
 
 
 # --------------------------------------------------------------------------- tool round trips
