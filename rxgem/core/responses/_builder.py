@@ -6,9 +6,9 @@ accepts (``response.created`` first; each output item ``added`` before its delta
 ``done`` with the whole item; ``response.completed`` with the full ``output`` and
 ``usage``), with ``sequence_number`` 0, 1, 2… on every event and one response id:
 
-- text → one ``message`` item (its ``output_text`` part's deltas, its annotations);
-- thoughts → one ``reasoning`` item (its summary text's deltas);
-- Gemini's thought signatures → that item's ``encrypted_content``
+- a run of text → a ``message`` item (its ``output_text`` part's deltas, its annotations);
+- a run of thoughts → a ``reasoning`` item (its summary text's deltas);
+- Gemini's thought signatures → the first reasoning item's ``encrypted_content``
   (``encode_signatures``, in ``_reasoning_carrier``) when
   ``include_encrypted_reasoning`` is set, and always in :attr:`ResponsesBuilder.signatures`
   for a server to store;
@@ -16,10 +16,12 @@ accepts (``response.created`` first; each output item ``added`` before its delta
 - code execution → ``code_interpreter_call`` items, images → ``image_generation_call``
   items, other data parts → the message's ``extra_content.google.parts``.
 
-Items open in the order their first piece arrives and stay open until candidate 0's
-finish, where they close in output order. With ``include_encrypted_reasoning`` the
-reasoning item comes first, before any other output (as OpenAI's reasoning models
-send it), so that a client sends it back before the message and calls it signs.
+Items are in the stream's order: a new item ends the open message and reasoning item,
+so text after code is a new message after it. Calls, and a code execution still
+awaiting its result, close at candidate 0's finish, in output order. With
+``include_encrypted_reasoning`` a reasoning item comes first, before any other output
+(as OpenAI's reasoning models send it), and closes last, carrying every signature, so
+that a client sends it back before the message and calls it signs.
 
 Only candidate 0 is shown: a Responses response has one output. The response's status
 comes at :meth:`ResponsesBuilder.close`: ``response.completed``, ``response.incomplete``
