@@ -9,6 +9,7 @@ from typing import Any
 
 from responses_judge import check_sequence, run_converter, run_operator, sdk_final
 
+from rxgem import samples
 from rxgem.converter import Converter
 from rxgem.core import assemble_response, decode_signatures
 from rxgem.testing import (
@@ -61,6 +62,20 @@ def test_text_after_code_is_a_new_message_after_the_code() -> None:
     assert [item.type for item in final.output] == kinds(response)
     assert final.output[2].content[0].text == "It printed 1."
     assert final.output_text == "Let me run it.It printed 1."
+
+
+def test_the_capture_with_text_around_code_reads_in_its_order() -> None:
+    # text, code (with a STOP mid-stream), its result, more text, then a call
+    events, error = run_converter(samples.read("mid_stream_finish"))
+    assert error is None
+    response = check_sequence(events)
+    assert kinds(response) == ["message", "code_interpreter_call", "message", "function_call"]
+    first, second = message_texts(response)
+    assert first.startswith("Let me work out the compound growth")
+    assert second.startswith("After 7 years at 4.2% a year")
+    in_stream_order(events)
+    final = sdk_final(events)
+    assert [item.type for item in final.output] == kinds(response)
 
 
 def test_the_operator_and_the_assembled_answer_keep_the_order() -> None:
