@@ -5,6 +5,7 @@ Useful to write your own operators between those stages, or to test them.
 """
 
 from .core import (
+    ArgsDelta,
     Batch,
     Blocked,
     CallPart,
@@ -22,10 +23,12 @@ from .core import (
     TextSignature,
     ToolCall,
     ToolCallHeader,
+    UnknownStep,
     Usage,
 )
 
 __all__ = [
+    "ArgsDelta",
     "Batch",
     "Blocked",
     "CallPart",
@@ -43,5 +46,6 @@ __all__ = [
     "TextSignature",
     "ToolCall",
     "ToolCallHeader",
+    "UnknownStep",
     "Usage",
 ]

@@ -17,10 +17,13 @@ One folder per side, data flowing one way (readers → items → outputs):
 - Here: the errors, the core protocol (:class:`Core`: ``feed``, ``close``, ``error``)
   and the options, declared once for every stage.
 
-A new upstream is a new reader folder beside ``gemini/`` (``interactions/`` for Google's
-Interactions API): a core that turns its stream into the items of :mod:`rxgem.items`
-(text, tool calls with their ids and arguments, a :class:`~rxgem.items.Finish`,
-:class:`~rxgem.items.Usage`), so that every output takes it unchanged.
+- ``interactions/``: the reader of Google's Interactions API: :class:`InteractionsParser`
+  (events → typed events), :class:`StepReader` (typed events → items, straight to the
+  outputs) and :func:`interaction_items` (a non-streamed Interaction object → items).
+
+An upstream is a reader folder: a core that turns its stream into the items of
+:mod:`rxgem.items` (text, tool calls with their ids and arguments, a finish, usage), so
+that every output takes it unchanged.
 
 ``__all__`` is what this package offers: the cores, their protocol, the models,
 the slot policies, the errors, the mapping functions and the types of the cores'
@@ -69,6 +72,14 @@ from .gemini._models import (
     UsageMetadata,
 )
 from .gemini._parser import ResponseParser
+from .interactions._models import (
+    Interaction,
+    InteractionEvent,
+    InteractionUsage,
+)
+from .interactions._object import interaction_items
+from .interactions._parser import InteractionsParser
+from .interactions._reader import StepReader
 from .slots._args_table import ArgsTable
 from .slots._finish_buffer import Announce, FinishBuffer
 from .slots._policies import (
@@ -90,6 +101,7 @@ from .sse._decoder import SSEDecoder, SSEEvent
 # The item types the cores make and take: their public home is `rxgem.items` (which takes
 # them from here), and the operators type their batches with them.
 from .slots._items import (
+    ArgsDelta as ArgsDelta,
     Batch as Batch,
     Blocked as Blocked,
     CallPart as CallPart,
@@ -107,6 +119,7 @@ from .slots._items import (
     TextSignature as TextSignature,
     ToolCall as ToolCall,
     ToolCallHeader as ToolCallHeader,
+    UnknownStep as UnknownStep,
     Usage as Usage,
 )
 
@@ -197,6 +210,10 @@ __all__ = [
     "GeminiApi",
     "GeminiTransportError",
     "GenerateContentResponse",
+    "Interaction",
+    "InteractionEvent",
+    "InteractionUsage",
+    "InteractionsParser",
     "InvalidRequestError",
     "LatestArgsPolicy",
     "MalformedStreamError",
@@ -216,8 +233,10 @@ __all__ = [
     "SlotPolicy",
     "SlotPolicyName",
     "SlotTable",
+    "StepReader",
     "TruncatedStreamError",
     "UsageMetadata",
+    "interaction_items",
     "map_finish_reason",
     "map_logprobs",
     "map_usage",

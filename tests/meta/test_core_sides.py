@@ -17,6 +17,7 @@ CORE = Path(__file__).resolve().parents[2] / "rxgem" / "core"
 MAY_IMPORT: dict[str, set[str]] = {
     "sse": set(),
     "gemini": {"sse"},
+    "interactions": {"sse", "gemini", "slots"},
     "slots": {"gemini"},
     "openai": {"gemini", "slots"},
     "chat": {"gemini", "slots", "openai"},

@@ -82,6 +82,13 @@ CORE = {
     "ChunkBuilder",
     "SSEEncoder",
     "ChunkAccumulator",
+    # the Interactions reader: its cores, its object reader and its models
+    "InteractionsParser",
+    "StepReader",
+    "interaction_items",
+    "Interaction",
+    "InteractionEvent",
+    "InteractionUsage",
     # the types of the cores' options
     "Announce",
     "GeminiApi",
@@ -125,6 +132,7 @@ CORE = {
 
 CORE_FACE_ONLY = {
     # the item types, whose home is rxgem.items
+    "ArgsDelta",
     "Batch",
     "Blocked",
     "CallPart",
@@ -142,6 +150,7 @@ CORE_FACE_ONLY = {
     "TextSignature",
     "ToolCall",
     "ToolCallHeader",
+    "UnknownStep",
     "Usage",
     # helpers other rxgem packages import through the face
     "assemble",
@@ -276,7 +285,7 @@ def test_a_name_has_one_home_but_the_deliberate_reexports() -> None:
 
 def test_the_item_types_are_exported_by_rxgem_items_alone() -> None:
     items = set(rxgem.items.__all__)
-    assert len(items) == 18
+    assert len(items) == 20
     for face in FACES:
         assert items.isdisjoint(face.__all__), face.__name__
 

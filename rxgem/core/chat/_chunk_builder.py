@@ -16,9 +16,10 @@ from typing import Any, Literal, TypeAlias
 import msgspec
 
 from .._option_checks import check_reasoning_field
-from ..openai._annotations import OTHER, TEXT, THOUGHT, ContentMap, MetadataMerger, url_citations
+from ..openai._annotations import OTHER, TEXT, THOUGHT, ContentMap, url_citations
 from ..openai._parts import ID_MARK, AudioStream, part_entry, render_code, without_data
 from ..slots._items import (
+    ArgsDelta,
     Batch,
     DataPart,
     End,
@@ -31,6 +32,7 @@ from ..slots._items import (
     ToolCallHeader,
     Usage,
 )
+from ._choice import ChoiceState, merge
 from ._mapping import (
     created_seconds,
     map_finish_reason,
@@ -63,38 +65,6 @@ def signature_extra(signature: str) -> dict[str, dict[str, str]]:
 def image_entry(index: int, url: str) -> dict[str, Any]:
     """A ``delta.images`` entry; its running ``index`` keeps two images apart in the SDK."""
     return {"index": index, "type": "image_url", "image_url": {"url": url}}
-
-
-class _Choice:
-    """What the builder keeps of one choice."""
-
-    __slots__ = (
-        "audio",
-        "audio_id",
-        "citation",
-        "content",
-        "entries",
-        "grounding",
-        "images",
-        "urls",
-    )
-
-    def __init__(self) -> None:
-        self.content = ContentMap()
-        self.entries = 0  # extra_content.google.parts entries sent
-        self.images = 0  # delta.images entries sent
-        self.audio: AudioStream | None = None
-        self.audio_id: str | None = None
-        self.grounding: MetadataMerger | None = None
-        self.citation: MetadataMerger | None = None
-        self.urls: MetadataMerger | None = None
-
-
-def _merge(merger: MetadataMerger | None, piece: dict[str, Any]) -> MetadataMerger:
-    if merger is None:
-        merger = MetadataMerger()
-    merger.add(piece)
-    return merger
 
 
 class ChunkBuilder:
@@ -139,6 +109,7 @@ class ChunkBuilder:
         "_reasoning",
         "_render_code",
         "_signature_in_id",
+        "_streamed",
         "_tool_ids",
     )
 
@@ -166,9 +137,10 @@ class ChunkBuilder:
         self._id: str | None = None
         self._created = 0
         self._next_choice = 0  # choices 0 .. _next_choice-1 have had their first delta
-        self._choices: list[_Choice] = []  # the state of each choice, by index
+        self._choices: list[ChoiceState] = []  # the state of each choice, by index
         self._contents: list[ContentMap] = []  # each choice's content map (the fast path's)
         self._headers: set[tuple[int, int]] = set()
+        self._streamed: set[tuple[int, int]] = set()  # calls whose arguments came as ArgsDelta
         self._tool_ids: dict[tuple[int, int], str] = {}
         self._calls: set[int] = set()
 
@@ -195,10 +167,10 @@ class ChunkBuilder:
             usage=usage,
         )
 
-    def _state(self, candidate: int) -> _Choice:
+    def _state(self, candidate: int) -> ChoiceState:
         choices = self._choices
         while len(choices) <= candidate:
-            state = _Choice()
+            state = ChoiceState()
             choices.append(state)
             self._contents.append(state.content)
         return choices[candidate]
@@ -331,6 +303,11 @@ class ChunkBuilder:
                 self._sources(item)
             elif type(item) is ToolCallHeader:
                 self._header(out, item)
+            elif type(item) is ArgsDelta:
+                self._streamed.add((item.candidate, item.slot))
+                function = ChoiceDeltaToolCallFunction(arguments=item.text)
+                call = ChoiceDeltaToolCall(index=item.slot, function=function)
+                self._emit(out, item.candidate, ChoiceDelta(tool_calls=[call]))
             elif type(item) is ToolCall:
                 self._tool_call(out, item)
             elif type(item) is TextSignature:
@@ -415,7 +392,7 @@ class ChunkBuilder:
         state.entries += 1
         self._emit(out, item.candidate, delta)
 
-    def _audio(self, state: _Choice, data: str) -> dict[str, Any]:
+    def _audio(self, state: ChoiceState, data: str) -> dict[str, Any]:
         if state.audio is None:
             state.audio = AudioStream()
             state.audio_id = f"audio_{self._id_factory()}"
@@ -426,11 +403,11 @@ class ChunkBuilder:
         state = self._state(item.candidate)
         state.content.record()  # annotations will need the text
         if item.grounding is not None:
-            state.grounding = _merge(state.grounding, item.grounding)
+            state.grounding = merge(state.grounding, item.grounding)
         if item.citation is not None:
-            state.citation = _merge(state.citation, item.citation)
+            state.citation = merge(state.citation, item.citation)
         if item.url_context is not None:
-            state.urls = _merge(state.urls, item.url_context)
+            state.urls = merge(state.urls, item.url_context)
 
     def _end(self, out: list[ChatCompletionChunk], item: End) -> None:
         """The end of a choice: the audio's last piece, its sources, then its finish."""
@@ -480,8 +457,15 @@ class ChunkBuilder:
 
     def _tool_call(self, out: list[ChatCompletionChunk], item: ToolCall) -> None:
         self._calls.add(item.candidate)
-        arguments = _ENCODE(item.args).decode()
         extra = signature_extra(item.signature) if item.signature else None
+        if (item.candidate, item.slot) in self._streamed:
+            # the arguments went out as they arrived: only the signature is left to say
+            if extra is not None:
+                function = ChoiceDeltaToolCallFunction(arguments="")  # the SDK wants one
+                call = ChoiceDeltaToolCall(index=item.slot, function=function, extra_content=extra)
+                self._emit(out, item.candidate, ChoiceDelta(tool_calls=[call]))
+            return
+        arguments = item.arguments if item.arguments is not None else _ENCODE(item.args).decode()
         if (item.candidate, item.slot) in self._headers:
             call = ChoiceDeltaToolCall(
                 index=item.slot,

@@ -26,7 +26,9 @@ __all__ = [
     "random_id",
 ]
 
-_LENGTH = frozenset({"MAX_TOKENS", "CONTINUATION"})
+# Gemini's finish reasons, and the final statuses of Google's Interactions API
+_LENGTH = frozenset({"MAX_TOKENS", "CONTINUATION", "incomplete", "budget_exceeded"})
+_TOOL_CALLS = frozenset({"requires_action"})
 _CONTENT_FILTER = frozenset(
     {
         "SAFETY",
@@ -52,7 +54,9 @@ def map_finish_reason(
     ``MAX_TOKENS``/``CONTINUATION`` → ``length``; the safety family → ``content_filter``;
     anything else (``STOP``, ``OTHER``, unknown values, ``None``) → ``stop``, which
     becomes ``tool_calls`` when the choice made calls. A blocked prompt is
-    ``content_filter`` unless its reason is unspecified.
+    ``content_filter`` unless its reason is unspecified. An Interactions status:
+    ``incomplete`` and ``budget_exceeded`` → ``length``, ``requires_action`` →
+    ``tool_calls``, ``completed`` → ``stop`` (``tool_calls`` with calls).
     """
     if blocked:
         return "stop" if native in _UNSPECIFIED_BLOCK else "content_filter"
@@ -60,7 +64,7 @@ def map_finish_reason(
         return "length"
     if native in _CONTENT_FILTER:
         return "content_filter"
-    return "tool_calls" if has_calls else "stop"
+    return "tool_calls" if has_calls or native in _TOOL_CALLS else "stop"
 
 
 def map_usage(usage: UsageMetadata) -> CompletionUsage:

@@ -39,6 +39,7 @@ from ..chat._mapping import created_seconds, map_logprobs, random_id
 from ..gemini._models import UsageMetadata
 from ..openai._annotations import MetadataMerger, url_citations
 from ..slots._items import (
+    ArgsDelta,
     Batch,
     DataPart,
     End,
@@ -61,6 +62,7 @@ from ._mapping import (
     status_of,
 )
 from ._models import (
+    FunctionCallArgumentsDelta,
     OutputItemAdded,
     OutputTextDelta,
     Response,
@@ -127,6 +129,7 @@ class ResponsesBuilder:
         "_response_id",
         "_signatures",
         "_signed",
+        "_streamed",
         "_urls",
         "_usage",
     )
@@ -158,6 +161,7 @@ class ResponsesBuilder:
         self._created = 0
         self._headers: dict[int, Call] = {}  # calls announced early, by slot
         self._calls: list[ToolCall] = []  # candidate 0's calls, held for its finish
+        self._streamed: dict[str, list[str]] = {}  # arguments sent as they came, by item id
         self._signatures: list[CarriedSignature] = []
         self._signed: set[tuple[str, str | None, str]] = set()
         self._grounding: MetadataMerger | None = None
@@ -270,6 +274,18 @@ class ResponsesBuilder:
                 self._sources(item)
             elif type(item) is ToolCallHeader:
                 self._header(out, item)
+            elif type(item) is ArgsDelta and item.slot in self._headers:
+                call = self._headers[item.slot]  # (never announced: its ToolCall says it all)
+                self._streamed.setdefault(call.id, []).append(item.text)
+                seq = self._items.next_number()
+                out.append(
+                    FunctionCallArgumentsDelta(
+                        sequence_number=seq,
+                        item_id=call.id,
+                        output_index=call.index,
+                        delta=item.text,
+                    )
+                )
             elif type(item) is ToolCall:
                 self._calls.append(item)
             elif type(item) is TextSignature:
@@ -385,7 +401,9 @@ class ResponsesBuilder:
             elif type(item) is Code:  # the code execution still waiting for its result
                 self._items.close_code(out, None)
             else:
-                self._items.close_call(out, *item)
+                call, tool_call = item
+                pieces = self._streamed.pop(call.id, None)
+                self._items.close_call(out, call, tool_call, "".join(pieces) if pieces else None)
         for call, tool_call in fresh:
             call.index = self._items.open_index(out)
             added = self._items.function_call(call, call.name, "", "in_progress")

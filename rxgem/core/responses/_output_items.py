@@ -350,15 +350,29 @@ class OutputItems:
             id=call.id, call_id=call.call_id, name=name, arguments=arguments, status=status
         )
 
-    def close_call(self, out: list[ResponsesEvent], call: Call, tool_call: ToolCall | None) -> None:
-        arguments = _ENCODE(tool_call.args).decode() if tool_call is not None else "{}"
+    def close_call(
+        self,
+        out: list[ResponsesEvent],
+        call: Call,
+        tool_call: ToolCall | None,
+        streamed: str | None = None,
+    ) -> None:
+        """Close a call: its arguments' delta (unless they were ``streamed``, as this
+        string), their ``done`` and the item; the ``done`` string is the deltas' whole."""
+        if tool_call is not None and tool_call.arguments is not None:
+            arguments = tool_call.arguments
+        elif streamed is not None:
+            arguments = streamed
+        else:
+            arguments = _ENCODE(tool_call.args).decode() if tool_call is not None else "{}"
         name = tool_call.name if tool_call is not None and tool_call.name else call.name
         seq = self.next_number
-        out.append(
-            FunctionCallArgumentsDelta(
-                sequence_number=seq(), item_id=call.id, output_index=call.index, delta=arguments
+        if streamed is None:
+            out.append(
+                FunctionCallArgumentsDelta(
+                    sequence_number=seq(), item_id=call.id, output_index=call.index, delta=arguments
+                )
             )
-        )
         out.append(
             FunctionCallArgumentsDone(
                 sequence_number=seq(), item_id=call.id, output_index=call.index, arguments=arguments

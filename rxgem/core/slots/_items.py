@@ -17,6 +17,11 @@ the end of the stream emits :class:`ToolCall` (one per slot), :class:`TextSignat
 ``announce="first"`` it also emits a :class:`ToolCallHeader` for each candidate's
 first slot as soon as that slot opens.
 
+Google's Interactions reader (``interactions/``) emits the same items straight from its
+steps, plus two of its own: :class:`ArgsDelta` (a fragment of a call's arguments, streamed
+as it arrives) and :class:`UnknownStep` (a step or delta type rxgem does not know, which
+the outputs ignore).
+
 All items are immutable ``msgspec.Struct`` values that compare by value.
 """
 
@@ -29,6 +34,7 @@ import msgspec
 from ..gemini._models import FunctionCall, Part, UsageMetadata
 
 __all__ = [
+    "ArgsDelta",
     "Batch",
     "Blocked",
     "CallPart",
@@ -46,6 +52,7 @@ __all__ = [
     "TextSignature",
     "ToolCall",
     "ToolCallHeader",
+    "UnknownStep",
     "Usage",
 ]
 
@@ -174,7 +181,11 @@ class ToolCallHeader(msgspec.Struct, frozen=True, gc=False):
 
 
 class ToolCall(msgspec.Struct, frozen=True, gc=False):
-    """A tool call with its final arguments, flushed at the end of the stream."""
+    """A tool call with its final arguments, flushed at the end of the stream.
+
+    ``arguments``: the arguments' JSON exactly as it was streamed in :class:`ArgsDelta`
+    fragments (the outputs then do not send them again); ``None`` when they were not.
+    """
 
     candidate: int
     slot: int
@@ -182,6 +193,30 @@ class ToolCall(msgspec.Struct, frozen=True, gc=False):
     id: str | None
     args: dict[str, Any]
     signature: str | None = None
+    arguments: str | None = None
+
+
+class ArgsDelta(msgspec.Struct, frozen=True, gc=False):
+    """A fragment of the arguments JSON of the call in ``slot``, as it arrived.
+
+    Comes after the call's :class:`ToolCallHeader` and before its :class:`ToolCall`,
+    whose ``arguments`` is the concatenation of the fragments.
+    """
+
+    candidate: int
+    slot: int
+    text: str
+
+
+class UnknownStep(msgspec.Struct, frozen=True, gc=False):
+    """A step or delta type the reader does not know (``kind``), with its fields as read.
+
+    Passed on so that code after the reader may look at it; the outputs ignore it.
+    """
+
+    candidate: int
+    kind: str
+    value: Any = None
 
 
 class TextSignature(msgspec.Struct, frozen=True, gc=False):
@@ -219,5 +254,7 @@ Item: TypeAlias = (
     | ToolCall
     | TextSignature
     | End
+    | ArgsDelta
+    | UnknownStep
 )
 Batch: TypeAlias = list[Item]

@@ -1,0 +1,42 @@
+"""What :class:`~rxgem.core.ChunkBuilder` keeps of each choice of a stream."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..openai._annotations import ContentMap, MetadataMerger
+from ..openai._parts import AudioStream
+
+__all__ = ["ChoiceState", "merge"]
+
+
+class ChoiceState:
+    """What the builder keeps of one choice."""
+
+    __slots__ = (
+        "audio",
+        "audio_id",
+        "citation",
+        "content",
+        "entries",
+        "grounding",
+        "images",
+        "urls",
+    )
+
+    def __init__(self) -> None:
+        self.content = ContentMap()
+        self.entries = 0  # extra_content.google.parts entries sent
+        self.images = 0  # delta.images entries sent
+        self.audio: AudioStream | None = None
+        self.audio_id: str | None = None
+        self.grounding: MetadataMerger | None = None
+        self.citation: MetadataMerger | None = None
+        self.urls: MetadataMerger | None = None
+
+
+def merge(merger: MetadataMerger | None, piece: dict[str, Any]) -> MetadataMerger:
+    if merger is None:
+        merger = MetadataMerger()
+    merger.add(piece)
+    return merger
