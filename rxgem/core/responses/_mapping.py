@@ -40,6 +40,7 @@ ECHOED: Final = (
     "reasoning",
     "store",
     "truncation",
+    "background",
 )
 """The request fields a response repeats as sent (beside ``tools``, ``tool_choice`` and
 ``parallel_tool_calls``, which have OpenAI's defaults when absent)."""

@@ -55,7 +55,9 @@ __all__ = [
     "SummaryText",
 ]
 
-ResponseStatus: TypeAlias = Literal["in_progress", "completed", "incomplete", "failed"]
+ResponseStatus: TypeAlias = Literal[
+    "queued", "in_progress", "completed", "incomplete", "failed", "cancelled"
+]
 ItemStatus: TypeAlias = Literal["in_progress", "completed", "incomplete"]
 
 
@@ -219,6 +221,7 @@ class Response(_Model, kw_only=True):
     reasoning: dict[str, Any] | None = None
     store: bool | None = None
     truncation: str | None = None
+    background: bool | None = None
     extra_content: dict[str, Any] | None = None
 
 
