@@ -65,6 +65,7 @@ class _Session:
         policy: RetryPolicy | None,
         resume: int,
         max_bytes: int | None,
+        interaction_id: str | None = None,
     ) -> None:
         self.base_url = base_url
         self.headers = headers
@@ -77,6 +78,8 @@ class _Session:
         self.attempt = 0  # retries of the create
         self.failures = 0  # reconnections in a row without a new event
         self.seen = 0  # events when the last connection started
+        if interaction_id is not None:  # read a run already created, from its start
+            self.framer.interaction_id = interaction_id
 
     def request(self) -> tuple[str, str, bytes | None, dict[str, str], dict[str, str]]:
         """``(method, url, content, headers, params)`` of the next connection."""
@@ -141,6 +144,7 @@ def from_interactions(
     scheduler: abc.SchedulerBase | None = None,
     max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
     resume: int = DEFAULT_RESUME,
+    interaction_id: str | None = None,
 ) -> Observable[bytes]:
     """Stream an Interactions run's SSE body as byte chunks of whole events, resumed when cut.
 
@@ -153,6 +157,9 @@ def from_interactions(
     Args:
         request: an Interactions create body (``model`` or ``agent``, ``input``, ...);
             ``"stream": true`` is set here.
+        interaction_id: read this stored run's stream from its start (``GET
+            .../interactions/{id}?stream=true``, resumed as above) instead of creating
+            one; ``request`` is then only read for ``store``.
         resume: how many reconnections in a row, without a new event between them,
             may resume a cut stream (the first at once, then 0.25 s, 0.5 s, ... up to
             4 s apart); each is a new request with ``timeout``. ``0``: never resume.
@@ -161,6 +168,7 @@ def from_interactions(
 
     Raises:
         ValueError: at call time, for ``max_line_bytes`` or ``resume`` out of range.
+        InvalidRequestError: at call time, for an ``interaction_id`` that is not one.
         MissingCredentialsError: at call time, when no key or token can be found.
 
     The Observable errors, after every whole event that arrived, with
@@ -174,6 +182,8 @@ def from_interactions(
         raise ValueError(f"max_line_bytes must be a positive int or None, not {max_line_bytes!r}")
     if type(resume) is not int or resume < 0:
         raise ValueError(f"resume must be an int >= 0, not {resume!r}")
+    if interaction_id is not None:
+        interactions_url(base_url, interaction_id)  # a bad id is refused now, not in a thread
     policy = RetryPolicy(attempts=retry) if isinstance(retry, int) else retry
     if policy is not None and policy.attempts < 1:
         raise ValueError("retry attempts must be at least 1")
@@ -185,7 +195,9 @@ def from_interactions(
     def subscribe(
         observer: abc.ObserverBase[bytes], default: abc.SchedulerBase | None = None
     ) -> abc.DisposableBase:
-        session = _Session(base_url, send_headers, encoded, stored, policy, resume, max_line_bytes)
+        session = _Session(
+            base_url, send_headers, encoded, stored, policy, resume, max_line_bytes, interaction_id
+        )
         return start(
             lambda http, run: _sync_connections(session, observer, http, run, timeout),
             lambda http, gate: _async_connections(session, observer, http, gate, timeout),

@@ -303,3 +303,19 @@ def test_a_background_stream_is_resumed_while_it_runs() -> None:
         body, error = collect(source)
     assert error is None
     assert body == whole(slow)
+
+
+def test_a_stored_run_is_read_again_from_its_start() -> None:
+    script = FakeInteraction(steps=STEPS)
+    with FakeGemini(interactions=[script]) as fake:
+        first, _ = collect(from_interactions(BODY, api_key=KEY, base_url=fake.base_url))
+        (run_id,) = fake.interaction_ids
+        source = from_interactions({}, interaction_id=run_id, api_key=KEY, base_url=fake.base_url)
+        body, error = collect(source)
+        reads = fake.requests[1:]
+    assert error is None
+    assert body == first  # the same events, from interaction.created on
+    assert [(r.method, r.path) for r in reads] == [("GET", f"/v1beta/interactions/{run_id}")]
+    assert reads[0].query == {"stream": "true"}
+    with pytest.raises(InvalidRequestError):
+        from_interactions({}, interaction_id="../models", api_key=KEY)
