@@ -262,6 +262,7 @@ class _Exchange:
                             observer.on_next(chunk)
                         if not too_long:
                             if not run.cancelled.is_set():
+                                run.settle()
                                 observer.on_completed()
                             return
             except httpx.HTTPError as exc:

@@ -251,6 +251,7 @@ def _sync_connections(
                         return
                     if session.framer.finished:
                         if not run.cancelled.is_set():
+                            run.settle()
                             observer.on_completed()
                         return
         except httpx.HTTPError as exc:

@@ -34,6 +34,13 @@ class Run:
         self.response: httpx.Response | None = None
         self.lock = threading.Lock()
 
+    def settle(self) -> None:
+        """The body was read to its end: a disposal from now on (a consumer that stops
+        at the completion it is handed) must not shut down a socket that goes back to
+        the client's pool for the next request."""
+        with self.lock:
+            self.response = None
+
 
 SyncWork = Callable[[httpx.Client, Run], None]
 """The connections of one subscription on a sync client (checks ``run.cancelled``)."""
