@@ -11,6 +11,8 @@ from typing import Any
 import httpx
 import pytest
 
+from rxgem.core import InteractionsParser, SSEDecoder, StepReader, interaction_items
+from rxgem.items import End, Text, ToolCall
 from rxgem.testing import (
     FakeGemini,
     FakeInteraction,
@@ -19,6 +21,7 @@ from rxgem.testing import (
     call_step,
     code_steps,
     interaction_events,
+    interaction_object,
     interaction_stream,
     interaction_usage,
     search_steps,
@@ -28,6 +31,7 @@ from rxgem.testing import (
 )
 
 genai_types = pytest.importorskip("google.genai._gaos.types.interactions")
+basemodel = pytest.importorskip("google.genai._gaos.types.basemodel")
 pydantic = pytest.importorskip("pydantic")
 
 KEY = {"x-goog-api-key": "test-key"}
@@ -62,10 +66,12 @@ def _walk_strict(value: Any, where: str = "$") -> Iterator[str]:
             yield f"{where}.{name}: extra key"
         for name in type(value).model_fields:
             yield from _walk_strict(value.__dict__.get(name), f"{where}.{name}")
+    elif isinstance(value, basemodel.UnrecognizedStr):
+        yield f"{where}: unrecognized value {str(value)!r}"
     elif isinstance(value, list | tuple):
         for number, item in enumerate(value):
             yield from _walk_strict(item, f"{where}[{number}]")
-    elif isinstance(value, dict):
+    elif isinstance(value, dict) and not where.endswith(".arguments"):  # free JSON
         for key, item in value.items():
             yield from _walk_strict(item, f"{where}.{key}")
 
@@ -314,3 +320,33 @@ def test_google_genais_own_client_streams_from_the_fake() -> None:
         kinds = [event.event_type for event in stream]
     assert kinds[0] == "interaction.created"
     assert kinds[-1] == "interaction.completed"
+
+
+def test_the_core_reader_reads_the_stream_and_the_object_alike() -> None:
+    stream = interaction_stream(RICH, id="v1_x", model=MODEL)
+    decoder, parser, reader = SSEDecoder(), InteractionsParser(), StepReader()
+    streamed: list[Any] = []
+    for event in decoder.feed(stream) + decoder.close():
+        for parsed in parser.feed(event):
+            streamed += reader.feed(parsed)
+    streamed += reader.close()
+    events = interaction_events(RICH, "v1_x", model=MODEL)
+    whole = interaction_items(json.dumps(interaction_object(events, script=RICH)).encode())
+
+    def calls(items: list[Any]) -> list[tuple[str, Any, Any]]:
+        return [(i.name, i.id, i.args) for i in items if isinstance(i, ToolCall)]
+
+    def text(items: list[Any]) -> str:
+        return "".join(i.text for i in items if isinstance(i, Text) and not i.thought)
+
+    assert (
+        calls(streamed)
+        == calls(whole)
+        == [
+            ("get_weather", "call_1", {"city": "Paris", "days": [1, 2]}),
+            ("get_time", "call_2", {"zone": "CET"}),
+        ]
+    )
+    assert text(streamed) == text(whole) == "It is sunny in Paris."
+    ends = [[i.reason for i in items if isinstance(i, End)] for items in (streamed, whole)]
+    assert ends == [["requires_action"], ["requires_action"]]

@@ -17,10 +17,14 @@ from reactivex import operators as ops
 from rxgem.core import (
     GeminiAPIError,
     GeminiTransportError,
+    InteractionsParser,
     InvalidRequestError,
     MalformedStreamError,
+    SSEDecoder,
+    StepReader,
     TruncatedStreamError,
 )
+from rxgem.items import End, Text, ToolCall
 from rxgem.testing import (
     FakeGemini,
     FakeInteraction,
@@ -319,3 +323,29 @@ def test_a_stored_run_is_read_again_from_its_start() -> None:
     assert reads[0].query == {"stream": "true"}
     with pytest.raises(InvalidRequestError):
         from_interactions({}, interaction_id="../models", api_key=KEY)
+
+
+def read_items(body: bytes) -> list[Any]:
+    """The core Interactions reader's items for a body: SSE decoder, parser, step reader."""
+    decoder, parser, reader = SSEDecoder(), InteractionsParser(), StepReader()
+    items: list[Any] = []
+    for event in decoder.feed(body) + decoder.close():
+        for parsed in parser.feed(event):
+            items += reader.feed(parsed)
+    for parsed in parser.close():
+        items += reader.feed(parsed)
+    return items + reader.close()
+
+
+def test_the_reader_reads_a_resumed_stream_as_the_uncut_one() -> None:
+    cut = FakeInteraction(steps=STEPS, cut_after=(3, 4.5, 2.2))
+    with FakeGemini(interactions=[cut]) as fake:
+        body, error = collect(from_interactions(BODY, api_key=KEY, base_url=fake.base_url))
+    assert error is None
+    items = read_items(body)
+    assert items == read_items(whole(FakeInteraction(steps=STEPS)))
+    text = "".join(i.text for i in items if isinstance(i, Text) and not i.thought)
+    assert text == "The weather in Paris is sunny today."
+    (call,) = [i for i in items if isinstance(i, ToolCall)]
+    assert (call.name, call.id, call.arguments) == ("get_weather", "call_1", '{"city":"Paris"}')
+    assert [i.reason for i in items if isinstance(i, End)] == ["requires_action"]
