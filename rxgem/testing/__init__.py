@@ -2,7 +2,7 @@
 
 Three kits:
 
-- :class:`FakeGemini`: a fake ``streamGenerateContent`` server (below).
+- :class:`FakeGemini`: a fake ``streamGenerateContent`` and Interactions server (below).
 - Marbles (for tests of your own operators): short constructors of Gemini events
   (:func:`event` of :func:`text`, :func:`thought`, :func:`call`, :func:`finish`,
   :func:`usage`, …; :func:`response` for the typed form) and of OpenAI chunks
@@ -87,6 +87,42 @@ Example (a complete pytest test)::
             assert first.headers["x-goog-api-key"] == "test-key"
             assert first.json == request
             assert fake.completed == 2
+
+The Interactions API:
+
+``FakeGemini(interactions=[...])`` also serves Google's Interactions API: ``POST
+/v1beta/interactions`` (an SSE stream of ``event:``/``id:``/``data:`` frames ending with
+``data: [DONE]``, or the Interaction object), ``GET /v1beta/interactions/{id}`` (the
+object; ``?stream=true&last_event_id=X`` replays the events after X), ``POST
+.../{id}/cancel``, ``DELETE``, background runs, ``store: false`` and
+``previous_interaction_id``. Each run is a :class:`FakeInteraction` made of steps
+(:func:`text_step`, :func:`thought_step`, :func:`call_step`, :func:`search_steps`,
+:func:`code_steps`), with its status, usage, error event and faults (``cut_after``,
+``clean_cuts``, ``pace``, ``delay``); :func:`interaction_stream` is the body it streams.
+
+Example (a complete pytest test of the Interactions fake)::
+
+    import httpx
+
+    from rxgem.testing import FakeGemini, FakeInteraction, call_step, interaction_stream
+    from rxgem.testing import text_step
+
+
+    def test_a_cut_stream_is_read_again_after_its_last_event() -> None:
+        run = FakeInteraction(
+            steps=(text_step("Let me look.", pieces=2), call_step("lookup", {"q": "rx"}, id="c1")),
+            cut_after=(3,),  # the first stream stops after three events
+            clean_cuts=True,  # as a body that just ends (the default drops the connection)
+        )
+        with FakeGemini(interactions=[run]) as fake, httpx.Client(base_url=fake.base_url) as http:
+            body = {"model": "gemini-3-flash-preview", "input": "Hi", "stream": True}
+            first = http.post("/interactions", json=body).text
+            last_id = [line for line in first.splitlines() if line.startswith("id: ")][-1][4:]
+            params = {"stream": "true", "last_event_id": last_id}
+            rest = http.get("/interactions/v1_fake-1", params=params).text
+            assert (first + rest).encode() == interaction_stream(run)
+            stored = fake.interaction("v1_fake-1")
+            assert stored is not None and stored["status"] == "requires_action"
 """
 
 from ._assert import RULES, StreamRuleError, assert_openai_stream

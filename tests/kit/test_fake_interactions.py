@@ -4,6 +4,7 @@ background runs, faults; its events and objects judged by google-genai's own typ
 from __future__ import annotations
 
 import json
+import textwrap
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
+import rxgem.testing
 from rxgem.core import InteractionsParser, SSEDecoder, StepReader, interaction_items
 from rxgem.items import End, Text, ToolCall
 from rxgem.testing import (
@@ -350,3 +352,13 @@ def test_the_core_reader_reads_the_stream_and_the_object_alike() -> None:
     assert text(streamed) == text(whole) == "It is sunny in Paris."
     ends = [[i.reason for i in items if isinstance(i, End)] for items in (streamed, whole)]
     assert ends == [["requires_action"], ["requires_action"]]
+
+
+def test_the_package_docstring_example_passes() -> None:
+    doc = rxgem.testing.__doc__ or ""
+    example = doc.split("Example (a complete pytest test of the Interactions fake)::\n", 1)[1]
+    namespace: dict[str, Any] = {"__name__": "example"}
+    exec(compile(textwrap.dedent(example), "rxgem.testing docstring", "exec"), namespace)
+    tests = [f for name, f in namespace.items() if name.startswith("test_")]
+    assert len(tests) == 1
+    tests[0]()

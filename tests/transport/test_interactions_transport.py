@@ -349,3 +349,17 @@ def test_the_reader_reads_a_resumed_stream_as_the_uncut_one() -> None:
     (call,) = [i for i in items if isinstance(i, ToolCall)]
     assert (call.name, call.id, call.arguments) == ("get_weather", "call_1", '{"city":"Paris"}')
     assert [i.reason for i in items if isinstance(i, End)] == ["requires_action"]
+
+
+def test_reset_http2_streams_are_resumed() -> None:
+    pytest.importorskip("h2")
+    script = FakeInteraction(steps=STEPS, cut_after=(2, 3.5))
+    with (
+        FakeGemini(interactions=[script], http2=True) as fake,
+        httpx.Client(http2=True, http1=False) as client,
+    ):
+        source = from_interactions(BODY, api_key=KEY, base_url=fake.base_url, client=client)
+        body, error = collect(source)
+        assert len(fake.requests) == 3
+    assert error is None
+    assert body == whole(script)
