@@ -1,5 +1,7 @@
-"""The six cores composed without Rx (:class:`Converter`; :class:`ResponsesConverter` for
-the Responses output), and the pipeline's options.
+"""The cores composed without Rx (:class:`Converter`; :class:`ResponsesConverter` for
+the Responses output; either reads a ``generateContent`` or an Interactions stream), a
+non-streamed Interaction object translated whole (:func:`interaction_completion`,
+:func:`interaction_response`, and their chunks or events), and the pipeline's options.
 
 The options are declared once in :mod:`rxgem.core` (each with its type, default, check
 and doc); :class:`PipelineOptions` and :class:`StreamOptions` are their typing faces.
@@ -7,10 +9,25 @@ and doc); :class:`PipelineOptions` and :class:`StreamOptions` are their typing f
 
 from ..core import PipelineOptions, StreamOptions
 from ._converter import Converter
+from ._interaction_object import (
+    interaction_chunks,
+    interaction_completion,
+    interaction_events,
+    interaction_response,
+)
 from ._responses_converter import ResponsesConverter
 
 # Not public: the converter in the cores' shape, for the operators (`gemini_to_openai`).
 from ._converter import CoreConverter as CoreConverter  # isort: skip
 from ._responses_converter import CoreResponsesConverter as CoreResponsesConverter  # isort: skip
 
-__all__ = ["Converter", "PipelineOptions", "ResponsesConverter", "StreamOptions"]
+__all__ = [
+    "Converter",
+    "PipelineOptions",
+    "ResponsesConverter",
+    "StreamOptions",
+    "interaction_chunks",
+    "interaction_completion",
+    "interaction_events",
+    "interaction_response",
+]

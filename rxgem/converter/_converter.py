@@ -1,6 +1,7 @@
 """The whole translation without Rx: Gemini stream bytes in, OpenAI chunks out.
 
-:class:`Converter` composes the six sans-IO cores in plain calls, in their shape
+:class:`Converter` composes the sans-IO cores in plain calls (six for a
+``generateContent`` stream, four for an Interactions stream: ``upstream``), in their shape
 (:class:`rxgem.core.Core`): ``feed(data)`` returns the chunks that ``data``
 completes, ``close()`` the last ones; but ``close()`` raises the error of a failed
 stream, carrying what it still owed on the exception, so that code written the
@@ -20,17 +21,20 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Any, Final, Generic, TypeVar, Unpack
 
 from ..core import (
+    INTERACTIONS_STAGES,
     STAGES,
     ArgsTable,
     Batch,
     ChatCompletionChunk,
     ChunkBuilder,
     FinishBuffer,
+    InteractionsParser,
     PipelineOptions,
     PipelineSettings,
     ResponseParser,
     SlotTable,
     SSEDecoder,
+    StepReader,
 )
 from ._aiterate import _aiterate
 from ._owed import owed, owing
@@ -44,12 +48,15 @@ _SLOTS: Final = _CORES.index(SlotTable)
 _ARGS: Final = _CORES.index(ArgsTable)
 _FINISH: Final = _CORES.index(FinishBuffer)
 _BUILDER: Final = _CORES.index(ChunkBuilder)
+_STEP_CORES: Final = [stage.core for stage in INTERACTIONS_STAGES]
+_EVENTS: Final = _STEP_CORES.index(InteractionsParser)
+_STEPS: Final = _STEP_CORES.index(StepReader)
+_STEP_BUILDER: Final = _STEP_CORES.index(ChunkBuilder)
 # `BaseConverter.feed` unrolls the stages for speed: each non-batched stage's values are
 # iterated, each batched stage's batch is passed on only if not empty (a test checks that
-# this still matches `STAGES` and `RESPONSES_STAGES`, which differ only in the last core).
-# `_end` and `_push` read the stages' `batched` flags.
-_BATCHED: Final = tuple(stage.batched for stage in STAGES)
-"""Whether each core's ``feed`` result is one batch (one value) or several values."""
+# this still matches `STAGES` and `RESPONSES_STAGES`, which differ only in the last core,
+# and the Interactions pipelines, `_feed_steps`). `_end` and `_push` read the stages'
+# `batched` flags.
 
 _DEFAULT: Final = PipelineSettings({})
 
@@ -75,25 +82,34 @@ class BaseConverter(Generic[Out]):
 
     __slots__ = (
         "_args",
+        "_batched",
         "_closed",
         "_cores",
         "_error",
+        "_events",
         "_finish",
         "_keep",
         "_parser",
         "_slots",
         "_sse",
+        "_steps",
     )
 
     def _start(self, settings: PipelineSettings, *, keep: bool = False) -> None:
         """Take fresh cores made with ``settings`` (checked options)."""
         cores = settings.cores()
         self._cores: tuple[Any, ...] = cores
+        self._batched: tuple[bool, ...] = tuple(stage.batched for stage in settings.stages)
         self._sse: SSEDecoder = cores[_SSE]
-        self._parser: ResponseParser = cores[_PARSER]
-        self._slots: SlotTable = cores[_SLOTS]
-        self._args: ArgsTable = cores[_ARGS]
-        self._finish: FinishBuffer = cores[_FINISH]
+        self._steps: StepReader | None = None
+        if settings.upstream == "interactions":
+            self._events: InteractionsParser = cores[_EVENTS]
+            self._steps = cores[_STEPS]
+        else:
+            self._parser: ResponseParser = cores[_PARSER]
+            self._slots: SlotTable = cores[_SLOTS]
+            self._args: ArgsTable = cores[_ARGS]
+            self._finish: FinishBuffer = cores[_FINISH]
         self._error: Exception | None = None
         self._closed = False
         self._keep = keep
@@ -126,6 +142,8 @@ class BaseConverter(Generic[Out]):
             if self._error is not None:
                 raise owing(self._error, [])
             return []
+        if self._steps is not None:
+            return self._feed_steps(data, self._steps)
         out: list[Out] = []
         stage = 0
         try:
@@ -146,6 +164,25 @@ class BaseConverter(Generic[Out]):
         except Exception as exc:
             return self._end(stage, exc, out)
         if self._sse.done:  # `data: [DONE]`: the stream is over
+            return self._end(0, None, out)
+        return out
+
+    def _feed_steps(self, data: bytes, steps: StepReader) -> list[Out]:
+        """:meth:`feed` for an Interactions stream: its three cores, then the last."""
+        out: list[Out] = []
+        stage = 0
+        try:
+            for event in self._sse.feed(data):
+                stage = _EVENTS
+                for typed in self._events.feed(event):
+                    stage = _STEPS
+                    batch = steps.feed(typed)
+                    if batch:
+                        stage = _STEP_BUILDER
+                        out += self._build(batch)
+        except Exception as exc:
+            return self._end(stage, exc, out)
+        if self._sse.done:
             return self._end(0, None, out)
         return out
 
@@ -195,7 +232,7 @@ class BaseConverter(Generic[Out]):
             core = cores[stage]
             try:
                 values = core.close(error)
-                if _BATCHED[stage]:
+                if self._batched[stage]:
                     values = [values] if values else []
                 for value in values:
                     self._push(stage + 1, value, out)
@@ -221,7 +258,7 @@ class BaseConverter(Generic[Out]):
             values = self._cores[stage].feed(value)
         except Exception as exc:
             raise _Failed(stage, exc) from None
-        if _BATCHED[stage]:
+        if self._batched[stage]:
             values = [values] if values else []
         for result in values:
             self._push(stage + 1, result, out)
@@ -270,17 +307,17 @@ class Converter(BaseConverter[ChatCompletionChunk]):
             send(error.chunks)                  # ...with the chunks it still owed
             raise
 
-    Takes the options of :func:`~rxgem.gemini_to_openai` (:class:`PipelineOptions`)
-    and gives the same chunks as the operators. Nothing valid is lost and no error
-    can be walked past: :meth:`close` raises the error of a failed stream, carrying
-    on the exception's ``chunks`` what it still owed (the tool calls of a truncated
-    stream, say). :meth:`feed` returns what ``data`` completes; if ``data`` also
-    ends the stream badly, the error is kept (:attr:`error` shows it) and the next
-    call, ``feed`` or ``close``, raises it (at once when there is nothing to
+    Takes the options of :func:`~rxgem.gemini_to_openai` (:class:`PipelineOptions`) and
+    gives the same chunks as the operators; ``upstream="interactions"`` reads the body
+    of an Interactions stream instead (``POST /v1beta/interactions``, streamed). Nothing
+    valid is lost and no error can be walked past: :meth:`close` raises the error of a
+    failed stream, carrying on the exception's ``chunks`` what it still owed (the tool
+    calls of a truncated stream, say). :meth:`feed` returns what ``data`` completes; if
+    ``data`` also ends the stream badly, the error is kept (:attr:`error` shows it) and
+    the next call, ``feed`` or ``close``, raises it (at once when there is nothing to
     return). Every call after a failure raises it again. :meth:`iterate` and
-    :meth:`aiterate` run a whole body: every valid chunk, then the error.
-    ``data: [DONE]`` ends the stream (the last chunks come with it; later input is
-    ignored).
+    :meth:`aiterate` run a whole body: every valid chunk, then the error. ``data:
+    [DONE]`` ends the stream (the last chunks come with it; later input is ignored).
 
     Raises:
         TypeError, ValueError: at construction, for an unknown or bad option.
@@ -293,7 +330,7 @@ class Converter(BaseConverter[ChatCompletionChunk]):
 
     def _start(self, settings: PipelineSettings, *, keep: bool = False) -> None:
         super()._start(settings, keep=keep)
-        self._builder: ChunkBuilder = self._cores[_BUILDER]
+        self._builder: ChunkBuilder = self._cores[-1]
 
     def _build(self, batch: Batch) -> list[ChatCompletionChunk]:
         return self._builder.feed(batch)

@@ -44,10 +44,11 @@ class ResponsesConverter(BaseConverter[ResponsesEvent]):
             raise
 
     Takes the options of :func:`~rxgem.operators.gemini_to_responses`
-    (:class:`~rxgem.core.ResponsesPipelineOptions`) and gives the same events as the
-    operators, with :class:`~rxgem.Converter`'s rules: nothing valid is lost (a failed
-    stream's events end with ``response.failed``, carried on the error), and no error
-    can be walked past. :attr:`response` is the final response once the stream ended;
+    (:class:`~rxgem.core.ResponsesPipelineOptions`; ``upstream="interactions"`` for an
+    Interactions stream's body) and gives the same events as the operators, with
+    :class:`~rxgem.Converter`'s rules: nothing valid is lost (a failed stream's events
+    end with ``response.failed``, carried on the error), and no error can be walked
+    past. :attr:`response` is the final response once the stream ended;
     :attr:`signatures` Gemini's thought signatures, for a server to keep.
 
     Raises:

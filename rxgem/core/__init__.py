@@ -144,7 +144,16 @@ from .chat._sse import (
 # The pipeline's options, each declared once, and its stages: for the operators, the
 # converter and the transport (the option types' public home is `rxgem.converter`).
 from ._options import (
+    INTERACTIONS_RESPONSES_STAGES as INTERACTIONS_RESPONSES_STAGES,
+    INTERACTIONS_STAGES as INTERACTIONS_STAGES,
+    InteractionsPipelineOptions as InteractionsPipelineOptions,
+    InteractionsResponsesOptions as InteractionsResponsesOptions,
+    Output as Output,
+    ReadStepsOptions as ReadStepsOptions,
     STAGES as STAGES,
+    Upstream as Upstream,
+    UpstreamOptions as UpstreamOptions,
+    stages_of as stages_of,
     FlushOnFinishOptions as FlushOnFinishOptions,
     GroupBySlotOptions as GroupBySlotOptions,
     ParseOptions as ParseOptions,

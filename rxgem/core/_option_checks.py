@@ -18,7 +18,11 @@ __all__ = [
     "check_api",
     "check_callable",
     "check_reasoning_field",
+    "check_upstream",
 ]
+
+UPSTREAMS = ("generate-content", "interactions")
+"""The Gemini APIs whose streams the pipeline reads (its ``upstream`` option)."""
 
 
 def check_api(api: object) -> None:
@@ -50,3 +54,9 @@ def check_callable(name: str) -> Callable[[object], None]:
             raise TypeError(f"{name} must be callable, not {value!r}")
 
     return check
+
+
+def check_upstream(upstream: object) -> None:
+    """``upstream``: ``"generate-content"`` or ``"interactions"`` (whose stream is read)."""
+    if upstream not in UPSTREAMS:
+        raise ValueError(f"upstream must be 'generate-content' or 'interactions', not {upstream!r}")

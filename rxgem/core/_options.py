@@ -13,6 +13,12 @@ operators take; :class:`StreamOptions` and :class:`PipelineOptions` unite them f
 has its own last stage (:class:`ToResponsesOptions`, ``ResponsesBuilder``) after the
 same five: :data:`RESPONSES_STAGES`, :class:`ResponsesPipelineOptions`.
 
+The ``upstream`` option (:class:`UpstreamOptions`) chooses the reader: Gemini's
+``streamGenerateContent`` stream (the five stages above) or the Interactions API's
+(``decode_sse``, ``parse_interactions`` and ``read_steps``, whose ``StepReader``
+gives the output stage its items directly): :data:`INTERACTIONS_STAGES`,
+:data:`INTERACTIONS_RESPONSES_STAGES`, :func:`stages_of`.
+
 Adding an option: a key in its stage's ``TypedDict`` (with its check, if any, in
 ``_option_checks``, which the core calls too) and the parameter of the
 core that uses it. The docs of the ``TypedDict`` classes, and of the operators that
@@ -23,13 +29,21 @@ import textwrap
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Generic, TypedDict, TypeVar, get_type_hints
+from typing import Annotated, Any, Generic, Literal, TypedDict, TypeVar, get_type_hints
 
-from ._option_checks import check_announce, check_api, check_callable, check_reasoning_field
+from ._option_checks import (
+    check_announce,
+    check_api,
+    check_callable,
+    check_reasoning_field,
+    check_upstream,
+)
 from .chat._chunk_builder import ChunkBuilder, ReasoningField
 from .chat._mapping import random_id
 from .gemini._enums import GeminiApi
 from .gemini._parser import ResponseParser
+from .interactions._parser import InteractionsParser
+from .interactions._reader import StepReader
 from .responses._builder import ResponsesBuilder
 from .responses._mapping import check_namespaced, check_request, check_response_id
 from .slots._args_table import ArgsTable
@@ -39,20 +53,29 @@ from .slots._table import SlotTable
 from .sse._decoder import SSEDecoder
 
 __all__ = [
+    "INTERACTIONS_RESPONSES_STAGES",
+    "INTERACTIONS_STAGES",
     "RESPONSES_STAGES",
     "STAGES",
     "FlushOnFinishOptions",
     "GroupBySlotOptions",
+    "InteractionsPipelineOptions",
+    "InteractionsResponsesOptions",
     "Option",
+    "Output",
     "ParseOptions",
     "PipelineOptions",
     "PipelineSettings",
+    "ReadStepsOptions",
     "ResponsesPipelineOptions",
     "Stage",
     "StreamOptions",
     "ToOpenAIOptions",
     "ToResponsesOptions",
+    "Upstream",
+    "UpstreamOptions",
     "options_doc",
+    "stages_of",
 ]
 
 C = TypeVar("C")
@@ -108,6 +131,19 @@ class GroupBySlotOptions(TypedDict, total=False):
     ]
 
 
+AllowTruncated = Annotated[
+    bool,
+    Option(
+        False,
+        "end a stream cut before its end (a candidate without a ``finishReason``; an"
+        " Interactions stream without ``interaction.completed``) with a finish instead of"
+        " :class:`~rxgem.TruncatedStreamError`.",
+    ),
+]
+"""``allow_truncated``, declared once for the two stages that take it (``flush_on_finish``,
+``read_steps``): one option, one flag, whichever upstream is read."""
+
+
 class FlushOnFinishOptions(TypedDict, total=False):
     """``flush_on_finish()``'s options: ``FinishBuffer``'s."""
 
@@ -120,12 +156,32 @@ class FlushOnFinishOptions(TypedDict, total=False):
             check_announce,
         ),
     ]
-    allow_truncated: Annotated[
-        bool,
+    allow_truncated: AllowTruncated
+
+
+class ReadStepsOptions(TypedDict, total=False):
+    """``read_steps()``'s options: ``StepReader``'s."""
+
+    allow_truncated: AllowTruncated
+
+
+Upstream = Literal["generate-content", "interactions"]
+"""The Gemini API whose stream the pipeline reads: ``streamGenerateContent``, or the
+Interactions API (``POST /v1beta/interactions``, ``step.*`` events)."""
+
+
+class UpstreamOptions(TypedDict, total=False):
+    """The pipeline's choice of reader (no core takes it: it chooses the stages)."""
+
+    upstream: Annotated[
+        Upstream,
         Option(
-            False,
-            "end a candidate that never got a ``finishReason`` with a finish instead of"
-            " :class:`~rxgem.TruncatedStreamError`.",
+            "generate-content",
+            '``"generate-content"`` (default): Gemini\'s ``streamGenerateContent`` stream;'
+            ' ``"interactions"``: the Interactions API\'s (``step.*`` events), read by'
+            " ``parse_interactions`` and ``read_steps`` instead of ``parse`` …"
+            " ``flush_on_finish``, whose options it then refuses.",
+            check_upstream,
         ),
     ]
 
@@ -251,7 +307,12 @@ class ToResponsesOptions(_ModelOption, total=False):
 
 
 class StreamOptions(
-    ParseOptions, GroupBySlotOptions, FlushOnFinishOptions, _ChunkOptions, total=False
+    UpstreamOptions,
+    ParseOptions,
+    GroupBySlotOptions,
+    FlushOnFinishOptions,
+    _ChunkOptions,
+    total=False,
 ):
     """The pipeline's options but ``model`` (which ``stream_chat`` takes as the Gemini model)."""
 
@@ -261,9 +322,23 @@ class PipelineOptions(StreamOptions, _ModelOption, total=False):
 
 
 class ResponsesPipelineOptions(
-    ParseOptions, GroupBySlotOptions, FlushOnFinishOptions, ToResponsesOptions, total=False
+    UpstreamOptions,
+    ParseOptions,
+    GroupBySlotOptions,
+    FlushOnFinishOptions,
+    ToResponsesOptions,
+    total=False,
 ):
     """The keyword options of the Responses pipeline (each stage takes its own subset)."""
+
+
+class InteractionsPipelineOptions(ReadStepsOptions, _ChunkOptions, _ModelOption, total=False):
+    """The keyword options of the Interactions pipeline (``interactions_to_openai``)."""
+
+
+class InteractionsResponsesOptions(ReadStepsOptions, ToResponsesOptions, total=False):
+    """The keyword options of the Interactions Responses pipeline
+    (``interactions_to_responses``)."""
 
 
 def _declared(options: Any) -> dict[str, tuple[Any, Option]]:
@@ -388,48 +463,121 @@ TO_RESPONSES: Stage[ResponsesBuilder] = Stage("to_responses", ResponsesBuilder, 
 RESPONSES_STAGES: tuple[Stage[Any], ...] = (*STAGES[:5], TO_RESPONSES)
 """The Responses pipeline's stages: the same first five, then ``to_responses``."""
 
-_NAMES = frozenset(name for stage in STAGES for name in stage.declared)
+PARSE_INTERACTIONS: Stage[InteractionsParser] = Stage("parse_interactions", InteractionsParser)
+READ_STEPS: Stage[StepReader] = Stage("read_steps", StepReader, ReadStepsOptions, batched=True)
+
+INTERACTIONS_STAGES: tuple[Stage[Any], ...] = (
+    DECODE_SSE,
+    PARSE_INTERACTIONS,
+    READ_STEPS,
+    TO_OPENAI,
+)
+"""The pipeline's stages for an Interactions stream (``upstream="interactions"``): its
+reader gives the output stage its items directly (no slots to keep, no finish to hold)."""
+
+INTERACTIONS_RESPONSES_STAGES: tuple[Stage[Any], ...] = (*INTERACTIONS_STAGES[:3], TO_RESPONSES)
+"""The Responses pipeline's stages for an Interactions stream."""
+
+Output = Literal["chat", "responses"]
+"""What the pipeline makes: Chat Completions chunks or Responses events."""
+
+_PIPELINES: dict[tuple[str, str], tuple[Stage[Any], ...]] = {
+    ("generate-content", "chat"): STAGES,
+    ("generate-content", "responses"): RESPONSES_STAGES,
+    ("interactions", "chat"): INTERACTIONS_STAGES,
+    ("interactions", "responses"): INTERACTIONS_RESPONSES_STAGES,
+}
+
+
+def stages_of(
+    upstream: Upstream = "generate-content", output: Output = "chat"
+) -> tuple[Stage[Any], ...]:
+    """The stages of the pipeline that reads ``upstream``'s stream into ``output``.
+
+    Raises:
+        ValueError: for an unknown ``upstream`` or ``output``.
+    """
+    check_upstream(upstream)
+    try:
+        return _PIPELINES[upstream, output]
+    except KeyError:
+        raise ValueError(f"output must be 'chat' or 'responses', not {output!r}") from None
+
+
+def _names(stages: tuple[Stage[Any], ...]) -> frozenset[str]:
+    return frozenset({"upstream", *(name for stage in stages for name in stage.declared)})
+
+
+_NAMES = {stages: _names(stages) for stages in _PIPELINES.values()}
 
 
 class PipelineSettings:
-    """:class:`PipelineOptions` checked once; makes the six cores of one stream.
+    """:class:`PipelineOptions` checked once; makes the cores of one stream.
+
+    ``stages``: the generate-content pipeline of the output wanted (:data:`STAGES` or
+    :data:`RESPONSES_STAGES`); the ``upstream`` option swaps its reader for that
+    upstream's (:func:`stages_of`).
 
     Raises:
-        TypeError, ValueError: for an unknown option or a bad value.
+        TypeError, ValueError: for an unknown option, a bad value, or an option of
+            stages the chosen upstream does not have.
     """
 
-    __slots__ = ("makers", "options")
+    __slots__ = ("makers", "options", "stages", "upstream")
 
     def __init__(self, options: Mapping[str, Any], stages: tuple[Stage[Any], ...] = STAGES) -> None:
-        names = _NAMES if stages is STAGES else {n for stage in stages for n in stage.declared}
+        upstream = options.get("upstream", "generate-content")
+        check_upstream(upstream)
+        if upstream != "generate-content" and stages in (STAGES, RESPONSES_STAGES):
+            stages = _PIPELINES[upstream, "responses" if stages is RESPONSES_STAGES else "chat"]
+        names = _NAMES.get(stages) or _names(stages)
         unknown = sorted(set(options) - names)
         if unknown:
-            raise TypeError(
-                f"unknown pipeline option {unknown[0]!r}; expected one of"
-                f" {', '.join(sorted(names))}"
-            )
+            raise TypeError(_unknown(unknown[0], upstream, stages, names))
+        self.upstream: str = upstream
+        """The upstream whose stream is read (``options``' ``upstream``)."""
+        self.stages = stages
+        """The stages whose cores :meth:`cores` makes, in order."""
         self.options: Mapping[str, Any] = dict(options)
         self.makers: tuple[Callable[[], Any], ...] = tuple(
             stage.maker(options, strict=False) for stage in stages
         )
-        """Each stage's maker of fresh cores, in the order of ``stages`` (:data:`STAGES`)."""
+        """Each stage's maker of fresh cores, in the order of :attr:`stages`."""
 
     def cores(self) -> tuple[Any, ...]:
-        """Fresh cores for one stream, in the order of :data:`STAGES`."""
+        """Fresh cores for one stream, in the order of :attr:`stages`."""
         return tuple(make() for make in self.makers)
+
+
+def _unknown(
+    name: str, upstream: str, stages: tuple[Stage[Any], ...], names: frozenset[str]
+) -> str:
+    """The message refusing option ``name``: the stages of another upstream may take it."""
+    for (other, _), others in _PIPELINES.items():
+        if other != upstream and name in _NAMES[others]:
+            return (
+                f"pipeline option {name!r} is for the {other} upstream only: the"
+                f" {upstream} pipeline ({', '.join(stage.name for stage in stages)}) has"
+                " no stage that takes it"
+            )
+    return f"unknown pipeline option {name!r}; expected one of {', '.join(sorted(names))}"
 
 
 def _document() -> None:
     """Write each option ``TypedDict``'s attributes into its docstring, from the declaration."""
     for options in (
+        UpstreamOptions,
         ParseOptions,
         GroupBySlotOptions,
         FlushOnFinishOptions,
+        ReadStepsOptions,
         ToOpenAIOptions,
         StreamOptions,
         PipelineOptions,
         ToResponsesOptions,
         ResponsesPipelineOptions,
+        InteractionsPipelineOptions,
+        InteractionsResponsesOptions,
     ):
         options.__doc__ = f"{options.__doc__}\n\nAttributes:\n{options_doc(options)}\n"
 

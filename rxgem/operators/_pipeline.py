@@ -1,4 +1,4 @@
-"""The whole pipeline as one operator, and as its six named stages."""
+"""The whole pipeline as one operator, and as its named stages, for either upstream."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from reactivex import Observable
 from ..converter import CoreConverter, CoreResponsesConverter, ResponsesConverter
 from ..core import (
     RESPONSES_STAGES,
-    STAGES,
     ChatCompletionChunk,
+    InteractionsPipelineOptions,
+    InteractionsResponsesOptions,
     PipelineOptions,
     PipelineSettings,
     ResponsesEvent,
@@ -24,6 +25,8 @@ __all__ = [
     "NamedOperator",
     "gemini_to_openai",
     "gemini_to_responses",
+    "interactions_to_openai",
+    "interactions_to_responses",
     "pipeline_stages",
     "responses_operator",
 ]
@@ -35,7 +38,7 @@ NamedOperator: TypeAlias = tuple[str, Callable[[Observable[Any]], Observable[Any
 
 @documented(PipelineOptions)
 def pipeline_stages(**options: Unpack[PipelineOptions]) -> list[NamedOperator]:
-    """The six stages of ``gemini_to_openai(**options)``, named after their operators.
+    """The stages of ``gemini_to_openai(**options)``, named after their operators.
 
     For tracing or drawing the pipeline (:mod:`rxgem.viz`), or to compose it with
     operators of your own in between; composed, they give the same chunks as
@@ -43,11 +46,14 @@ def pipeline_stages(**options: Unpack[PipelineOptions]) -> list[NamedOperator]:
 
     Returns:
         ``(name, operator)`` for ``decode_sse``, ``parse``, ``group_by_slot``,
-        ``latest_args``, ``flush_on_finish`` and ``to_openai``, in this order.
+        ``latest_args``, ``flush_on_finish`` and ``to_openai``, in this order; with
+        ``upstream="interactions"``, for ``decode_sse``, ``parse_interactions``,
+        ``read_steps`` and ``to_openai``.
     """
-    makers = PipelineSettings(options).makers
+    settings = PipelineSettings(options)
     return [
-        (stage.name, over_core(stage, make)) for stage, make in zip(STAGES, makers, strict=True)
+        (stage.name, over_core(stage, make))
+        for stage, make in zip(settings.stages, settings.makers, strict=True)
     ]
 
 
@@ -63,7 +69,11 @@ def gemini_to_openai(
         [               gemini_to_openai()               ]
         ---chunk---chunk---chunk{finish}---chunk{usage}---|
 
-    What the six operators of :func:`pipeline_stages` do, in one hop: each
+    With ``upstream="interactions"``, the body of an Interactions stream
+    (``POST /v1beta/interactions`` with ``"stream": true``) instead
+    (:func:`interactions_to_openai`).
+
+    What the operators of :func:`pipeline_stages` do, in one hop: each
     subscription runs a :class:`~rxgem.Converter` (in the cores' shape: what a failed
     stream still owed is emitted, then the error). Each option goes to the stage
     whose core takes it (:class:`~rxgem.converter.PipelineOptions`).
@@ -118,3 +128,44 @@ def responses_operator(
         return made
 
     return core_operator(converter, ends_early=True)
+
+
+@documented(InteractionsPipelineOptions)
+def interactions_to_openai(
+    **options: Unpack[InteractionsPipelineOptions],
+) -> Callable[[Observable[bytes]], Observable[ChatCompletionChunk]]:
+    """Gemini Interactions stream body bytes → OpenAI chunks.
+
+    .. code::
+
+        ---b"event: step.start\\ndata: {…}\\n\\n"---b"event: step.delta…"---|
+        [                     interactions_to_openai()                      ]
+        ---chunk{role,tool 0 hdr}----------------chunk{args}---chunk{finish}---|
+
+    ``gemini_to_openai(upstream="interactions", **options)``: the stages
+    ``decode_sse``, ``parse_interactions``, ``read_steps`` and ``to_openai`` in one hop.
+
+    Returns:
+        An operator from ``Observable[bytes]`` to ``Observable[ChatCompletionChunk]``.
+    """
+    return gemini_to_openai(upstream="interactions", **options)
+
+
+@documented(InteractionsResponsesOptions)
+def interactions_to_responses(
+    **options: Unpack[InteractionsResponsesOptions],
+) -> Callable[[Observable[bytes]], Observable[ResponsesEvent]]:
+    """Gemini Interactions stream body bytes → OpenAI Responses events.
+
+    .. code::
+
+        ---b"event: step.start\\ndata: {…}\\n\\n"---b"event: step.delta…"---|
+        [                    interactions_to_responses()                    ]
+        ---created,in_progress,…added-------------…delta-----…done,completed|
+
+    ``gemini_to_responses(upstream="interactions", **options)``.
+
+    Returns:
+        An operator from ``Observable[bytes]`` to ``Observable[ResponsesEvent]``.
+    """
+    return responses_operator({**options, "upstream": "interactions"})

@@ -7,12 +7,14 @@ from typing import Any, TypeVar
 
 from reactivex import Observable
 
-from ..core import RESPONSES_STAGES, STAGES, Stage, options_doc
+from ..core import INTERACTIONS_RESPONSES_STAGES, RESPONSES_STAGES, STAGES, Stage, options_doc
 from ._core_operator import core_operator
 
 __all__ = ["documented", "over_core", "stage_operator"]
 
-_STAGES = {stage.name: stage for stage in (*STAGES, *RESPONSES_STAGES)}
+_STAGES = {
+    stage.name: stage for stage in (*STAGES, *RESPONSES_STAGES, *INTERACTIONS_RESPONSES_STAGES)
+}
 
 
 def stage_operator(
