@@ -38,7 +38,14 @@ from typing import Any, Literal, Union, cast, get_args, get_origin, overload
 from ..core import RESPONSES_STAGES, STAGES, PipelineOptions, ResponsesPipelineOptions, Stage
 from ._common import UsageError
 
-__all__ = ["ALIASES", "OUTPUTS", "Output", "add_pipeline_flags", "pipeline_options"]
+__all__ = [
+    "ALIASES",
+    "OUTPUTS",
+    "Output",
+    "add_pipeline_flags",
+    "pipeline_options",
+    "refuse_flags",
+]
 
 Output = Literal["chat", "responses"]
 """What the pipeline turns Gemini's stream into: Chat Completions chunks or Responses events."""
@@ -192,6 +199,25 @@ def add_pipeline_flags(
         group.add_argument(*flag.flags, dest=flag.name, default=argparse.SUPPRESS, **kwargs)
 
 
+def _spelled(flag: _Flag) -> str:
+    return " (or ".join(flag.flags) + ")" * (len(flag.flags) - 1)
+
+
+def refuse_flags(options: Mapping[str, Any], stages: tuple[Stage[Any], ...], what: str) -> None:
+    """Refuse an option of ``options`` (given by a flag) that none of ``stages`` takes.
+
+    Raises:
+        UsageError: naming the flag and ``what`` has no use for it (``--from interactions``).
+    """
+    names = {name for stage in stages for name in stage.declared}
+    for flag in _flags():
+        if flag.name in options and flag.name not in names:
+            raise UsageError(
+                f"{_spelled(flag)} does nothing for {what}: its pipeline"
+                f" ({', '.join(stage.name for stage in stages)}) has no {flag.name} option"
+            )
+
+
 @overload
 def pipeline_options(
     args: argparse.Namespace, output: Literal["chat"] = "chat"
@@ -219,7 +245,7 @@ def pipeline_options(
         if flag.name not in given:
             continue
         if output not in flag.outputs:
-            spelled = " (or ".join(flag.flags) + ")" * (len(flag.flags) - 1)
+            spelled = _spelled(flag)
             others = " or ".join(f"--to {other}" for other in flag.outputs)
             raise UsageError(
                 f"{spelled} is for {others} only: the {OUTPUTS[output][0]} output"

@@ -1,17 +1,20 @@
 """``rxgem convert``: a Gemini capture (SSE or JSON lines) to the OpenAI SSE stream on stdout.
 
-``--to chat`` (the default): Chat Completions chunks (``gemini_to_openai``, then
-``sse_encode``); ``--to responses``: Responses events, each a named ``event:`` frame
-(``gemini_to_responses``, then ``responses_sse_encode``). On a stream error what was
-produced so far is written, then an OpenAI error frame (``--to responses``: the
-``response.failed`` event, or an ``error`` event when no response had begun); the exit
-code is then 1. An input that cannot be read, or a flag the chosen output does not
-take, exits 2.
+The capture is a ``generateContent`` stream, an Interactions stream, or an Interaction
+object (a non-streamed answer); ``--from`` says which API, else its first event does
+(:mod:`._upstream_of`). ``--to chat`` (the default): Chat Completions chunks
+(``gemini_to_openai``, then ``sse_encode``); ``--to responses``: Responses events, each a
+named ``event:`` frame (``gemini_to_responses``, then ``responses_sse_encode``). On a
+stream error what was produced so far is written, then an OpenAI error frame (``--to
+responses``: the ``response.failed`` event, or an ``error`` event when no response had
+begun); the exit code is then 1. An input that cannot be read, a ``--from`` its content
+contradicts, or a flag the chosen output or upstream does not take, exits 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -21,10 +24,12 @@ import reactivex
 from reactivex import Observable
 from reactivex import operators as ops
 
-from ..core import MalformedStreamError
+from ..converter import interaction_chunks, interaction_events
+from ..core import MalformedStreamError, Upstream, stages_of
 from ..operators import gemini_to_openai, gemini_to_responses, responses_sse_encode, sse_encode
 from ._common import UsageError, fail, silence_broken_pipe
-from ._pipeline_flags import Output, add_pipeline_flags, pipeline_options
+from ._pipeline_flags import Output, add_pipeline_flags, pipeline_options, refuse_flags
+from ._upstream_of import Found, upstream_of
 
 __all__ = ["add_convert_parser", "run_convert"]
 
@@ -48,10 +53,12 @@ def add_convert_parser(commands: Any) -> argparse.ArgumentParser:
     convert: argparse.ArgumentParser = commands.add_parser(
         "convert",
         help="convert a Gemini capture (SSE or JSON lines) to the OpenAI SSE stream on stdout",
-        description="Convert a Gemini capture (SSE, or JSON lines with one response per line)"
-        " to the OpenAI SSE stream on stdout: Chat Completions chunks, or with --to responses"
-        " Responses events. On a stream error what was produced so far is written, then an"
-        " OpenAI error frame (Responses: response.failed); the exit code is then 1.",
+        description="Convert a Gemini capture (SSE, or JSON lines with one response or event"
+        " per line) of a streamGenerateContent stream, an Interactions stream or an"
+        " Interaction object, to the OpenAI SSE stream on stdout: Chat Completions chunks, or"
+        " with --to responses Responses events. On a stream error what was produced so far is"
+        " written, then an OpenAI error frame (Responses: response.failed); the exit code is"
+        " then 1.",
     )
     convert.add_argument("file", nargs="?", default="-", help="capture file, or - for stdin")
     convert.add_argument(
@@ -61,6 +68,15 @@ def add_convert_parser(commands: Any) -> argparse.ArgumentParser:
         help="the output: chat.completion.chunk data frames, ending with data: [DONE] (chat,"
         " the default), or the Responses API's named events, ending with response.completed,"
         " .incomplete or .failed (responses)",
+    )
+    convert.add_argument(
+        "--from",
+        dest="upstream",
+        choices=get_args(Upstream),
+        default=None,
+        help="the Gemini API the capture comes from: a streamGenerateContent stream"
+        " (generate-content), or an Interactions stream or Interaction object"
+        " (interactions); default: told from its first event",
     )
     add_pipeline_flags(convert, outputs=get_args(Output))
     convert.set_defaults(run=run_convert)
@@ -130,23 +146,90 @@ def _plainer(error: Exception, head: bytes) -> Exception:
     return error
 
 
-def _converter(
-    args: argparse.Namespace,
-    described: Callable[[Exception, Observable[Any]], Observable[Any]],
-) -> Callable[[Observable[bytes]], Observable[bytes]]:
-    """Gemini body bytes → the SSE frames of ``args.to``'s output (an error described
-    by ``described`` before it is framed).
+def _upstream(args: argparse.Namespace, found: Found) -> Upstream:
+    """The upstream to read: ``--from``, or what the capture is.
 
     Raises:
-        UsageError: for a flag given that the output does not take.
+        UsageError: ``--from`` names one API and the capture's first event the other.
+    """
+    upstream: Upstream = (
+        "generate-content" if found.source == "generate-content" else "interactions"
+    )
+    given: Upstream | None = args.upstream
+    if given is None or given == upstream or not found.sure:
+        return given or upstream
+    what = {
+        "generate-content": "a generateContent stream",
+        "interactions": "an Interactions stream",
+        "interaction-object": "an Interaction object",
+    }[found.source]
+    raise UsageError(
+        f"--from {given} was given, but this is {what} ({found.why}): pass --from"
+        f" {upstream}, or leave --from out to tell it from the content"
+    )
+
+
+def _converter(
+    args: argparse.Namespace,
+    upstream: Upstream,
+    described: Callable[[Exception, Observable[Any]], Observable[Any]],
+) -> Callable[[Observable[bytes]], Observable[bytes]]:
+    """Gemini body bytes of ``upstream`` → the SSE frames of ``args.to``'s output (an
+    error described by ``described`` before it is framed).
+
+    Raises:
+        UsageError: for a flag given that the output or the upstream does not take.
     """
     if args.to == "responses":
         options = pipeline_options(args, "responses")
+        refuse_flags(options, stages_of(upstream, "responses"), f"--from {upstream}")
+        options["upstream"] = upstream
         return reactivex.compose(
-            gemini_to_responses(**options), ops.catch(described), responses_sse_encode()
+            gemini_to_responses(**options),
+            ops.catch(described),
+            responses_sse_encode(),
         )
     chat = pipeline_options(args, "chat")
+    refuse_flags(chat, stages_of(upstream, "chat"), f"--from {upstream}")
+    chat["upstream"] = upstream
     return reactivex.compose(gemini_to_openai(**chat), ops.catch(described), sse_encode())
+
+
+def _whole(
+    args: argparse.Namespace, described: Callable[[Exception, Observable[Any]], Observable[Any]]
+) -> Callable[[Observable[bytes]], Observable[bytes]]:
+    """An Interaction object's bytes (in pieces) → the SSE frames of ``args.to``'s output.
+
+    Raises:
+        UsageError: for a flag given that the output stage does not take.
+    """
+    output: Output = "responses" if args.to == "responses" else "chat"
+    options: dict[str, Any] = dict(pipeline_options(args, output))
+    last = stages_of("interactions", output)[-1]
+    refuse_flags(options, (last,), "an Interaction object (a whole answer, not a stream)")
+    translate = interaction_events if output == "responses" else interaction_chunks
+
+    def outputs(pieces: list[bytes]) -> Observable[Any]:
+        return reactivex.defer(
+            lambda _: reactivex.from_iterable(translate(b"".join(pieces), **options))
+        )
+
+    encode = responses_sse_encode() if output == "responses" else sse_encode()
+    return reactivex.compose(ops.to_list(), ops.flat_map(outputs), ops.catch(described), encode)
+
+
+def _head(pieces: Iterator[bytes]) -> tuple[list[bytes], Found]:
+    """The first pieces, read until they show what the capture is, and what it is."""
+    read: list[bytes] = []
+    seen = b""
+    while True:
+        block = next(pieces, b"")
+        if block:
+            read.append(block)
+            seen += block
+        found = upstream_of(seen, ended=not block)
+        if found is not None:
+            return read, found
 
 
 def run_convert(args: argparse.Namespace) -> int:
@@ -156,7 +239,7 @@ def run_convert(args: argparse.Namespace) -> int:
     def described(error: Exception, _: Observable[Any]) -> Observable[Any]:
         return reactivex.throw(_plainer(error, bytes(head)))
 
-    convert = _converter(args, described)
+    pipeline_options(args, "responses" if args.to == "responses" else "chat")  # before reading
     source = _open(args.file)
     from_stdin = args.file == "-"
     out = sys.stdout.buffer
@@ -173,8 +256,8 @@ def run_convert(args: argparse.Namespace) -> int:
         except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly
             reader_gone = True
 
-    def blocks() -> Iterator[bytes]:
-        for block in _chunks_of(source):
+    def blocks(pieces: Iterator[bytes]) -> Iterator[bytes]:
+        for block in pieces:
             if reader_gone:
                 return
             if len(head) < _HEAD_SIZE:
@@ -185,7 +268,14 @@ def run_convert(args: argparse.Namespace) -> int:
         failure.append(error)
 
     try:
-        reactivex.from_iterable(blocks()).pipe(convert).subscribe(write, on_error)
+        pieces = _chunks_of(source)
+        first, found = _head(pieces)
+        if found.source == "interaction-object" and args.upstream != "generate-content":
+            convert = _whole(args, described)
+        else:
+            convert = _converter(args, _upstream(args, found), described)
+        body = blocks(itertools.chain(first, pieces))
+        reactivex.from_iterable(body).pipe(convert).subscribe(write, on_error)
     except OSError as exc:  # reading the input failed mid-way
         return fail(f"cannot read {args.file!r}: {exc.strerror or exc}", 2)
     finally:
