@@ -18,8 +18,10 @@ error, and thin lines from each emission to the input that caused it.
 
 :func:`trace` builds such a chain from ``(name, operator)`` pairs, runs it and
 returns the recorder (:func:`atrace` inside an event loop, e.g. Jupyter);
-:func:`pipeline_stages` gives the six named stages of ``gemini_to_openai``;
-:func:`trace_bytes` and :func:`trace_sample` replay Gemini bytes through them.
+:func:`pipeline_stages` gives the six named stages of ``gemini_to_openai`` (with
+``upstream="interactions"``, the four of an Interactions stream: ``decode_sse``,
+``parse_interactions``, ``read_steps``, ``to_openai``); :func:`trace_bytes` and
+:func:`trace_sample` replay Gemini bytes through them.
 
 Time is virtual time when the recorder's clock is a ``TestScheduler`` (or any
 ``VirtualTimeScheduler``), else wall time in seconds since the first emission.

@@ -22,6 +22,7 @@ import msgspec
 
 from .. import items
 from ..core import ChatCompletionChunk, GenerateContentResponse, Part, SSEEvent
+from ._describe_interactions import describe_event, event_category, event_label, is_event
 
 __all__ = ["category", "describe", "describe_item", "jsonable", "label", "short", "to_json"]
 
@@ -185,6 +186,16 @@ _ITEMS: dict[type[Any], _ItemKind[Any]] = {
         label=lambda i: f"end:{i.reason or '-'}",
         category=lambda _: "finish",
     ),
+    items.ArgsDelta: _ItemKind[items.ArgsDelta](
+        describe=lambda i: f"ArgsDelta(c{i.candidate} slot {i.slot}: {short(i.text, 40)})",
+        label=lambda i: f"args#{i.slot}",
+        category=lambda _: "call",
+    ),
+    items.UnknownStep: _ItemKind[items.UnknownStep](
+        describe=lambda i: f"UnknownStep(c{i.candidate} {i.kind})",
+        label=lambda i: i.kind,
+        category=_no_category,
+    ),
 }
 
 
@@ -229,6 +240,8 @@ def describe(value: Any) -> str:
         return f"SSEEvent({value.event}) {short(value.data, 90)}"
     if isinstance(value, GenerateContentResponse):
         return f"GenerateContentResponse [{', '.join(_response_kinds(value))}]"
+    if is_event(value):
+        return short(describe_event(value), 110)
     if isinstance(value, ChatCompletionChunk):
         data = value.to_dict()
         shown = {"choices": data["choices"]} if data["choices"] else {"usage": data.get("usage")}
@@ -331,6 +344,8 @@ def label(value: Any, limit: int = 18) -> str:
         text = "data" if value.event == "message" else value.event
     elif isinstance(value, GenerateContentResponse):
         text = " ".join(_response_label(value))
+    elif is_event(value):
+        text = event_label(value)
     elif isinstance(value, ChatCompletionChunk):
         text = " ".join(_chunk_label(value))
     elif isinstance(value, BaseException):
@@ -352,6 +367,9 @@ def _categories(value: Any) -> set[str]:
     if isinstance(value, bytes | bytearray | SSEEvent):
         return {"raw"}
     found: set[str] = set()
+    if is_event(value):
+        named = event_category(value)
+        return {named} if named is not None else found
     if isinstance(value, GenerateContentResponse):
         if value.error is not None:
             found.add("error")

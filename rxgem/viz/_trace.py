@@ -149,7 +149,8 @@ def trace_bytes(
 
     Piece ``i`` arrives at tick ``(i + 1) * interval`` of a fresh ``TestScheduler``,
     and the body ends ``interval`` ticks after the last one. ``options`` go to
-    :func:`pipeline_stages`; by default ids are counters (``000…001``) and
+    :func:`pipeline_stages` (``upstream="interactions"``: an Interactions stream's bytes,
+    through ``parse_interactions`` and ``read_steps``); by default ids are counters (``000…001``) and
     ``created`` is 0, so the recording is the same on every run.
     """
     options.setdefault("id_factory", _counter_ids())
@@ -201,7 +202,8 @@ def trace_sample(
     """
     data = samples.read(name)
     file = name if name.endswith(".sse") else f"{name}.sse"
-    options.setdefault("api", samples.expected().get(file, {}).get("api", "gemini"))
+    if options.get("upstream", "generate-content") == "generate-content":
+        options.setdefault("api", samples.expected().get(file, {}).get("api", "gemini"))
     pieces = [data[i : i + piece_size] for i in range(0, len(data), piece_size)]
     if title is None:
         title = f"{name.removesuffix('.sse')}: {len(data)} bytes in {len(pieces)} pieces"
