@@ -16,11 +16,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import captures, fixed_cost, measure, serve
+from . import captures, fixed_cost, interactions, measure, serve
 from .measure import AsyncPhase, AsyncResult, CaptureResult, LatencyResult, Stats
 from .serve import percentile
 
-SECTIONS = ("latency", "fixed", "async", "serve")
+SECTIONS = ("interactions", "latency", "fixed", "async", "serve")
 ON_REQUEST = frozenset({"serve"})  # run only when named in --only
 LITELLM_TARGET = 20.0
 FLOOR_TARGET = 1.0
@@ -251,6 +251,7 @@ class Report:
         self.litellm_note = ""
         self.latency: LatencyResult | None = None
         self.fixed: list[fixed_cost.FixedCost] = []
+        self.interactions: interactions.InteractionsResult | None = None
         self.asynchronous: AsyncResult | None = None
         self.serve: serve.ServeResult | None = None
         self.baseline: dict[str, Any] | None = None
@@ -871,6 +872,7 @@ class Report:
         if self.results:
             parts += [self.cost_table(), self.ratio_table(), self.responses_table()]
         parts += [
+            interactions.render(self.interactions) if self.interactions else "",
             self.linearity_table(),
             self.latency_table(),
             self.async_table(),
@@ -895,6 +897,7 @@ class Report:
             "async": self.asynchronous.to_json() if self.asynchronous else None,
             "serve": self.serve.to_json() if self.serve else None,
             "fixed_cost": [f.to_json() for f in self.fixed],
+            "interactions": self.interactions.to_json() if self.interactions else None,
         }
 
 
@@ -938,6 +941,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             r.litellm = stats.get(r.name)
     elif args.no_litellm:
         report.litellm_note = "skipped (--no-litellm)"
+
+    if "interactions" in args.sections:
+        _log("interactions: both readers and pipelines on a text answer, interleaved")
+        report.interactions = interactions.measure_interactions(
+            repeat=args.repeat, min_time=args.min_time
+        )
 
     if "latency" in args.sections:
         _log("latency: text-2000, one event per on_next")

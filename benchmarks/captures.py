@@ -14,6 +14,9 @@ The generators (each returns a :class:`Capture`):
 - :func:`parallel_calls`: parallel calls to one tool, one per event at part index 0
   (``parallel-16``).
 - :func:`big_args`: one call whose large args object is re-sent unchanged (``big-args``).
+- :func:`interactions_text`: the text answer of :func:`text_answer` as Google's
+  Interactions API streams it (``interactions-text``): ``event:`` lines, ``step.*``
+  events, usage once at ``interaction.completed``.
 - :data:`CAPTURES` / :data:`QUICK_CAPTURES` / :func:`build`: the named captures the
   benchmark runs (by default / with ``--quick``).
 """
@@ -37,6 +40,7 @@ __all__ = [
     "big_args",
     "build",
     "encode_event",
+    "interactions_text",
     "parallel_calls",
     "text_answer",
     "thinking_tools",
@@ -311,6 +315,81 @@ def big_args(
         f"one {label} args object re-sent {resends}x",
         tuple(out),
     )
+
+
+def _interactions_event(obj: dict[str, Any], number: int) -> bytes:
+    """One Interactions SSE event: its ``event:`` line, its ``id:`` (the ``event_id`` to
+    resume from) and its compact JSON, which carries the ``event_type`` too."""
+    data = json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    return f"event: {obj['event_type']}\nid: {number}\ndata: {data}\n\n".encode()
+
+
+def interactions_text(
+    deltas: int = 2000, *, words: tuple[int, int] = (3, 30), seed: int = SEED, name: str = ""
+) -> Capture:
+    """The text answer of :func:`text_answer` (the same seed, the same words) as an
+    Interactions stream: ``interaction.created``, a ``thought`` step with its signature,
+    then a ``model_output`` step whose text comes in ``deltas`` ``text`` deltas, then
+    ``interaction.completed`` with the usage, and ``data: [DONE]``.
+
+    :attr:`Capture.payloads` holds every event's JSON (``[DONE]`` aside): the floor's
+    input, as for the ``generateContent`` captures.
+    """
+    rng = random.Random(seed)
+    iid = "v1_" + _response_id(rng) + _response_id(rng)
+    thoughts = rng.randint(100, 900)
+    created = {"id": iid, "status": "in_progress", "object": "interaction", "model": MODEL}
+    objs: list[dict[str, Any]] = [
+        {"event_type": "interaction.created", "interaction": created},
+        {"event_type": "interaction.status_update", "interaction_id": iid, "status": "in_progress"},
+        {"event_type": "step.start", "index": 0, "step": {"type": "thought"}},
+        {
+            "event_type": "step.delta",
+            "index": 0,
+            "delta": {"type": "thought_signature", "signature": _signature(rng, 240)},
+        },
+        {"event_type": "step.stop", "index": 0},
+        {"event_type": "step.start", "index": 1, "step": {"type": "model_output"}},
+    ]
+    output = 0
+    for _ in range(deltas):
+        text = _phrase(rng, *words)
+        output += max(1, len(text) // 4)
+        objs.append(
+            {"event_type": "step.delta", "index": 1, "delta": {"type": "text", "text": text}}
+        )
+    usage = {
+        "total_input_tokens": PROMPT_TOKENS,
+        "input_tokens_by_modality": [{"modality": "text", "tokens": PROMPT_TOKENS}],
+        "total_output_tokens": output,
+        "total_thought_tokens": thoughts,
+        "total_cached_tokens": 0,
+        "total_tool_use_tokens": 0,
+        "total_tokens": PROMPT_TOKENS + output + thoughts,
+    }
+    completed = {**created, "status": "completed", "usage": usage}
+    objs += [
+        {"event_type": "step.stop", "index": 1},
+        {"event_type": "interaction.completed", "interaction": completed},
+    ]
+    events = [_interactions_event(obj, number) for number, obj in enumerate(objs, 1)]
+    return _InteractionsCapture(
+        name or f"interactions-text-{deltas}",
+        f"Interactions text answer, {deltas} text deltas, usage at the end",
+        (*events, b"data: [DONE]\n\n"),
+    )
+
+
+class _InteractionsCapture(Capture):
+    """A capture of Interactions events: each payload is its ``data:`` line's JSON."""
+
+    @cached_property
+    def payloads(self) -> list[str]:
+        return [
+            event.decode().split("data: ", 1)[1].removesuffix("\n\n")
+            for event in self.events
+            if not event.startswith(b"data: [DONE]")
+        ]
 
 
 @dataclass(frozen=True)
