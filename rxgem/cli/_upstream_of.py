@@ -118,6 +118,12 @@ def upstream_of(head: bytes, ended: bool) -> Found | None:
         return Found("generate-content", False, "it is neither SSE nor JSON")
     blank = _BLANK_LINE.search(text)
     event = text[: blank.start()] if blank else text
+    while blank is not None and all(line.startswith(":") for line in event.splitlines()):
+        text = text[blank.end() :].lstrip("\r\n")  # a comment (keep-alive) is no event
+        blank = _BLANK_LINE.search(text)
+        event = text[: blank.start()] if blank else text
+    if not event:
+        return None if not ended else Found("generate-content", False, "it holds no event")
     complete = blank is not None or ended or len(head) >= LOOK
     if _EVENT_LINE.search(event):
         kind = next(line for line in event.splitlines() if line.startswith("event:"))
