@@ -12,6 +12,13 @@ __all__ = ["event_category", "describe_event", "event_label", "is_event"]
 _THOUGHT = frozenset({"thought", "thought_summary", "thought_signature"})
 _CALL = frozenset({"function_call", "arguments_delta"})
 _TEXT = frozenset({"model_output", "text", "text_annotation_delta"})
+_SHORT = {
+    "thought_signature": "signature",
+    "thought_summary": "summary",
+    "arguments_delta": "args",
+    "text_annotation_delta": "annotation",
+}
+"""A marble's word for the delta types too long to show with their step's index."""
 
 
 def is_event(value: Any) -> bool:
@@ -66,12 +73,12 @@ def describe_event(value: Any) -> str:
 
 
 def event_label(value: Any) -> str:
-    """``function_call#1``, ``text#1``, ``stop#1``, ``completed``, ``[DONE]``…"""
+    """``function_call#1``, ``args#1``, ``text#1``, ``stop#1``, ``completed``, ``[DONE]``…"""
     kind = _kind(value)
     part = _part(value)
     index = getattr(value, "index", None)
     if part is not None:
-        return f"{part.type}#{index}"
+        return f"{_SHORT.get(part.type, part.type)}#{index}"
     if kind == "step.stop":
         return f"stop#{index}"
     if kind in ("interaction.completed", "interaction.status_update"):
