@@ -9,14 +9,14 @@ from reactivex import operators as ops
 
 from ..converter import StreamOptions
 from ..core import ChatCompletion, ChatCompletionChunk, InvalidRequestError, completion
-from ..request import Unsupported, to_gemini_request
-from ..transport import TransportOptions, api_of
+from ..request import Unsupported, chat_to_interaction, to_gemini_request
+from ..transport import InteractionsTransportOptions, api_of
 from ._stream_chat import stream_chat
 
 __all__ = ["ChatCompletionsOptions", "chat_completions"]
 
 
-class ChatCompletionsOptions(TransportOptions, StreamOptions, total=False):
+class ChatCompletionsOptions(InteractionsTransportOptions, StreamOptions, total=False):
     """:func:`chat_completions`'s options: the transport's, and the pipeline's but
     ``include_usage`` (which the request's ``stream_options`` says)."""
 
@@ -44,17 +44,25 @@ def chat_completions(
             counterpart; ``"warn"`` leaves it out with a warning.
         options: the transport's (``api_key``, ``base_url``, ``client``, ``retry``,
             ...) and the pipeline's (``reasoning_field``, ``slot_policy``, ...).
-            ``api`` defaults to the one the base URL names.
+            ``api`` defaults to the one the base URL names. ``upstream="interactions"``
+            asks Gemini's Interactions API instead (:func:`~rxgem.request.chat_to_interaction`,
+            stateless: Google keeps nothing), whose transport takes ``resume`` too.
 
     Raises:
         InvalidRequestError: at call time, for a request that cannot be translated.
     """
     if "include_usage" in options:
         raise TypeError("include_usage comes from the request's stream_options")
-    api = options.get("api") or api_of(options.get("base_url"))
-    request = to_gemini_request(
-        body, api=api, include_thoughts=include_thoughts, unsupported=unsupported
-    )
+    settings: dict[str, Any] = dict(options)
+    if options.get("upstream") == "interactions":
+        request = chat_to_interaction(
+            body, include_thoughts=include_thoughts, unsupported=unsupported
+        )
+    else:
+        settings["api"] = options.get("api") or api_of(options.get("base_url"))
+        request = to_gemini_request(
+            body, api=settings["api"], include_thoughts=include_thoughts, unsupported=unsupported
+        )
     stream = body.get("stream")
     if stream not in (None, True, False):
         raise InvalidRequestError("must be true or false", where="stream")
@@ -62,7 +70,7 @@ def chat_completions(
     if type(stream_options) is not dict:
         raise InvalidRequestError("must be an object", where="stream_options")
     include_usage = bool(stream_options.get("include_usage")) if stream else True
-    settings: dict[str, Any] = {**options, "api": api, "include_usage": include_usage}
+    settings["include_usage"] = include_usage
     chunks = stream_chat(request, model=body["model"], **settings)
     if stream:
         return chunks

@@ -11,9 +11,16 @@ from reactivex import operators as ops
 from ..converter import ResponsesConverter
 from ..core import Response, ResponsesEvent, ResponsesPipelineOptions, assemble_response
 from ..operators import responses_operator
-from ..request import Resolve, ResponsesRequest, Unsupported, responses_to_gemini_request
-from ..transport import TransportOptions, api_of, from_gemini
-from ._split_options import split_options
+from ..request import (
+    InteractionRequest,
+    Resolve,
+    ResponsesRequest,
+    Unsupported,
+    responses_to_gemini_request,
+    responses_to_interaction,
+)
+from ..transport import InteractionsTransportOptions, api_of
+from ._split_options import source_of, split_options
 
 __all__ = ["ResponsesOptions", "response_events", "responses"]
 
@@ -21,7 +28,7 @@ _FROM_REQUEST: Final = ("model", "request", "include_encrypted_reasoning", "name
 _ENCRYPTED: Final = "reasoning.encrypted_content"
 
 
-class ResponsesOptions(TransportOptions, ResponsesPipelineOptions, total=False):
+class ResponsesOptions(InteractionsTransportOptions, ResponsesPipelineOptions, total=False):
     """:func:`responses`'s options: the transport's, and the Responses pipeline's but
     ``model``, ``request``, ``include_encrypted_reasoning`` and ``namespaced`` (the
     request says them)."""
@@ -58,7 +65,11 @@ def responses(
         resolve: the stored item of an ``item_reference`` id, or ``None``.
         options: the transport's (``api_key``, ``base_url``, ``client``, ``retry``,
             ...) and the Responses pipeline's (``slot_policy``, ``id_factory``, ...).
-            ``api`` defaults to the one the base URL names.
+            ``api`` defaults to the one the base URL names. ``upstream="interactions"``
+            asks Gemini's Interactions API instead
+            (:func:`~rxgem.request.responses_to_interaction`; Google keeps nothing, so
+            the conversation is replayed from ``history``), whose transport takes
+            ``resume`` too.
 
     Raises:
         InvalidRequestError: at call time, for a request that cannot be translated.
@@ -66,11 +77,17 @@ def responses(
     for name in _FROM_REQUEST:
         if name in options:
             raise TypeError(f"{name} comes from the request body")
-    api = options.get("api") or api_of(options.get("base_url"))
-    request = responses_to_gemini_request(
-        body, api=api, unsupported=unsupported, history=history, resolve=resolve
-    )
-    settings: dict[str, Any] = {**options, "api": api}
+    settings: dict[str, Any] = dict(options)
+    request: ResponsesRequest | InteractionRequest
+    if options.get("upstream") == "interactions":
+        request = responses_to_interaction(
+            body, unsupported=unsupported, history=history, resolve=resolve
+        )
+    else:
+        settings["api"] = options.get("api") or api_of(options.get("base_url"))
+        request = responses_to_gemini_request(
+            body, api=settings["api"], unsupported=unsupported, history=history, resolve=resolve
+        )
     events = response_events(request, **settings)
     if request.stream:
         return events
@@ -78,15 +95,17 @@ def responses(
 
 
 def response_events(
-    request: ResponsesRequest,
+    request: ResponsesRequest | InteractionRequest,
     *,
     on_start: Callable[[ResponsesConverter], None] | None = None,
     **options: Any,
 ) -> Observable[ResponsesEvent]:
-    """The Responses events of a translated request: ``from_gemini`` through
-    :func:`~rxgem.operators.gemini_to_responses`, whose converter (one per subscription)
-    ``on_start`` gets at subscription: a server reads its ``signatures`` at the end,
-    to store them whether or not the client sees them.
+    """The Responses events of a translated request: ``from_gemini`` (an
+    :class:`~rxgem.request.InteractionRequest`: ``from_interactions``, with
+    ``upstream="interactions"``) through :func:`~rxgem.operators.gemini_to_responses`,
+    whose converter (one per subscription) ``on_start`` gets at subscription: a server
+    reads its ``signatures`` at the end, to store them whether or not the client sees
+    them.
 
     ``options``: the transport's and the pipeline's, as :func:`responses` takes them
     (``response_id`` too: a server gives a stored response its own id); ``model``,
@@ -100,4 +119,5 @@ def response_events(
         namespaced=request.namespaced,
     )
     operator = responses_operator(pipeline, on_start)  # the options checked now, once
-    return from_gemini(request.gemini, model=request.model, **transport).pipe(operator)
+    body = request.body if isinstance(request, InteractionRequest) else request.gemini
+    return source_of(pipeline, body, request.model)(**transport).pipe(operator)

@@ -10,13 +10,13 @@ from reactivex import Observable
 from ..converter import StreamOptions
 from ..core import ChatCompletionChunk
 from ..operators import gemini_to_openai
-from ..transport import TransportOptions, from_gemini
-from ._split_options import split_options
+from ..transport import InteractionsTransportOptions
+from ._split_options import source_of, split_options
 
 __all__ = ["StreamChatOptions", "stream_chat"]
 
 
-class StreamChatOptions(TransportOptions, StreamOptions, total=False):
+class StreamChatOptions(InteractionsTransportOptions, StreamOptions, total=False):
     """:func:`stream_chat`'s options: the transport's and the pipeline's (but ``model``)."""
 
 
@@ -33,9 +33,15 @@ def stream_chat(
     follows the base URL: ``"vertex"`` for an ``aiplatform.googleapis.com`` host, else
     ``"gemini"``.
 
+    With ``upstream="interactions"``, ``request`` is an Interactions create body
+    (:func:`~rxgem.request.chat_to_interaction` makes one; without ``model`` it gets
+    ``model``), sent by :func:`~rxgem.transport.from_interactions` (which also takes
+    ``resume``: a cut stream of a stored interaction is resumed) and read by the
+    Interactions stages.
+
     Returns:
         ``Observable[ChatCompletionChunk]``.
     """
     transport, pipeline = split_options(options)
     operator = gemini_to_openai(model=model.removeprefix("models/"), **pipeline)
-    return from_gemini(request, model=model, **transport).pipe(operator)
+    return source_of(pipeline, request, model)(**transport).pipe(operator)
