@@ -684,3 +684,59 @@ def test_chunks_of_one_line_and_two_line_ends_match_byte_by_byte(
     pieces = [b"data: first\n\n", *(line + a + b for line, a, b in chunks)]
     stream = b"".join(pieces)
     assert decode(*pieces) == decode(*(stream[i : i + 1] for i in range(len(stream))))
+
+
+_NAMED_PART = st.sampled_from(
+    [
+        b"event:",
+        b"event: ",
+        b"id:",
+        b"id: ",
+        b"data:",
+        b"data: ",
+        b"retry: 5",
+        b"x",
+        b"\x00",
+        b"\n",
+        b"\r",
+        b"[DONE]",
+        b"step.delta",
+        b'{"a":1}',
+        b":",
+    ]
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.builds(
+            lambda parts: b"event:" + b"".join(parts) + b"\n\n", st.lists(_NAMED_PART, max_size=10)
+        ),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_chunks_of_one_named_event_match_byte_by_byte(chunks: list[bytes]) -> None:
+    # Chunks shaped like the Interactions API's events (`event:`, maybe `id:`, one `data:`
+    # line, LF LF: the shape the named-event fast path recognises), after a first event
+    # that leaves the decoder between events: the same events, ids and types as the
+    # general path gives for the same bytes one at a time.
+    pieces = [b"data: first\n\n", *chunks]
+    stream = b"".join(pieces)
+    assert decode(*pieces) == decode(*(stream[i : i + 1] for i in range(len(stream))))
+
+
+def test_named_events_keep_their_type_and_id() -> None:
+    decoder = SSEDecoder()
+    first = decoder.feed(b"data: a\n\n")  # leaves the decoder between events
+    assert first == [msg("a")]
+    assert decoder.feed(b"event: step.delta\nid: 7\ndata: {}\n\n") == [
+        msg("{}", event="step.delta", id="7")
+    ]
+    assert decoder.feed(b"event: step.stop\ndata: {}\n\n") == [
+        msg("{}", event="step.stop", id="7")  # the last id stays
+    ]
+    assert decoder.feed(b"event:\nid: \x00\ndata:\n\n") == [msg("", id="7")]
+    assert decoder.feed(b"event: done\ndata: [DONE]\n\n") == []
+    assert decoder.done
