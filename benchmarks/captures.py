@@ -317,17 +317,18 @@ def big_args(
     )
 
 
-def _interactions_event(obj: dict[str, Any], number: int) -> bytes:
-    """One Interactions SSE event: its ``event:`` line, its ``id:`` (the ``event_id`` to
-    resume from) and its compact JSON, which carries the ``event_type`` too."""
-    data = json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
-    return f"event: {obj['event_type']}\nid: {number}\ndata: {data}\n\n".encode()
+def _interactions_event(obj: dict[str, Any], event_id: str) -> bytes:
+    """One Interactions SSE event as ``rxgem.testing.FakeGemini`` frames Google's: its
+    ``event:`` line, its ``id:`` (the ``event_id`` to resume from) and its compact JSON,
+    which carries the ``event_type`` and the ``event_id`` too."""
+    data = json.dumps({**obj, "event_id": event_id}, separators=(",", ":"), ensure_ascii=False)
+    return f"event: {obj['event_type']}\nid: {event_id}\ndata: {data}\n\n".encode()
 
 
 def interactions_text(
     deltas: int = 2000, *, words: tuple[int, int] = (3, 30), seed: int = SEED, name: str = ""
 ) -> Capture:
-    """The text answer of :func:`text_answer` (the same seed, the same words) as an
+    """A text answer like :func:`text_answer`'s (the same vocabulary and sizes) as an
     Interactions stream: ``interaction.created``, a ``thought`` step with its signature,
     then a ``model_output`` step whose text comes in ``deltas`` ``text`` deltas, then
     ``interaction.completed`` with the usage, and ``data: [DONE]``.
@@ -372,7 +373,7 @@ def interactions_text(
         {"event_type": "step.stop", "index": 1},
         {"event_type": "interaction.completed", "interaction": completed},
     ]
-    events = [_interactions_event(obj, number) for number, obj in enumerate(objs, 1)]
+    events = [_interactions_event(obj, f"{iid}:{number}") for number, obj in enumerate(objs, 1)]
     return _InteractionsCapture(
         name or f"interactions-text-{deltas}",
         f"Interactions text answer, {deltas} text deltas, usage at the end",
