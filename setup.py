@@ -31,6 +31,7 @@ COMPILED = [
     "rxgem/core/sse/_decoder.py",
     "rxgem/core/sse/_event.py",
     "rxgem/core/sse/_raw_json.py",
+    "rxgem/core/sse/_named.py",
     "rxgem/core/gemini/_parser.py",
     "rxgem/core/gemini/_enums.py",
     "rxgem/core/slots/_table.py",

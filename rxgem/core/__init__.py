@@ -144,28 +144,30 @@ from .chat._sse import (
 # The pipeline's options, each declared once, and its stages: for the operators, the
 # converter and the transport (the option types' public home is `rxgem.converter`).
 from ._options import (
-    INTERACTIONS_RESPONSES_STAGES as INTERACTIONS_RESPONSES_STAGES,
-    INTERACTIONS_STAGES as INTERACTIONS_STAGES,
-    InteractionsPipelineOptions as InteractionsPipelineOptions,
-    InteractionsResponsesOptions as InteractionsResponsesOptions,
-    Output as Output,
-    ReadStepsOptions as ReadStepsOptions,
-    STAGES as STAGES,
-    Upstream as Upstream,
-    UpstreamOptions as UpstreamOptions,
-    stages_of as stages_of,
     FlushOnFinishOptions as FlushOnFinishOptions,
     GroupBySlotOptions as GroupBySlotOptions,
+    InteractionsPipelineOptions as InteractionsPipelineOptions,
+    InteractionsResponsesOptions as InteractionsResponsesOptions,
     ParseOptions as ParseOptions,
     PipelineOptions as PipelineOptions,
-    PipelineSettings as PipelineSettings,
-    RESPONSES_STAGES as RESPONSES_STAGES,
+    ReadStepsOptions as ReadStepsOptions,
     ResponsesPipelineOptions as ResponsesPipelineOptions,
-    Stage as Stage,
     StreamOptions as StreamOptions,
     ToOpenAIOptions as ToOpenAIOptions,
     ToResponsesOptions as ToResponsesOptions,
+    Upstream as Upstream,
+    UpstreamOptions as UpstreamOptions,
     options_doc as options_doc,
+)
+from ._stages import (
+    INTERACTIONS_RESPONSES_STAGES as INTERACTIONS_RESPONSES_STAGES,
+    INTERACTIONS_STAGES as INTERACTIONS_STAGES,
+    RESPONSES_STAGES as RESPONSES_STAGES,
+    STAGES as STAGES,
+    Output as Output,
+    PipelineSettings as PipelineSettings,
+    Stage as Stage,
+    stages_of as stages_of,
 )
 
 # The Responses output (the `to_responses` stage's core, its events and the assembled

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..core import InteractionEvent
 
-__all__ = ["event_category", "describe_event", "event_label", "is_event"]
+__all__ = ["describe_event", "event_category", "event_label", "is_event"]
 
 _THOUGHT = frozenset({"thought", "thought_summary", "thought_signature"})
 _CALL = frozenset({"function_call", "arguments_delta"})

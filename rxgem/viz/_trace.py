@@ -150,8 +150,8 @@ def trace_bytes(
     Piece ``i`` arrives at tick ``(i + 1) * interval`` of a fresh ``TestScheduler``,
     and the body ends ``interval`` ticks after the last one. ``options`` go to
     :func:`pipeline_stages` (``upstream="interactions"``: an Interactions stream's bytes,
-    through ``parse_interactions`` and ``read_steps``); by default ids are counters (``000…001``) and
-    ``created`` is 0, so the recording is the same on every run.
+    through ``parse_interactions`` and ``read_steps``); by default ids are counters
+    (``000…001``) and ``created`` is 0, so the recording is the same on every run.
     """
     options.setdefault("id_factory", _counter_ids())
     options.setdefault("clock", lambda: 0.0)

@@ -27,6 +27,11 @@ OPERATORS = {
     "to_responses",
     "responses_sse_encode",
     "gemini_to_responses",
+    # the Interactions API's reader stages, and the whole pipeline for it
+    "parse_interactions",
+    "read_steps",
+    "interactions_to_openai",
+    "interactions_to_responses",
 }
 
 

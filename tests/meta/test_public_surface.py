@@ -175,6 +175,16 @@ CORE_FACE_ONLY = {
     "FlushOnFinishOptions",
     "ToOpenAIOptions",
     "options_doc",
+    # the upstream option and the reader stages it chooses (Interactions or generateContent)
+    "Upstream",
+    "UpstreamOptions",
+    "ReadStepsOptions",
+    "InteractionsPipelineOptions",
+    "InteractionsResponsesOptions",
+    "INTERACTIONS_STAGES",
+    "INTERACTIONS_RESPONSES_STAGES",
+    "Output",
+    "stages_of",
     # the Responses output: its stage's options, its core, its events and response (for the
     # operators, the converter and the server)
     "RESPONSES_STAGES",

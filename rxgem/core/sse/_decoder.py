@@ -67,6 +67,7 @@ from __future__ import annotations
 
 from .._errors import MalformedStreamError, snippet
 from ._event import SSEEvent
+from ._named import named_event
 from ._raw_json import JsonArrayReader, RawJsonBlock, open_raw_block
 
 __all__ = ["DONE", "SSEDecoder", "SSEEvent"]
@@ -184,9 +185,11 @@ class SSEDecoder:
                 self._events += 1
                 return [SSEEvent(value, "message", self._last_id)]
         if self._idle and data[-2:] == b"\n\n" and data.startswith(b"event:"):
-            named = self._named(data)
-            if named is not None:
-                return named
+            event = named_event(data, self._last_id)  # the Interactions API's chunk
+            if event is not None:
+                self._last_id = event.id
+                self._events += 1
+                return [event]
         if self._done or not data:
             return []
         out: list[SSEEvent] = []
@@ -207,35 +210,6 @@ class SSEDecoder:
             or self._done
         )
         return out
-
-    def _named(self, data: bytes) -> list[SSEEvent] | None:
-        """Fast path for a chunk that is exactly one named event, as the Interactions API
-        sends them: an ``event:`` line, an ``id:`` line or none, one ``data:`` line, then
-        a blank line (LF only); ``None`` for any other chunk (the general path gives the
-        same result for this one)."""
-        if _CR in data:
-            return None
-        end = data.find(_LF)
-        start = end + 1
-        last_id = self._last_id
-        if data.startswith(b"id:", start):
-            id_end = data.find(_LF, start)
-            value = (
-                data[start + 4 : id_end] if data[start + 3] == _SPACE else data[start + 3 : id_end]
-            )
-            start = id_end + 1
-            text = value.decode("utf-8", "replace")
-            if "\x00" not in text:
-                last_id = text
-        if not data.startswith(b"data:", start) or data.find(_LF, start) != len(data) - 2:
-            return None
-        payload = data[start + 6 : -2] if data[start + 5] == _SPACE else data[start + 5 : -2]
-        if len(payload) < _DONE_MAX and payload.strip() == _DONE_BYTES:
-            return None  # the general path ends the stream
-        name = data[7:end] if data[6] == _SPACE else data[6:end]
-        self._last_id = last_id
-        self._events += 1
-        return [SSEEvent(payload, name.decode("utf-8", "replace") or "message", last_id)]
 
     def _read_lines(self, data: bytes, out: list[SSEEvent]) -> bytes:
         """Split ``data`` into lines and process them, appending the events to ``out``.

@@ -1,0 +1,245 @@
+"""The pipeline's stages, each an operator over one core and the options it takes
+(declared in :mod:`._options`), in the order of each pipeline; and the settings that
+check a pipeline's options once and make its cores.
+
+Each upstream has its own reader stages (``generateContent``: ``parse``,
+``group_by_slot``, ``latest_args``, ``flush_on_finish``; Interactions:
+``parse_interactions``, ``read_steps``) between ``decode_sse`` and the output's last
+stage (``to_openai``, ``to_responses``): :data:`STAGES`, :data:`RESPONSES_STAGES`,
+:data:`INTERACTIONS_STAGES`, :data:`INTERACTIONS_RESPONSES_STAGES`, :func:`stages_of`.
+The ``upstream`` option chooses among them (:class:`PipelineSettings`).
+"""
+
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, Literal, TypeVar
+
+from ._option_checks import check_upstream
+from ._options import (
+    FlushOnFinishOptions,
+    GroupBySlotOptions,
+    ParseOptions,
+    ReadStepsOptions,
+    ToOpenAIOptions,
+    ToResponsesOptions,
+    Upstream,
+    declared_of,
+)
+from .chat._chunk_builder import ChunkBuilder
+from .gemini._parser import ResponseParser
+from .interactions._parser import InteractionsParser
+from .interactions._reader import StepReader
+from .responses._builder import ResponsesBuilder
+from .slots._args_table import ArgsTable
+from .slots._finish_buffer import FinishBuffer
+from .slots._table import SlotTable
+from .sse._decoder import SSEDecoder
+
+__all__ = [
+    "INTERACTIONS_RESPONSES_STAGES",
+    "INTERACTIONS_STAGES",
+    "RESPONSES_STAGES",
+    "STAGES",
+    "Output",
+    "PipelineSettings",
+    "Stage",
+    "stages_of",
+]
+
+C = TypeVar("C")
+
+
+def _maker(core: Callable[..., C], kwargs: dict[str, Any]) -> Callable[[], C]:
+    """A maker of fresh cores ``core(**kwargs)``."""
+
+    def make() -> C:
+        return core(**kwargs)
+
+    return make
+
+
+class Stage(Generic[C]):
+    """One stage of the pipeline: its operator's name, its core and the core's options.
+
+    Attributes:
+        name: the operator's name (``"parse"``).
+        core: the core class; called with each declared option (by its ``param``).
+        options: the ``TypedDict`` of the options its core takes, or ``None``.
+        batched: whether the core's ``feed`` returns one batch (a list of the items of
+            one Gemini event, passed on as one value) rather than several values.
+        ends: whether the core can tell that the stream is over before its input ends
+            (``done``: ``data: [DONE]``).
+        declared: each option's name → (type, :class:`Option`).
+    """
+
+    __slots__ = ("_default", "_defaults", "batched", "core", "declared", "ends", "name", "options")
+
+    def __init__(
+        self,
+        name: str,
+        core: Callable[..., C],
+        options: Any = None,
+        *,
+        batched: bool = False,
+        ends: bool = False,
+    ) -> None:
+        self.name = name
+        self.core = core
+        self.options = options
+        self.batched = batched
+        self.ends = ends
+        self.declared = declared_of(options) if options is not None else {}
+        self._defaults = {o.param or n: o.default for n, (_, o) in self.declared.items()}
+        self._default = _maker(core, self._defaults)  # made once: stages are shared
+
+    def __repr__(self) -> str:
+        return f"Stage({self.name!r}, {getattr(self.core, '__name__', self.core)})"
+
+    def maker(self, options: Mapping[str, Any], *, strict: bool = True) -> Callable[[], C]:
+        """Check this stage's ``options`` now; a maker of fresh cores taking them.
+
+        ``strict``: another name is an error (else it is left to the other stages).
+        """
+        if strict:
+            unknown = sorted(set(options) - self.declared.keys())
+            if unknown:
+                raise TypeError(
+                    f"{self.name}() got an unknown option {unknown[0]!r}; expected one of"
+                    f" {', '.join(self.declared) or 'none'}"
+                )
+        if not self.declared:
+            return self.core
+        if options.keys().isdisjoint(self.declared):
+            return self._default
+        kwargs = dict(self._defaults)
+        for name in options.keys() & self.declared.keys():
+            value = options[name]
+            option = self.declared[name][1]
+            if option.check is not None:
+                option.check(value)
+            kwargs[option.param or name] = value
+        return _maker(self.core, kwargs)
+
+
+DECODE_SSE: Stage[SSEDecoder] = Stage("decode_sse", SSEDecoder, ends=True)
+PARSE: Stage[ResponseParser] = Stage("parse", ResponseParser, ParseOptions)
+GROUP_BY_SLOT: Stage[SlotTable] = Stage(
+    "group_by_slot", SlotTable, GroupBySlotOptions, batched=True
+)
+LATEST_ARGS: Stage[ArgsTable] = Stage("latest_args", ArgsTable, batched=True)
+FLUSH_ON_FINISH: Stage[FinishBuffer] = Stage(
+    "flush_on_finish", FinishBuffer, FlushOnFinishOptions, batched=True
+)
+TO_OPENAI: Stage[ChunkBuilder] = Stage("to_openai", ChunkBuilder, ToOpenAIOptions)
+
+STAGES: tuple[Stage[Any], ...] = (
+    DECODE_SSE,
+    PARSE,
+    GROUP_BY_SLOT,
+    LATEST_ARGS,
+    FLUSH_ON_FINISH,
+    TO_OPENAI,
+)
+"""The pipeline's stages in order, each named after its operator (over one core)."""
+
+TO_RESPONSES: Stage[ResponsesBuilder] = Stage("to_responses", ResponsesBuilder, ToResponsesOptions)
+RESPONSES_STAGES: tuple[Stage[Any], ...] = (*STAGES[:5], TO_RESPONSES)
+"""The Responses pipeline's stages: the same first five, then ``to_responses``."""
+
+PARSE_INTERACTIONS: Stage[InteractionsParser] = Stage("parse_interactions", InteractionsParser)
+READ_STEPS: Stage[StepReader] = Stage("read_steps", StepReader, ReadStepsOptions, batched=True)
+
+INTERACTIONS_STAGES: tuple[Stage[Any], ...] = (
+    DECODE_SSE,
+    PARSE_INTERACTIONS,
+    READ_STEPS,
+    TO_OPENAI,
+)
+"""The pipeline's stages for an Interactions stream (``upstream="interactions"``): its
+reader gives the output stage its items directly (no slots to keep, no finish to hold)."""
+
+INTERACTIONS_RESPONSES_STAGES: tuple[Stage[Any], ...] = (*INTERACTIONS_STAGES[:3], TO_RESPONSES)
+"""The Responses pipeline's stages for an Interactions stream."""
+
+Output = Literal["chat", "responses"]
+"""What the pipeline makes: Chat Completions chunks or Responses events."""
+
+_PIPELINES: dict[tuple[str, str], tuple[Stage[Any], ...]] = {
+    ("generate-content", "chat"): STAGES,
+    ("generate-content", "responses"): RESPONSES_STAGES,
+    ("interactions", "chat"): INTERACTIONS_STAGES,
+    ("interactions", "responses"): INTERACTIONS_RESPONSES_STAGES,
+}
+
+
+def stages_of(
+    upstream: Upstream = "generate-content", output: Output = "chat"
+) -> tuple[Stage[Any], ...]:
+    """The stages of the pipeline that reads ``upstream``'s stream into ``output``.
+
+    Raises:
+        ValueError: for an unknown ``upstream`` or ``output``.
+    """
+    check_upstream(upstream)
+    try:
+        return _PIPELINES[upstream, output]
+    except KeyError:
+        raise ValueError(f"output must be 'chat' or 'responses', not {output!r}") from None
+
+
+def _names(stages: tuple[Stage[Any], ...]) -> frozenset[str]:
+    return frozenset({"upstream", *(name for stage in stages for name in stage.declared)})
+
+
+_NAMES = {stages: _names(stages) for stages in _PIPELINES.values()}
+
+
+class PipelineSettings:
+    """:class:`PipelineOptions` checked once; makes the cores of one stream.
+
+    ``stages``: the generate-content pipeline of the output wanted (:data:`STAGES` or
+    :data:`RESPONSES_STAGES`); the ``upstream`` option swaps its reader for that
+    upstream's (:func:`stages_of`).
+
+    Raises:
+        TypeError, ValueError: for an unknown option, a bad value, or an option of
+            stages the chosen upstream does not have.
+    """
+
+    __slots__ = ("makers", "options", "stages", "upstream")
+
+    def __init__(self, options: Mapping[str, Any], stages: tuple[Stage[Any], ...] = STAGES) -> None:
+        upstream = options.get("upstream", "generate-content")
+        check_upstream(upstream)
+        if upstream != "generate-content" and stages in (STAGES, RESPONSES_STAGES):
+            stages = _PIPELINES[upstream, "responses" if stages is RESPONSES_STAGES else "chat"]
+        names = _NAMES.get(stages) or _names(stages)
+        unknown = sorted(set(options) - names)
+        if unknown:
+            raise TypeError(_unknown(unknown[0], upstream, stages, names))
+        self.upstream: str = upstream
+        """The upstream whose stream is read (``options``' ``upstream``)."""
+        self.stages = stages
+        """The stages whose cores :meth:`cores` makes, in order."""
+        self.options: Mapping[str, Any] = dict(options)
+        self.makers: tuple[Callable[[], Any], ...] = tuple(
+            stage.maker(options, strict=False) for stage in stages
+        )
+        """Each stage's maker of fresh cores, in the order of :attr:`stages`."""
+
+    def cores(self) -> tuple[Any, ...]:
+        """Fresh cores for one stream, in the order of :attr:`stages`."""
+        return tuple(make() for make in self.makers)
+
+
+def _unknown(
+    name: str, upstream: str, stages: tuple[Stage[Any], ...], names: frozenset[str]
+) -> str:
+    """The message refusing option ``name``: the stages of another upstream may take it."""
+    for (other, _), others in _PIPELINES.items():
+        if other != upstream and name in _NAMES[others]:
+            return (
+                f"pipeline option {name!r} is for the {other} upstream only: the"
+                f" {upstream} pipeline ({', '.join(stage.name for stage in stages)}) has"
+                " no stage that takes it"
+            )
+    return f"unknown pipeline option {name!r}; expected one of {', '.join(sorted(names))}"
