@@ -11,7 +11,17 @@ import pytest
 
 from rxgem import GeminiAPIError, MalformedStreamError, TruncatedStreamError
 from rxgem.core import InteractionEvent, InteractionsParser, SSEEvent
-from rxgem.items import ArgsDelta, End, Meta, Text, ToolCall, ToolCallHeader, UnknownStep, Usage
+from rxgem.items import (
+    ArgsDelta,
+    End,
+    Meta,
+    Sources,
+    Text,
+    ToolCall,
+    ToolCallHeader,
+    UnknownStep,
+    Usage,
+)
 from rxgem.operators import (
     gemini_to_openai,
     interactions_to_openai,
@@ -144,7 +154,7 @@ def test_text_and_its_deltas_pass_at_once_and_the_end_at_completion() -> None:
     )
     assert output.values[:3] == [
         [Meta("i1", "gemini-test")],
-        [Text(0, "Hi")],
+        [Sources(0), Text(0, "Hi")],  # Sources(0): the outputs keep the text for citations
         [Text(0, " there")],
     ]
     assert [m.time for m in output] == [1, 3, 5, 9, 11]  # step.stop completes nothing
@@ -183,7 +193,7 @@ def test_a_step_type_it_does_not_know_passes_as_an_item_with_a_warning() -> None
 def test_a_stream_without_completion_is_truncated_after_what_was_valid() -> None:
     events = typed(CREATED, HI)
     output = run_marbles(read_steps(), "-a-b-|", dict(zip("ab", events, strict=True)))
-    assert output.values[:2] == [[Meta("i1", "gemini-test")], [Text(0, "Hi")]]
+    assert output.values[:2] == [[Meta("i1", "gemini-test")], [Sources(0), Text(0, "Hi")]]
     assert isinstance(output.error, TruncatedStreamError)
     allowed = run_marbles(
         read_steps(allow_truncated=True), "-a-b-|", dict(zip("ab", events, strict=True))
