@@ -184,6 +184,8 @@ class InteractionsRoutes:
             return google_error(404, f"models/{name} is not found for API version v1beta.")
         if agent is not None and agent not in self._agents:
             return google_error(404, f"agents/{agent} is not found for API version v1beta.")
+        if agent is not None and body.get("background") is not True:
+            return google_error(400, "Agent interactions must run in the background.")
         if "input" not in body:
             return google_error(400, "input is required.")
         if body.get("background") is True and body.get("store") is False:
@@ -224,8 +226,9 @@ class InteractionsRoutes:
     ) -> FakeResponse:
         number = next(self._numbers)
         interaction_id = script.id or f"v1_fake-{number}"
-        model = str(body.get("model") or body.get("agent"))
-        events = interaction_events(script, interaction_id, model=model.removeprefix("models/"))
+        agent = body.get("agent")
+        model = f"agent:{agent}" if agent else str(body["model"]).removeprefix("models/")
+        events = interaction_events(script, interaction_id, model=model)
         run = _Run(
             id=interaction_id,
             script=script,

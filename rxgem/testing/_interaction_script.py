@@ -227,7 +227,9 @@ class FakeInteraction:
 
 
 def _head(interaction_id: str, model: str, status: str, created: str) -> dict[str, Any]:
-    return {"id": interaction_id, "status": status, "model": model, "created": created}
+    """An interaction's fields in lifecycle events (``agent:<name>`` names an agent's run)."""
+    runner = {"agent": model[6:]} if model.startswith("agent:") else {"model": model}
+    return {"id": interaction_id, "status": status, **runner, "created": created}
 
 
 def interaction_events(
@@ -238,8 +240,8 @@ def interaction_events(
     created: str = "2026-12-02T00:00:00Z",
     status: str | None = None,
 ) -> list[dict[str, Any]]:
-    """The stream's events for ``script`` (``event_id`` ``<id>:<n>``); ``status`` overrides
-    the final status (a cancelled run)."""
+    """The stream's events for ``script`` (``event_id`` ``<id>:<n>``); ``model`` is the
+    model, or ``agent:<name>`` for an agent's run; ``status`` overrides the final status."""
     events: list[dict[str, Any]] = [
         {
             "event_type": "interaction.created",

@@ -362,3 +362,21 @@ def test_the_package_docstring_example_passes() -> None:
     tests = [f for name, f in namespace.items() if name.startswith("test_")]
     assert len(tests) == 1
     tests[0]()
+
+
+def test_an_agent_runs_only_in_the_background_and_is_named_as_one() -> None:
+    agent = {"agent": "deep-research-pro-preview-12-2025", "input": "Research rx."}
+    with FakeGemini() as fake, httpx.Client(base_url=fake.base_url) as http:
+        assert http.post("/interactions", json=agent).status_code == 400
+        created = http.post("/interactions", json={**agent, "background": True}).json()
+        unknown = http.post("/interactions", json={**agent, "agent": "nobody", "background": True})
+        assert unknown.status_code == 404
+        deadline = time.monotonic() + 5
+        while (done := http.get(f"/interactions/{created['id']}").json())["status"] == (
+            "in_progress"
+        ):
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+    assert done["agent"] == "deep-research-pro-preview-12-2025"
+    assert "model" not in done
+    assert_valid_object(done)
