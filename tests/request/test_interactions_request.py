@@ -7,6 +7,7 @@ import warnings
 from typing import Any
 
 import pytest
+from interactions_judge import assert_strict, strict_problems
 
 from rxgem import InvalidRequestError
 from rxgem.core import CarriedSignature, encode_signatures
@@ -17,7 +18,6 @@ from rxgem.request import (
     chat_to_interaction,
     responses_to_interaction,
 )
-from tests.interactions_judge import assert_strict, strict_problems
 
 G3 = "gemini-3-flash-preview"
 IMAGE = "data:image/png;base64,iVBORw0KGgo="
