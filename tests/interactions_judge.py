@@ -6,6 +6,9 @@ as an ``Unknown*`` variant, an unknown enum value as an ``UnrecognizedStr``: a b
 Google refuses would pass. :func:`strict_problems` validates the body and then walks the
 validated model, reporting each of those anywhere, by path.
 
+``response_format`` falls back to any object in google-genai's union: here it must be one
+of the typed formats (text, audio, image, video).
+
 Exempt: a ``function_result``'s ``result`` object and a function's ``parameters`` (free
 JSON by design), and ``model`` (a model name the SDK does not list yet is still a model).
 """
@@ -55,7 +58,13 @@ def strict_problems(body: dict[str, Any]) -> list[str]:
         model = CREATE.model_validate(body)
     except pydantic.ValidationError as exc:
         return [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()]
+    except TypeError as exc:  # google-genai's open unions hash the type: a list fails there
+        return [f"refused: {exc}"]
     problems: list[str] = []
+    formats = model.response_format
+    for spec in formats if isinstance(formats, list) else [formats]:
+        if isinstance(spec, dict):
+            problems.append(f"response_format: no typed format matches {sorted(spec)}")
     _walk(model, "", problems)
     return problems
 

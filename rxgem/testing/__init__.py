@@ -13,6 +13,9 @@ Three kits:
 - :func:`assert_openai_stream`: checks every rule of an OpenAI chunk stream (and
   feeds it to the ``openai`` SDK when installed); a failure names the rule.
 
+Beside them, :func:`gemini_request_problems` and :func:`check_interaction_body` say what
+Google refuses in a ``generateContent`` request and an Interactions create body (sans-IO).
+
 Example (a complete pytest test of the marble kit)::
 
     import rxgem
@@ -170,6 +173,7 @@ from ._interaction_script import (
     thought_step,
     url_citation,
 )
+from ._interactions_validation import check_interaction_body
 from ._marbles import Marble, MarbleOutput, expect_marbles, run_marbles
 from ._openai_builders import CHUNK_ID, chunk, tool_delta, usage_chunk
 
@@ -198,6 +202,7 @@ __all__ = [
     "call_step",
     "candidate",
     "candidate_fields",
+    "check_interaction_body",
     "chunk",
     "code",
     "code_result",

@@ -16,6 +16,7 @@ from strategies import PROPERTIES, args_objects, examples
 
 from rxgem import InvalidRequestError
 from rxgem.request import chat_to_interaction, responses_to_interaction
+from rxgem.testing import check_interaction_body
 
 MODELS = st.sampled_from(
     ["gemini-3-flash-preview", "gemini-3.1-pro-preview", "gemini-2.5-flash", "gemini-flash-latest"]
@@ -30,6 +31,8 @@ IMAGES = st.sampled_from(
         "https://x.test/scan.pdf",
         "https://x.test/image",
         "data:image/webp;base64,UklGRg==",
+        "data:image/svg+xml;base64,PHN2Zz4=",
+        "data:text/plain;base64,aGk=",
         "data:image/png,notbase64",
     ]
 )
@@ -149,6 +152,7 @@ def test_a_chat_request_gives_a_strictly_valid_body_or_a_typed_error(
         except InvalidRequestError:
             return
     assert strict_problems(out) == []
+    assert check_interaction_body(out) == []
     assert out["store"] is store
 
 
@@ -170,3 +174,4 @@ def test_the_same_conversation_as_responses_input_is_strictly_valid_too(
         except InvalidRequestError:
             return
     assert strict_problems(out.body) == []
+    assert check_interaction_body(out.body) == []

@@ -18,6 +18,7 @@ from rxgem.request import (
     chat_to_interaction,
     responses_to_interaction,
 )
+from rxgem.testing import check_interaction_body
 
 G3 = "gemini-3-flash-preview"
 IMAGE = "data:image/png;base64,iVBORw0KGgo="
@@ -66,6 +67,7 @@ LOOK = {
 def translated(body: dict[str, Any], **options: Any) -> dict[str, Any]:
     out = chat_to_interaction(body, **options)
     assert_strict(out)
+    assert check_interaction_body(out) == []
     return out
 
 
@@ -201,6 +203,13 @@ def test_images_and_files_are_contents_and_tool_images_a_result_list() -> None:
         {"type": "text", "text": "shot"},
         {"type": "image", "data": "iVBORw0KGgo=", "mime_type": "image/png"},
     ]
+
+
+def test_a_media_type_interactions_does_not_take_is_refused() -> None:
+    svg = {"type": "image_url", "image_url": {"url": "data:image/svg+xml;base64,PHN2Zz4="}}
+    with pytest.raises(InvalidRequestError, match="image/svg") as caught:
+        chat_to_interaction(chat(user([svg])))
+    assert caught.value.where == "messages"
 
 
 def test_tools_are_flat_functions_with_cleaned_schemas() -> None:
@@ -351,6 +360,7 @@ RTOOL = {"type": "function", "name": "look", "parameters": LOOK["function"]["par
 def responses(body: dict[str, Any], **options: Any) -> dict[str, Any]:
     out = responses_to_interaction({"model": G3, **body}, **options)
     assert_strict(out.body)
+    assert check_interaction_body(out.body) == []
     return out.body
 
 

@@ -72,7 +72,10 @@ def chat_to_interaction(
     if thinking is not None:
         config["thinkingConfig"] = thinking
     gemini["generationConfig"] = config
-    out: JSONObject = {"model": model.removeprefix("models/"), "input": contents_to_steps(contents)}
+    out: JSONObject = {
+        "model": model.removeprefix("models/"),
+        "input": contents_to_steps(contents, "messages"),
+    }
     if system is not None:
         out["system_instruction"] = "\n\n".join(part["text"] for part in system["parts"])
     flat = interaction_tools(declared)

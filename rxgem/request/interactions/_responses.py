@@ -31,7 +31,8 @@ from ..responses._request import check_continuation, check_fields, echo_of, with
 from ..responses._tools import responses_tools
 from ._chat import flag
 from ._config import interaction_config, interaction_tools, response_format
-from ._steps import contents_to_steps, media_content, result_value
+from ._media import media_content
+from ._steps import contents_to_steps, result_value
 
 __all__ = ["InteractionRequest", "responses_to_interaction"]
 
@@ -127,7 +128,7 @@ def _split_answers(
             step: JSONObject = {"type": "function_result", "call_id": call}
             if call in names:
                 step["name"] = names[call]
-            contents = [m for m in map(media_content, media) if m]
+            contents = [m for m in (media_content(p, f"{where}.output") for p in media) if m]
             step["result"] = result_value(response, contents)
             steps.append(step)
         else:
@@ -181,7 +182,7 @@ def _translate(
             policy=policy,
             resolve=resolve,
         )
-        steps.extend(contents_to_steps(contents))
+        steps.extend(contents_to_steps(contents, "input"))
         if system is not None:
             system_text = "\n\n".join(part["text"] for part in system["parts"])
     elif instructions is not None:

@@ -26,35 +26,11 @@ from typing import Any
 
 from ...core import InvalidRequestError
 from .._params import UnsupportedWarning
+from ._media import media_content
 
-__all__ = ["contents_to_steps", "media_content", "result_value"]
+__all__ = ["contents_to_steps", "result_value"]
 
 JSONObject = dict[str, Any]
-
-_KINDS = {"image": "image", "audio": "audio", "video": "video"}
-
-
-def _kind(mime: str | None) -> str:
-    """The Interactions content type of a media type (``document`` for the rest)."""
-    if mime is None:
-        return "image"  # only an image_url without a telling extension comes without one
-    return _KINDS.get(mime.partition("/")[0], "document")
-
-
-def media_content(part: JSONObject) -> JSONObject | None:
-    """The Interactions content of a Gemini ``inlineData``/``fileData`` part, else ``None``."""
-    inline = part.get("inlineData")
-    if type(inline) is dict:
-        mime = inline.get("mimeType")
-        return {"type": _kind(mime), "data": inline.get("data", ""), "mime_type": mime}
-    file = part.get("fileData")
-    if type(file) is dict:
-        mime = file.get("mimeType")
-        content: JSONObject = {"type": _kind(mime), "uri": file.get("fileUri", "")}
-        if mime is not None:
-            content["mime_type"] = mime
-        return content
-    return None
 
 
 def result_value(response: JSONObject, media: list[JSONObject]) -> Any:
@@ -146,7 +122,7 @@ class _Steps:
             else:
                 if signed:
                     self.thought(signature)
-                media = media_content(part)
+                media = media_content(part, where)
                 if media is not None:
                     self.model_content(media)
                 else:
@@ -161,7 +137,9 @@ class _Steps:
             if type(response) is dict:
                 self.flush_user(content)
                 content = []
-                shown = [m for m in map(media_content, response.get("parts", [])) if m]
+                shown = [
+                    m for m in (media_content(p, where) for p in response.get("parts", [])) if m
+                ]
                 self.steps.append(
                     {
                         "type": "function_result",
@@ -173,7 +151,7 @@ class _Steps:
             elif "text" in part:
                 content.append({"type": "text", "text": part["text"]})
             else:
-                made = media_content(part)
+                made = media_content(part, where)
                 if made is None:
                     _left_out(part, where)
                 else:
@@ -185,12 +163,13 @@ class _Steps:
             self.steps.append({"type": "user_input", "content": content})
 
 
-def contents_to_steps(contents: list[JSONObject]) -> list[JSONObject]:
+def contents_to_steps(contents: list[JSONObject], source: str) -> list[JSONObject]:
     """The Interactions ``input`` steps of Gemini ``contents`` (with call ids on every
-    ``functionCall``/``functionResponse``), in order."""
+    ``functionCall``/``functionResponse``), in order; ``source`` names the request's field
+    they came from (``messages``, ``input``) in errors."""
     steps = _Steps()
-    for i, content in enumerate(contents):
-        where = f"contents[{i}]"
+    for content in contents:
+        where = source
         if content["role"] == "model":
             steps.model(content["parts"], where)
         else:
