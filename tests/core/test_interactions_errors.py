@@ -195,9 +195,19 @@ def test_unknown_step_delta_and_event_types_pass_with_one_warning_each() -> None
     with pytest.warns(UserWarning, match="does not know the Interactions type") as caught:
         batches, error = read([sse(DATA / "own" / "unknown-types.chunks.txt")])
     assert error is None
-    unknown = [i.kind for batch in batches for i in batch if type(i) is UnknownStep]
-    assert unknown == ["hologram_call", "hologram_frame", "interaction.heartbeat", "sparkle"]
-    assert sorted(str(w.message).split("'")[1] for w in caught) == sorted(unknown)
+    unknown = [i for batch in batches for i in batch if type(i) is UnknownStep]
+    # passed on whole, as Google sent them
+    assert [(i.kind, i.value) for i in unknown] == [
+        ("hologram_call", {"type": "hologram_call", "id": "h1", "arguments": {"scene": "beach"}}),
+        ("hologram_frame", {"type": "hologram_frame", "frame": 1}),
+        (
+            "interaction.heartbeat",
+            {"event_type": "interaction.heartbeat", "interaction_id": "v1_own_unknown"},
+        ),
+        ("sparkle", {"type": "sparkle", "intensity": 3}),
+    ]
+    unknown_kinds = [i.kind for i in unknown]
+    assert sorted(str(w.message).split("'")[1] for w in caught) == sorted(unknown_kinds)
     assert texts(batches) == ["Here is your scene."]
     result = assert_openai_stream(to_chat(batches))
     assert result["choices"][0]["message"]["content"] == "Here is your scene."

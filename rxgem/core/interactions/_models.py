@@ -163,14 +163,21 @@ class InteractionStatusUpdate(_Event, tag="interaction.status_update", frozen=Tr
     status: str | None = None
 
 
+# `raw`: the step or delta as sent, set by the parser only when its type is not one rxgem
+# knows (so that what Google added passes on whole); never a key of Google's JSON
+_RAW = "__rxgem_raw__"
+
+
 class StepStart(_Event, tag="step.start", frozen=True, gc=False):
     index: int = -1
     step: Step = Step()
+    raw: JSON = msgspec.field(default=None, name=_RAW)
 
 
 class StepDelta(_Event, tag="step.delta", frozen=True, gc=False):
     index: int = -1
     delta: Delta = Delta()
+    raw: JSON = msgspec.field(default=None, name=_RAW)
 
 
 class StepStop(_Event, tag="step.stop", frozen=True, gc=False):

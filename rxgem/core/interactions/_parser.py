@@ -20,7 +20,8 @@ import msgspec
 
 from .._errors import GeminiAPIError, MalformedStreamError, snippet
 from ..sse._event import SSEEvent
-from ._models import Done, InteractionEvent, TaggedEvent, UnknownEvent
+from ._models import Done, InteractionEvent, StepDelta, StepStart, TaggedEvent, UnknownEvent
+from ._parts import KNOWN_DELTAS, KNOWN_STEPS
 
 __all__ = ["OLD_SCHEMA", "InteractionsParser", "not_interactions"]
 
@@ -73,6 +74,24 @@ def _with_id(parsed: TaggedEvent, event: SSEEvent) -> TaggedEvent:
     return parsed
 
 
+def _with_raw(parsed: StepStart | StepDelta, event: SSEEvent) -> TaggedEvent:
+    """``parsed`` (of a step or delta type not known here) with its step or delta as sent."""
+    value = _JSON_DECODER.decode(event.payload)
+    key = "delta" if type(parsed) is StepDelta else "step"
+    raw = value.get(key) if type(value) is dict else None
+    return _with_id(msgspec.structs.replace(parsed, raw=raw), event)
+
+
+def _complete(parsed: TaggedEvent, event: SSEEvent) -> TaggedEvent:
+    """``parsed`` with its SSE ``id`` and, for a type not known here, what was sent."""
+    if type(parsed) is StepDelta:
+        if parsed.delta.type not in KNOWN_DELTAS:
+            return _with_raw(parsed, event)
+    elif type(parsed) is StepStart and parsed.step.type not in KNOWN_STEPS:
+        return _with_raw(parsed, event)
+    return _with_id(parsed, event)
+
+
 class InteractionsParser:
     """Turns SSE events of an Interactions stream into typed events, one at a time.
 
@@ -111,6 +130,11 @@ class InteractionsParser:
             parsed: TaggedEvent = _DECODER.decode(event.payload)
         except (msgspec.DecodeError, RecursionError):
             return self._slow(event)
+        if type(parsed) is StepDelta:
+            if parsed.delta.type not in KNOWN_DELTAS:
+                return [_with_raw(parsed, event)]
+        elif type(parsed) is StepStart and parsed.step.type not in KNOWN_STEPS:
+            return [_with_raw(parsed, event)]
         if event.id is not None and parsed.event_id is None:
             return [_with_id(parsed, event)]
         return [parsed]
@@ -139,7 +163,7 @@ class InteractionsParser:
             except msgspec.ValidationError:
                 pass
             else:
-                return [_with_id(named, event)]
+                return [_complete(named, event)]
         if type(event_type) is not str:
             other = not_interactions(value)
             if other is not None:

@@ -23,6 +23,8 @@ from ._models import Content, InteractionUsage, ModalityTokens
 
 __all__ = [
     "BUILT_IN",
+    "KNOWN_DELTAS",
+    "KNOWN_STEPS",
     "MEDIA",
     "built_in_part",
     "citation",
@@ -49,6 +51,25 @@ BUILT_IN = frozenset(
     [f"{tool}_{end}" for tool in (*_TOOL_TYPES, "code_execution") for end in ("call", "result")]
 )
 """The step (and delta) types of Google's built-in tools: a call and a result per tool."""
+
+KNOWN_STEPS = frozenset(
+    {"model_output", "thought", "function_call", "function_result", "user_input", *BUILT_IN}
+)
+"""The step types the reader reads (others become ``UnknownStep`` items)."""
+
+KNOWN_DELTAS = frozenset(
+    {
+        "text",
+        "thought_summary",
+        "thought_signature",
+        "arguments_delta",
+        "text_annotation_delta",
+        "function_result",
+        *MEDIA,
+        *BUILT_IN,
+    }
+)
+"""The delta types the reader reads (others become ``UnknownStep`` items)."""
 
 
 def media_part(

@@ -175,7 +175,7 @@ class StepReader:
                 if step is not None and step.kind == "model_output":
                     step.pieces.append(delta.text)
                     return [Text(0, delta.text)]
-            return self._delta(event.index, delta)
+            return self._delta(event.index, delta, event.raw)
         if type(event) is Done:
             return []
         if type(event) is UnknownEvent:
@@ -185,7 +185,7 @@ class StepReader:
         if event.event_id is not None:  # type: ignore[union-attr]  # Done came above
             self._last_event_id = event.event_id  # type: ignore[union-attr]
         if type(event) is StepStart:
-            return self._start(event.index, event.step)
+            return self._start(event.index, event.step, event.raw)
         if type(event) is StepStop:
             return self._stop(event.index)
         if type(event) is InteractionCreated:
@@ -222,7 +222,7 @@ class StepReader:
             return []
         return [Meta(interaction.id or None, model, interaction.created)]
 
-    def _start(self, index: int, step: Step) -> Batch:
+    def _start(self, index: int, step: Step, raw: Any = None) -> Batch:
         kind = step.type
         if index in self._steps:
             raise self._malformed(f"a step.start event for step {index}, which is open", "step")
@@ -260,7 +260,7 @@ class StepReader:
         elif kind in BUILT_IN:
             state.fields = msgspec.to_builtins(step)
         elif kind not in _NOT_OUTPUT:
-            return self._unknown(kind, msgspec.to_builtins(step))
+            return self._unknown(kind, raw if raw is not None else msgspec.to_builtins(step))
         return out
 
     def _content(self, out: Batch, state: _Open, content: Any) -> None:
@@ -284,7 +284,7 @@ class StepReader:
         if piece is not None:
             out.append(Sources(0, citation=piece))
 
-    def _delta(self, index: int, delta: Delta) -> Batch:
+    def _delta(self, index: int, delta: Delta, raw: Any = None) -> Batch:
         state = self._steps.get(index)
         if state is None:
             raise self._malformed(
@@ -333,7 +333,7 @@ class StepReader:
         elif kind == "function_result":
             pass  # a result shown in the output: the client's own, nothing to show again
         else:
-            return self._unknown(kind, msgspec.to_builtins(delta))
+            return self._unknown(kind, raw if raw is not None else msgspec.to_builtins(delta))
         return out
 
     def _stop(self, index: int) -> Batch:
