@@ -45,7 +45,10 @@ def chat_to_interaction(
         store: whether Google keeps the interaction (Google's default is true; a
             stateless chat sends false).
         previous_interaction_id: the stored interaction this one continues (its steps
-            are at Google, so ``messages`` then holds only what is new).
+            are at Google, so ``messages`` then holds only what is new, and must stand
+            on its own: a tool message answering a call made there is refused, as
+            any tool message without its call is; :func:`responses_to_interaction`
+            takes such answers).
         include_thoughts: ask for thought summaries (``thinking_summaries``;
             ``None``: Google's default).
         unsupported: ``"error"`` (default) refuses a field Interactions has no
