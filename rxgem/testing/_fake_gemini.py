@@ -26,6 +26,7 @@ from ._fake_interactions import DEFAULT_AGENTS, InteractionsRoutes, Script
 from ._fake_response import FakeResponse, response_fields
 from ._gemini_validation import gemini_request_problems, invalid_argument
 from ._http_wire import LAST_CHUNK, Request, chunk, chunk_head, response_head
+from ._interactions_validation import check_interaction_body
 from ._loopback_http import ClientGone, Connection, LoopbackServer, ServerClosing
 
 if TYPE_CHECKING:
@@ -119,7 +120,8 @@ class FakeGemini:
             on Gemini 2.x, schema keywords Gemini refuses, ...). A request Gemini would
             refuse is recorded and answered with Google's 400 ``INVALID_ARGUMENT`` error
             (its ``message`` worded like Google's), and uses up no response: the next
-            valid request gets the response it would have got.
+            valid request gets the response it would have got. Interactions create
+            bodies are checked too (see ``interaction_check``).
         models: the model ids ``GET /v1beta/models`` lists (default
             :attr:`DEFAULT_MODELS`).
         http2: speak cleartext HTTP/2 with prior knowledge (h2c) instead of HTTP/1.1,
@@ -137,8 +139,9 @@ class FakeGemini:
             with ``last_event_id``, cancel, delete, background runs, ``store: false``,
             ``previous_interaction_id``). These requests use up no ``responses``.
         agents: the agents a create body may name instead of a model.
-        interaction_check: a check of each create body (returns problems); a body with
-            problems gets Google's 400 ``INVALID_ARGUMENT``.
+        interaction_check: a check of each Interactions create body (returns problems); a
+            body with problems gets Google's 400 ``INVALID_ARGUMENT`` and uses up no run.
+            With ``strict`` and no check given: :func:`check_interaction_body`.
 
     Example (strict)::
 
@@ -175,6 +178,8 @@ class FakeGemini:
         self._responses = tuple(items) or (FakeResponse(body=samples.read("text")),)
         self._strict = bool(strict)
         self._models = tuple(models)
+        if interaction_check is None and self._strict:
+            interaction_check = check_interaction_body
         self._interactions = InteractionsRoutes(
             interactions, models=self._models, agents=agents, check=interaction_check
         )

@@ -380,3 +380,20 @@ def test_an_agent_runs_only_in_the_background_and_is_named_as_one() -> None:
     assert done["agent"] == "deep-research-pro-preview-12-2025"
     assert "model" not in done
     assert_valid_object(done)
+
+
+def test_a_strict_fake_refuses_what_google_refuses() -> None:
+    with FakeGemini(strict=True) as fake, httpx.Client(base_url=fake.base_url) as http:
+        refused = http.post("/interactions", json={**BODY, "temperature": 0.2})
+        error = refused.json()["error"]
+        assert (refused.status_code, error["status"]) == (400, "INVALID_ARGUMENT")
+        assert "temperature" in error["message"]
+        steps = [
+            {"type": "user_input", "content": [{"type": "text", "text": "Hi"}]},
+            {"type": "function_result", "call_id": "nowhere", "result": {"ok": True}},
+        ]
+        orphan = http.post("/interactions", json={**BODY, "input": steps})
+        assert orphan.status_code == 400
+        accepted = http.post("/interactions", json={**BODY, "stream": True, "store": False})
+        assert accepted.status_code == 200
+        assert [r.json for r in fake.requests][-1]["store"] is False
