@@ -498,7 +498,7 @@ def test_the_testing_api_is_exactly_this() -> None:
         *("event", "event_json", "expect_marbles", "finish", "partial_args", "response"),
         *("run_marbles", "text", "thought", "tool_delta", "usage", "usage_chunk"),
         *("code", "code_result", "media", "file", "candidate_fields"),
-        *("gemini_request_problems", "invalid_argument"),
+        *("gemini_request_problems", "invalid_argument", "check_interaction_body"),
         *("FakeInteraction", "InteractionCall", "ScriptedStep", "THOUGHT_SIGNATURE"),
         *("call_step", "code_steps", "search_steps", "text_step", "thought_step"),
         *("interaction_events", "interaction_frame", "interaction_object"),
