@@ -71,6 +71,11 @@ def texts(batches: list[list[Any]]) -> list[str]:
             "step 7",
         ),
         ({"event_type": "step.stop", "index": 7}, "step.stop event for step 7"),
+        ({**START, "index": 0}, "step.start event for step 0, which is open"),
+        (
+            {"event_type": "step.delta", "index": 0, "delta": {"type": "arguments_delta"}},
+            "an arguments_delta of model_output step 0 that is not a string",
+        ),
     ],
 )
 def test_a_malformed_event_names_its_number_after_the_valid_ones(bad: Any, expected: str) -> None:
@@ -129,7 +134,7 @@ def test_bad_arguments_json_at_the_stop_names_the_event_after_the_fragments() ->
     assert [type(i) for i in items] == [ToolCallHeader, ArgsDelta]
     assert isinstance(error, MalformedStreamError)
     assert error.event == 3
-    assert "function_call step 0 (f)" in str(error)
+    assert "step.stop event: the arguments of function_call step 0 (f)" in str(error)
     assert "not valid JSON" in str(error)
 
 

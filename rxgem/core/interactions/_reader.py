@@ -225,7 +225,7 @@ class StepReader:
     def _start(self, index: int, step: Step, raw: Any = None) -> Batch:
         kind = step.type
         if index in self._steps:
-            raise self._malformed(f"a step.start event for step {index}, which is open", "step")
+            raise self._malformed(f"a step.start event for step {index}, which is open")
         state = _Open(kind)
         self._steps[index] = state
         out: Batch = []
@@ -288,16 +288,16 @@ class StepReader:
         state = self._steps.get(index)
         if state is None:
             raise self._malformed(
-                f"a step.delta event ({delta.type}) for step {index}, which is not open", "step"
+                f"a step.delta event ({delta.type}) for step {index}, which is not open"
             )
         kind = delta.type
         out: Batch = []
-        if kind == "arguments_delta" and state.kind == "function_call":
+        if kind == "arguments_delta":
             text = delta.arguments
-            if type(text) is not str:
+            if state.kind != "function_call" or type(text) is not str:
                 raise self._malformed(
-                    f"an arguments_delta of step {index} whose arguments are not a string",
-                    "step",
+                    f"step.delta event: an arguments_delta of {state.kind} step {index}"
+                    + ("" if type(text) is str else " that is not a string")
                 )
             state.pieces.append(text)
             out.append(ArgsDelta(0, state.slot, text))
@@ -339,7 +339,7 @@ class StepReader:
     def _stop(self, index: int) -> Batch:
         state = self._steps.pop(index, None)
         if state is None:
-            raise self._malformed(f"a step.stop event for step {index}, which is not open", "step")
+            raise self._malformed(f"a step.stop event for step {index}, which is not open")
         kind = state.kind
         if kind == "model_output":
             pieces = state.pieces
@@ -361,16 +361,14 @@ class StepReader:
                 args = _ARGS_DECODER.decode(arguments)
             except msgspec.DecodeError as exc:
                 raise self._malformed(
-                    f"the arguments of function_call step {index} ({state.name}) are not"
-                    f" valid JSON ({exc})",
-                    "step",
+                    f"step.stop event: the arguments of function_call step {index}"
+                    f" ({state.name}) are not valid JSON ({exc})",
                     arguments,
                 ) from None
             if type(args) is not dict:
                 raise self._malformed(
-                    f"the arguments of function_call step {index} ({state.name}) are not"
-                    " a JSON object",
-                    "step",
+                    f"step.stop event: the arguments of function_call step {index}"
+                    f" ({state.name}) are not a JSON object",
                     arguments,
                 )
         else:
@@ -423,7 +421,7 @@ class StepReader:
             )
         return [UnknownStep(0, kind, value)]
 
-    def _malformed(self, reason: str, _where: str, data: str = "") -> MalformedStreamError:
+    def _malformed(self, reason: str, data: str = "") -> MalformedStreamError:
         return MalformedStreamError(
             f"Interactions stream: {reason}",
             event=self._events,
