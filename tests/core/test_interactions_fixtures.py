@@ -255,3 +255,38 @@ def test_the_schema_before_june_2026_is_refused_saying_so(path: Path) -> None:
     assert error.event == 1
     assert "'interaction.start'" in str(error)
     assert "no longer serves" in str(error)
+
+
+def test_an_objects_annotations_land_on_the_text_they_cite() -> None:
+    first = "Zürich: "
+    cited = "Café Sprüngli, 1836."
+    body = {
+        "id": "v1_o",
+        "status": "completed",
+        "steps": [
+            {"type": "model_output", "content": [{"type": "text", "text": "Über. "}]},
+            {"type": "thought", "signature": "c2ln"},
+            {
+                "type": "model_output",
+                "content": [
+                    {
+                        "type": "text",
+                        "text": first + cited,
+                        "annotations": [
+                            {
+                                "type": "url_citation",
+                                "url": "https://example.com/s",
+                                "start_index": len(first.encode()),
+                                "end_index": len((first + cited).encode()),
+                            }
+                        ],
+                    }
+                ],
+            },
+        ],
+    }
+    items = interaction_items(json.dumps(body))
+    message = assert_openai_stream(to_chat([items]))["choices"][0]["message"]
+    (annotation,) = message["annotations"]
+    span = annotation["url_citation"]
+    assert message["content"][span["start_index"] : span["end_index"]] == cited
