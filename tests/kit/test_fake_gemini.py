@@ -729,7 +729,8 @@ def test_fake_gemini_rejects_other_response_types() -> None:
 def test_docstring_example_runs() -> None:
     doc = rxgem.testing.__doc__
     assert doc is not None
-    example = textwrap.dedent(doc.split("Example (a complete pytest test)::\n", 1)[1])
+    example = doc.split("Example (a complete pytest test)::\n", 1)[1]
+    example = textwrap.dedent(example.split("\nThe Interactions API:", 1)[0])
     namespace: dict[str, Any] = {"__name__": "example"}
     exec(compile(example, "rxgem.testing example", "exec"), namespace)
     namespace["test_streams_a_capture"]()
