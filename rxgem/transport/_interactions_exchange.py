@@ -51,6 +51,7 @@ class InteractionsTransportOptions(TransportOptions, total=False):
     """The keyword options of :func:`from_interactions` besides the request."""
 
     resume: int
+    interaction_id: str | None
 
 
 class _Session:
