@@ -483,3 +483,33 @@ def test_responses_warnings_are_collected() -> None:
         )
     assert any(isinstance(w, UnsupportedWarning) for w in request.warnings)
     assert_strict(request.body)
+
+
+def test_errors_name_the_item_where_it_stands_when_continuing() -> None:
+    with pytest.raises(InvalidRequestError) as caught:
+        responses_to_interaction(
+            {"model": G3, "input": [fout("c1"), {"role": "robot", "content": "x"}]},
+            store=True,
+            previous_interaction_id="v1_prev",
+        )
+    assert caught.value.where == "input[1].role"
+
+
+def test_records_of_code_google_ran_are_not_replayed() -> None:
+    code = {"type": "code_interpreter_call", "id": "ci_1", "code": "print(1)", "outputs": []}
+    said = {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": "1"}],
+    }
+    out = responses(
+        {
+            "input": [
+                {"role": "user", "content": "run"},
+                code,
+                said,
+                {"role": "user", "content": "ok"},
+            ]
+        }
+    )
+    assert [s["type"] for s in out["input"]] == ["user_input", "model_output", "user_input"]

@@ -85,6 +85,26 @@ def _names(history: Sequence[Any] | None) -> dict[str, str]:
     return names
 
 
+_SKIPPED: JSONObject = {"type": "web_search_call"}
+"""Stands in for an item sent another way (or not at all), so the others keep their
+indexes for errors: a record of a tool Google ran, which the input walk skips."""
+_RECORDS = frozenset({"code_interpreter_call"})
+"""Records of code Google ran: Interactions replays its tool steps only with Google's own
+ids, which a Responses item does not keep (the model's text still says what ran)."""
+
+
+def _without_records(items: Any) -> Any:
+    if type(items) is not list:
+        return items
+    return [
+        _SKIPPED if type(item) is dict and item.get("type") in _RECORDS else item for item in items
+    ]
+
+
+def _only_skipped(items: Any) -> bool:
+    return type(items) is list and all(item is _SKIPPED for item in items)
+
+
 def _split_answers(
     items: Any, resolve: Resolve | None, names: dict[str, str], policy: Unsupported
 ) -> tuple[list[JSONObject], Any]:
@@ -100,7 +120,7 @@ def _split_answers(
         and type(item.get("call_id")) is str
     }
     steps: list[JSONObject] = []
-    rest: list[tuple[int, Any]] = []
+    rest: list[Any] = []
     for i, item in enumerate(items):
         where = f"input[{i}]"
         found = item
@@ -115,7 +135,7 @@ def _split_answers(
             and type(call_id) is str
             and split_id(call_id)[0] not in own
         ):
-            if rest:
+            if any(other is not _SKIPPED for other in rest):
                 raise InvalidRequestError(
                     f"the output for {quoted(call_id)} answers a call made before this input;"
                     " such outputs come first",
@@ -131,9 +151,10 @@ def _split_answers(
             contents = [m for m in (media_content(p, f"{where}.output") for p in media) if m]
             step["result"] = result_value(response, contents)
             steps.append(step)
+            rest.append(_SKIPPED)
         else:
-            rest.append((i, item))
-    return steps, [item for _, item in rest]
+            rest.append(item)
+    return steps, rest
 
 
 def _translate(
@@ -162,13 +183,13 @@ def _translate(
     family = model_family(model)
     answers: list[JSONObject] = []
     sources: list[tuple[str, Any]] = []
-    given = body.get("input")
+    given = _without_records(body.get("input"))
     if previous_interaction_id is None:
         if history is not None:
-            sources.append(("history", list(history)))
+            sources.append(("history", _without_records(list(history))))
     else:
         answers, given = _split_answers(given, resolve, _names(history), policy)
-    if given is not None and given != []:
+    if given is not None and given != [] and not (answers and _only_skipped(given)):
         sources.append(("input", given))
     instructions = body.get("instructions")
     steps = list(answers)
