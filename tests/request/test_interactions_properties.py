@@ -15,6 +15,7 @@ from interactions_judge import strict_problems
 from strategies import PROPERTIES, args_objects, examples
 
 from rxgem import InvalidRequestError
+from rxgem.core import CarriedSignature, encode_signatures
 from rxgem.request import chat_to_interaction, responses_to_interaction
 from rxgem.testing import check_interaction_body
 
@@ -171,6 +172,118 @@ def test_the_same_conversation_as_responses_input_is_strictly_valid_too(
         warnings.simplefilter("ignore")
         try:
             out = responses_to_interaction({"model": body["model"], "input": items})
+        except InvalidRequestError:
+            return
+    assert strict_problems(out.body) == []
+    assert check_interaction_body(out.body) == []
+
+
+def _reasoning(kind: str, call_id: str | None, signature: str) -> dict[str, Any]:
+    carried = [CarriedSignature(kind, call_id, signature)]  # type: ignore[arg-type]
+    return {"type": "reasoning", "summary": [], "encrypted_content": encode_signatures(carried)}
+
+
+@st.composite
+def responses_items(draw: st.DrawFn) -> list[Any]:
+    items: list[Any] = []
+    for turn in range(draw(st.integers(0, 4))):
+        kind = draw(st.sampled_from(["user", "said", "calls", "record", "odd", "user"]))
+        if kind == "user":
+            parts: list[dict[str, Any]] = [{"type": "input_text", "text": draw(TEXT)}]
+            for url in draw(st.lists(IMAGES, max_size=1)):
+                parts.append({"type": "input_image", "image_url": url})
+            items.append({"role": "user", "content": parts})
+        elif kind == "said":
+            if draw(st.booleans()):
+                items.append(_reasoning("text", None, draw(TEXT) or "t"))
+            content = [{"type": "output_text", "text": draw(TEXT)}]
+            items.append({"type": "message", "role": "assistant", "content": content})
+        elif kind == "calls":
+            ids = [f"call_{turn}_{n}" for n in range(draw(st.integers(1, 3)))]
+            if draw(st.booleans()):
+                items.append(_reasoning("call", ids[0], draw(TEXT) or "s"))
+            for call_id in ids:
+                items.append(
+                    {
+                        "type": "function_call",
+                        "call_id": call_id,
+                        "name": draw(NAMES),
+                        "arguments": draw(ARGUMENTS),
+                    }
+                )
+            outputs = [
+                {"type": "function_call_output", "call_id": call_id, "output": draw(TEXT)}
+                for call_id in ids
+                if draw(st.integers(0, 19)) > 0
+            ]
+            items.extend(draw(st.permutations(outputs)))
+        elif kind == "record":
+            items.append(
+                draw(
+                    st.sampled_from(
+                        [
+                            {"type": "web_search_call", "id": "ws_1", "status": "completed"},
+                            {"type": "code_interpreter_call", "id": "ci_1", "code": "1"},
+                        ]
+                    )
+                )
+            )
+        else:
+            items.append(draw(st.sampled_from([{"type": "hologram"}, {"role": "robot"}, 3])))
+    items.append({"role": "user", "content": draw(TEXT)})
+    return items
+
+
+@st.composite
+def responses_bodies(draw: st.DrawFn) -> dict[str, Any]:
+    body: dict[str, Any] = {"model": draw(MODELS), "input": draw(responses_items())}
+    optional = {
+        "instructions": TEXT,
+        "max_output_tokens": st.integers(0, 100),
+        "temperature": st.floats(0, 2),
+        "reasoning": st.sampled_from(
+            [{"effort": "low"}, {"effort": "high", "summary": "auto"}, {"summary": None}]
+        ),
+        "text": st.sampled_from(
+            [
+                {"format": {"type": "json_schema", "name": "s", "schema": SCHEMA}},
+                {"format": {"type": "json_object"}},
+                {"verbosity": "low"},
+            ]
+        ),
+        "tools": st.just(
+            [
+                {"type": "function", "name": "look", "parameters": SCHEMA},
+                {"type": "function", "name": "add"},
+                {"type": "web_search"},
+                {"type": "custom", "name": "apply_patch"},
+            ]
+        ),
+        "tool_choice": st.sampled_from(["auto", "required", {"type": "function", "name": "add"}]),
+        "background": st.booleans(),
+        "stream": st.booleans(),
+        "store": st.booleans(),
+    }
+    for key, values in optional.items():
+        if draw(st.integers(0, 3)) == 0:
+            body[key] = draw(values)
+    return body
+
+
+@settings(PROPERTIES, max_examples=examples(150))
+@given(responses_bodies(), st.booleans(), st.booleans(), st.sampled_from(["error", "warn"]))
+def test_a_responses_request_gives_a_strictly_valid_body_or_a_typed_error(
+    body: dict[str, Any], store: bool, continued: bool, policy: Any
+) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            out = responses_to_interaction(
+                body,
+                store=store,
+                previous_interaction_id="v1_prev" if continued else None,
+                unsupported=policy,
+            )
         except InvalidRequestError:
             return
     assert strict_problems(out.body) == []
