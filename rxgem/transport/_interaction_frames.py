@@ -19,7 +19,8 @@ from ..core import MalformedStreamError
 
 __all__ = ["EventFramer"]
 
-# A blank line ends an event; a lone CR at the end of the buffer may be half a CRLF.
+# A blank line ends an event: two line ends (a CR at the end of the buffer ends a line
+# whether or not an LF follows it; a stray LF then starts the next block, an empty line).
 _EVENT_END: Final = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)")
 _LINE: Final = re.compile(rb"\r\n|\r|\n")
 _TERMINAL: Final = frozenset({b"interaction.completed", b"error"})
@@ -42,6 +43,32 @@ def _too_long(limit: int) -> MalformedStreamError:
     )
 
 
+def _fields(block: bytes) -> tuple[bytes | None, bytes | None, bytes | None]:
+    """An event's ``event``, ``id`` and ``data`` fields (``None`` when absent)."""
+    if block.startswith(b"event: "):  # Google's frame: event, id, then one data line
+        first = block.find(b"\n")
+        second = block.find(b"\n", first + 1)
+        if (
+            second > 0
+            and block.startswith(b"id: ", first + 1)
+            and block.startswith(b"data: ", second + 1)
+            and block.find(b"\n", second + 1) < 0
+            and block.find(b"\r", 0, second) < 0
+        ):
+            return block[7:first], block[first + 5 : second], block[second + 7 :]
+    kind = event_id = data = None
+    for line in _LINE.split(block):
+        name, _, value = line.partition(b":")
+        value = value[1:] if value.startswith(b" ") else value
+        if name == b"event":
+            kind = value
+        elif name == b"id":
+            event_id = value
+        elif name == b"data":
+            data = value if data is None else data + b"\n" + value
+    return kind, event_id, data
+
+
 class EventFramer:
     """Cuts an Interactions SSE body into whole events.
 
@@ -60,6 +87,7 @@ class EventFramer:
         self.failure: MalformedStreamError | None = None
         """Set once an event is longer than ``max_event_bytes``: the stream stops there."""
         self._buffer = bytearray()
+        self._searched = 0  # bytes of the buffer searched for a blank line in vain
 
     def feed(self, chunk: bytes) -> bytes:
         """The complete events ``chunk`` completes (``b""`` when none), as they came.
@@ -72,9 +100,8 @@ class EventFramer:
         self._buffer += chunk
         limit = self.max_event_bytes
         end = 0
-        for match in _EVENT_END.finditer(self._buffer):
-            if match.end() == len(self._buffer) and self._buffer.endswith(b"\r"):
-                break  # the CR may be the first half of a CRLF
+        # a blank line is at most 4 bytes: what was searched before needs no new look
+        for match in _EVENT_END.finditer(self._buffer, max(0, self._searched - 3)):
             if limit is not None and match.start() - end > limit:
                 self.failure = _too_long(limit)
                 break
@@ -82,6 +109,7 @@ class EventFramer:
             end = match.end()
         out = bytes(self._buffer[:end])
         del self._buffer[:end]
+        self._searched = len(self._buffer)
         if limit is not None and self.failure is None and len(self._buffer) > limit:
             self.failure = _too_long(limit)
         return out
@@ -89,19 +117,11 @@ class EventFramer:
     def restart(self) -> None:
         """Forget the event in progress (a new connection sends it again, whole)."""
         self._buffer.clear()
+        self._searched = 0
 
     def _read(self, block: bytes) -> None:
         """Note what one event's fields say."""
-        kind = event_id = data = None
-        for line in _LINE.split(block):
-            name, _, value = line.partition(b":")
-            value = value[1:] if value.startswith(b" ") else value
-            if name == b"event":
-                kind = value
-            elif name == b"id":
-                event_id = value
-            elif name == b"data":
-                data = value if data is None else data + b"\n" + value
+        kind, event_id, data = _fields(block)
         if data is None:
             return  # a comment or an empty event: not a step of the stream
         self.events += 1

@@ -4,8 +4,10 @@ whole events, resumption after cuts (also mid-event, more than once), typed erro
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
+import random
 from typing import Any
 
 import httpx
@@ -250,9 +252,9 @@ def test_the_framer_reads_ids_from_json_and_any_line_end() -> None:
     created["interaction"] = {"id": "v1_x", "status": "in_progress"}  # type: ignore[assignment]
     data = json.dumps(created).encode()
     out = framer.feed(b"data: " + data + b"\r\n\r")
-    assert out == b""  # the CR may be half a CRLF
+    assert out == b"data: " + data + b"\r\n\r"  # a blank line, whether an LF follows or not
     out = framer.feed(b'\n: keep-alive\r\rdata: {"event_type":"step.stop",')
-    assert out == b"data: " + data + b"\r\n\r\n: keep-alive\r\r"
+    assert out == b"\n: keep-alive\r\r"  # the stray LF: an empty line, then a comment
     assert (framer.interaction_id, framer.last_event_id, framer.events) == ("v1_x", "e1", 1)
     assert framer.feed(b'"index":0,"event_id":"e2"}\n\n') == (
         b'data: {"event_type":"step.stop","index":0,"event_id":"e2"}\n\n'
@@ -363,3 +365,22 @@ def test_reset_http2_streams_are_resumed() -> None:
         assert len(fake.requests) == 3
     assert error is None
     assert body == whole(script)
+
+
+@pytest.mark.parametrize("newline", [b"\n", b"\r\n", b"\r"])
+def test_the_framer_gives_the_same_events_however_the_body_is_cut(newline: bytes) -> None:
+    body = whole(FakeInteraction(steps=STEPS)).replace(b"\n", newline)
+    framer = EventFramer()
+    framer.feed(body)
+    assert framer.finished
+    expected = (framer.events, framer.interaction_id, framer.last_event_id)
+    rng = random.Random(27)
+    for _ in range(40):
+        cuts = sorted(rng.sample(range(1, len(body)), rng.randint(1, 60)))
+        pieces = [body[a:b] for a, b in itertools.pairwise([0, *cuts, len(body)])]
+        framer = EventFramer()
+        out = [framer.feed(piece) for piece in pieces]
+        assert b"".join(out) == body
+        for emitted in filter(None, out):
+            assert emitted.endswith(newline * 2) or emitted.endswith(b"\r\n\r")
+        assert (framer.events, framer.interaction_id, framer.last_event_id) == expected
