@@ -382,5 +382,5 @@ def test_the_framer_gives_the_same_events_however_the_body_is_cut(newline: bytes
         out = [framer.feed(piece) for piece in pieces]
         assert b"".join(out) == body
         for emitted in filter(None, out):
-            assert emitted.endswith(newline * 2) or emitted.endswith(b"\r\n\r")
+            assert emitted.endswith((newline * 2, b"\r\n\r"))
         assert (framer.events, framer.interaction_id, framer.last_event_id) == expected
