@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -253,3 +254,31 @@ QUOTA_ERROR: dict[str, Any] = {
         {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "34.4s"},
     ],
 }
+
+
+MINTED = re.compile(r"\b(chatcmpl-|call_|resp_|msg_|rs_|fc_|ci_|ig_)[A-Za-z0-9_-]+")
+SEALED = re.compile(r'"encrypted_content":"[^"]*"')  # holds minted call ids, encoded
+
+
+def normalised_frames(stream: bytes) -> list[Any]:
+    """The SSE frames of an OpenAI stream (Responses: event name and payload) with
+    ``created``/``created_at`` dropped, minted ids renamed in order of appearance, and
+    ``encrypted_content`` shown as present: what two runs of one conversion share."""
+    minted: dict[str, str] = {}
+
+    def rename(match: re.Match[str]) -> str:
+        return minted.setdefault(match[0], f"{match[1]}{len(minted)}")
+
+    out: list[Any] = []
+    for frame in stream.split(b"\n\n")[:-1]:
+        event, _, data = frame.decode().rpartition("\n")
+        payload = data.removeprefix("data: ")
+        if payload == "[DONE]":
+            out.append(payload)
+            continue
+        payload = SEALED.sub('"encrypted_content":"sealed"', payload)
+        value = json.loads(MINTED.sub(rename, payload))
+        value.pop("created", None)
+        value.get("response", {}).pop("created_at", None)
+        out.append((event, value))
+    return out

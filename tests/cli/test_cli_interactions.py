@@ -7,12 +7,12 @@ pipeline has no use for, are usage errors that name the fix."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 import reactivex
+from pipeline_harness import normalised_frames
 
 from rxgem import samples
 from rxgem.cli import main
@@ -23,7 +23,6 @@ from rxgem.operators import gemini_to_openai, gemini_to_responses, responses_sse
 DATA = Path(__file__).resolve().parents[1] / "data" / "interactions"
 CAPTURES = sorted(p for p in DATA.rglob("*") if p.suffix in (".txt", ".json", ".sse"))
 OUTPUTS = ("chat", "responses")
-MINTED = re.compile(r"\b(chatcmpl-|call_|resp_|msg_|rs_|fc_|ci_|ig_)[A-Za-z0-9_-]+")
 
 pytestmark = [
     pytest.mark.skipif(not DATA.is_dir(), reason="no recorded Interactions data"),
@@ -33,28 +32,6 @@ pytestmark = [
 
 def _name(path: Path) -> str:
     return f"{path.parent.name}/{path.name}"
-
-
-def _normalised(stream: bytes) -> list[Any]:
-    """The SSE frames with ``created``/``created_at`` dropped and minted ids renamed in
-    order of appearance."""
-    minted: dict[str, str] = {}
-
-    def rename(match: re.Match[str]) -> str:
-        return minted.setdefault(match[0], f"{match[1]}{len(minted)}")
-
-    out: list[Any] = []
-    for frame in stream.split(b"\n\n")[:-1]:
-        event, _, data = frame.decode().rpartition("\n")
-        payload = data.removeprefix("data: ")
-        if payload == "[DONE]":
-            out.append(payload)
-            continue
-        value = json.loads(MINTED.sub(rename, payload))
-        value.pop("created", None)
-        value.get("response", {}).pop("created_at", None)
-        out.append((event, value))
-    return out
 
 
 def _expected(path: Path, output: str) -> list[Any]:
@@ -72,7 +49,7 @@ def _expected(path: Path, output: str) -> list[Any]:
     frames: list[bytes] = []
     encode = responses_sse_encode() if output == "responses" else sse_encode()
     source.pipe(encode).subscribe(frames.append, lambda _: None)
-    return _normalised(b"".join(frames))
+    return normalised_frames(b"".join(frames))
 
 
 def _fails(path: Path) -> bool:
@@ -91,9 +68,9 @@ def test_every_recorded_capture_converts_told_from_its_content(
     code = main(["convert", str(path), "--to", output])
     captured = capsysbinary.readouterr()
     assert code == (1 if _fails(path) else 0), captured.err
-    assert _normalised(captured.out) == _expected(path, output)
+    assert normalised_frames(captured.out) == _expected(path, output)
     assert main(["convert", str(path), "--to", output, "--from", "interactions"]) == code
-    assert _normalised(capsysbinary.readouterr().out) == _normalised(captured.out)
+    assert normalised_frames(capsysbinary.readouterr().out) == normalised_frames(captured.out)
 
 
 def test_an_interactions_stream_on_stdin_as_sse_frames(
@@ -106,7 +83,7 @@ def test_an_interactions_stream_on_stdin_as_sse_frames(
     path = DATA / "vercel" / "basic.chunks.txt"
     monkeypatch.setattr("sys.stdin", _Stdin(sse.encode() + b"data: [DONE]\n\n"))
     assert main(["convert", "-"]) == 0
-    assert _normalised(capsysbinary.readouterr().out) == _expected(path, "chat")
+    assert normalised_frames(capsysbinary.readouterr().out) == _expected(path, "chat")
 
 
 class _Stdin:
@@ -182,7 +159,7 @@ def test_flags_the_interactions_pipeline_takes_reach_it(
 ) -> None:
     path = DATA / "vercel" / "basic.chunks.txt"
     assert main(["convert", str(path), "--model", "my-model", "--no-usage"]) == 0
-    chunks = [v for _, v in _normalised(capsysbinary.readouterr().out)[:-1]]
+    chunks = [v for _, v in normalised_frames(capsysbinary.readouterr().out)[:-1]]
     assert {chunk["model"] for chunk in chunks} == {"my-model"}
     assert all(chunk["choices"] for chunk in chunks)  # no usage chunk
 
@@ -195,7 +172,7 @@ def test_a_generate_content_capture_still_converts_with_or_without_from(
     assert main(["convert", str(path)]) == 0
     told = capsysbinary.readouterr().out
     assert main(["convert", str(path), "--from", "generate-content", "--api", "gemini"]) == 0
-    assert _normalised(capsysbinary.readouterr().out) == _normalised(told)
+    assert normalised_frames(capsysbinary.readouterr().out) == normalised_frames(told)
 
 
 @pytest.mark.parametrize(

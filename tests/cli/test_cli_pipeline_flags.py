@@ -6,7 +6,6 @@ does not take is a usage error that names it."""
 from __future__ import annotations
 
 import argparse
-import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any, get_origin, get_type_hints
 
 import pytest
 import reactivex
+from pipeline_harness import normalised_frames
 
 from rxgem import samples
 from rxgem.cli import main
@@ -185,34 +185,6 @@ def test_the_help_shows_plain_docs_and_defaults(capsys: pytest.CaptureFixture[st
     assert "[--to chat only] --api" not in shown  # both outputs take it
 
 
-MINTED = re.compile(r"\b(chatcmpl-|call_|resp_|msg_|rs_|fc_)[A-Za-z0-9_-]+")
-SEALED = re.compile(r'"encrypted_content":"[^"]*"')  # holds minted call ids, encoded
-
-
-def _normalised(stream: bytes) -> list[Any]:
-    """The SSE frames (Responses: event name and payload) with ``created``/``created_at``
-    dropped, minted ids renamed in order of appearance, ``encrypted_content`` shown as
-    present."""
-    minted: dict[str, str] = {}
-
-    def rename(match: re.Match[str]) -> str:
-        return minted.setdefault(match[0], f"{match[1]}{len(minted)}")
-
-    out: list[Any] = []
-    for frame in stream.split(b"\n\n")[:-1]:
-        event, _, data = frame.decode().rpartition("\n")
-        payload = data.removeprefix("data: ")
-        if payload == "[DONE]":
-            out.append(payload)
-            continue
-        payload = SEALED.sub('"encrypted_content":"sealed"', payload)
-        value = json.loads(MINTED.sub(rename, payload))
-        value.pop("created", None)
-        value.get("response", {}).pop("created_at", None)
-        out.append((event, value))
-    return out
-
-
 def _piped(name: str, output: Output, **options: Any) -> list[Any]:
     frames: list[bytes] = []
     source = reactivex.of(samples.read(name))
@@ -221,7 +193,7 @@ def _piped(name: str, output: Output, **options: Any) -> list[Any]:
     else:
         encoded = source.pipe(gemini_to_openai(**options), sse_encode())
     encoded.subscribe(frames.append, lambda _: None)
-    return _normalised(b"".join(frames))
+    return normalised_frames(b"".join(frames))
 
 
 @pytest.mark.parametrize(
@@ -234,7 +206,7 @@ def test_each_flag_reaches_the_pipeline(
     path = tmp_path / sample
     path.write_bytes(samples.read(sample))
     main(["convert", str(path), "--to", output, *argv])
-    converted = _normalised(capsysbinary.readouterr().out)
+    converted = normalised_frames(capsysbinary.readouterr().out)
     assert converted == _piped(sample, output, **{name: value})
     assert converted != _piped(sample, output)
 
