@@ -100,6 +100,9 @@ class InteractionsResult:
         for name, stats in self.stats.items():
             out[f"{name}_us"] = stats.median
             out[f"{name}_samples_us"] = stats.samples
+        out["interactions_per_generate_pipeline"] = paired_ratio(
+            self.stats["interactions_pipeline"], self.stats["generate_pipeline"]
+        )
         for upstream in self.events:
             for what in ("reader", "pipeline"):
                 out[f"{upstream}_{what}_ratio_floor"] = self.ratio(upstream, what)
@@ -150,9 +153,12 @@ def render(result: InteractionsResult) -> str:
         )
     ratio = result.paired("interactions", "pipeline")
     met = "met" if ratio <= TARGET else "NOT met"
+    beside = paired_ratio(result.stats["interactions_pipeline"], result.stats["generate_pipeline"])
     lines += [
         "   reader = the cores up to the items (no output stage); pipeline = to chat chunks;"
         " per round = the median of pipeline÷floor within each round",
+        f"   Interactions pipeline ÷ generateContent pipeline, per event: {beside:.2f}× (per"
+        " round)",
         f"[{met}] Interactions pipeline ≤ {TARGET:g}× its json.loads floor (text, compiled):"
         f" {ratio:.2f}× per round",
         "",
