@@ -95,6 +95,12 @@ class BaseConverter(Generic[Out]):
         "_steps",
     )
 
+    @property
+    def interaction_id(self) -> str | None:
+        """The id of the Interaction whose stream is read (``interaction.created``'s), once
+        it came; ``None`` on the ``generateContent`` upstream."""
+        return None if self._steps is None else self._steps.interaction_id
+
     def _start(self, settings: PipelineSettings, *, keep: bool = False) -> None:
         """Take fresh cores made with ``settings`` (checked options)."""
         cores = settings.cores()

@@ -13,7 +13,7 @@ import pytest
 import rxgem
 import rxgem.converter
 import rxgem.operators
-from rxgem import core
+from rxgem import core, samples
 from rxgem.core import (
     INTERACTIONS_RESPONSES_STAGES,
     INTERACTIONS_STAGES,
@@ -23,6 +23,7 @@ from rxgem.core import (
     UpstreamOptions,
     stages_of,
 )
+from rxgem.testing import FakeInteraction, interaction_stream, text_step
 
 INTERACTIONS_NAMES = ["decode_sse", "parse_interactions", "read_steps", "to_openai"]
 BODY = (
@@ -142,3 +143,14 @@ def test_the_aliases_are_gemini_to_with_the_interactions_upstream() -> None:
     assert events[-1]["type"] == "response.completed"
     with pytest.raises(TypeError):
         rxgem.operators.interactions_to_openai(slot_policy="latest")  # type: ignore[call-arg]
+
+
+def test_a_converter_names_the_interaction_it_reads() -> None:
+    stream = interaction_stream(FakeInteraction(steps=(text_step("Hi"),)), id="v1_read-me")
+    reading = rxgem.converter.ResponsesConverter(upstream="interactions")
+    assert reading.interaction_id is None  # nothing read yet
+    reading.feed(stream)
+    assert reading.interaction_id == "v1_read-me"
+    plain = rxgem.converter.ResponsesConverter()
+    plain.feed(samples.read("text"))
+    assert plain.interaction_id is None
