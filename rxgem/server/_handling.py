@@ -35,6 +35,7 @@ from ._errors import (
     too_large,
 )
 from ._hosts import HostCheck, is_json
+from ._interactions import Interactions
 from ._model_list import valid_model_name
 from ._settings import ServerSettings
 from ._upstream import Upstream
@@ -116,6 +117,10 @@ class Handling:
         self.upstream = upstream
         self.logger = logger
         self.drain = drain
+        self.interactions = (
+            Interactions(upstream) if settings.upstream_api == "interactions" else None
+        )
+        """The Interactions upstream's calls, or ``None`` on ``generateContent``."""
 
     def authorize(self, request: Request, record: AccessRecord) -> Credentials:
         """The client's credentials for Gemini (raises :class:`Refusal`: 401)."""

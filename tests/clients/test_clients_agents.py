@@ -33,7 +33,21 @@ from agents.models.openai_responses import OpenAIResponsesModel
 from openai.types.responses import ResponseTextDeltaEvent
 from server_harness import TOKEN, async_sdk, serving, settings_for
 
-from rxgem.testing import FakeGemini, ReceivedRequest, call, event, finish, text, thought, usage
+from rxgem.testing import (
+    THOUGHT_SIGNATURE,
+    FakeGemini,
+    FakeInteraction,
+    ReceivedRequest,
+    call,
+    call_step,
+    event,
+    finish,
+    text,
+    text_step,
+    thought,
+    thought_step,
+    usage,
+)
 
 G3 = "gemini-3-pro-preview"
 SIGNATURE = base64.b64encode(b"signature of the call to get_weather").decode()
@@ -217,3 +231,56 @@ def test_a_plain_turn_answers_with_the_scripted_text() -> None:
     assert ItemHelpers.text_message_outputs(run.result.new_items) == ANSWER
     assert run.cities == []
     assert len(fake.requests) == 1
+
+
+# --------------------------------------------------------------------------- Interactions
+
+# The same agent through `rxgem serve --upstream-api interactions --interactions-store`:
+# turn 1 a thought step (signed) and the call, turn 2 the answer.
+CALL_RUN = FakeInteraction(
+    steps=(
+        thought_step("The user wants the weather; I will ask the tool."),
+        call_step("get_weather", {"city": "Paris"}, id="fc-paris-1", fragments=2),
+    )
+)
+ANSWER_RUN = FakeInteraction(steps=(text_step(ANSWER, pieces=3),))
+
+
+def _interactions_agent_run(
+    model_settings: ModelSettings, *, streamed: bool, **run_options: Any
+) -> tuple[Run, FakeGemini]:
+    upstream = {"upstream_api": "interactions", "interactions_store": True}
+    with (
+        FakeGemini(interactions=[CALL_RUN, ANSWER_RUN]) as fake,
+        serving(settings_for(fake, **upstream)) as url,
+    ):
+        coroutine = _run_agent(url, model_settings, streamed=streamed, **run_options)
+        return asyncio.run(coroutine), fake
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["run", "run_streamed"])
+@pytest.mark.parametrize("mode", MODE_PARAMS)
+def test_the_agent_runs_on_the_interactions_upstream(mode: str, streamed: bool) -> None:
+    settings, run_options = MODES[mode]
+    run, fake = _interactions_agent_run(settings, streamed=streamed, **run_options)
+    assert run.result.final_output == ANSWER
+    if streamed:
+        assert "".join(run.deltas) == ANSWER
+    assert run.cities == ["Paris"]
+    first, second = (r.json for r in fake.requests if r.method == "POST")
+    assert first["model"] == G3
+    assert [t["name"] for t in first["tools"]] == ["get_weather"]
+    result = second["input"][-1]
+    assert result["type"] == "function_result"
+    assert result["call_id"] == "fc-paris-1"
+    assert "18 C and sunny in Paris" in str(result["result"])
+    if mode == "previous_response_id":  # Google has turn 1: only the tool's output goes
+        assert second["previous_interaction_id"] == fake.interaction_ids[0]
+        assert [step["type"] for step in second["input"]] == ["function_result"]
+    else:  # the whole conversation, the call after its signed thought
+        assert "previous_interaction_id" not in second
+        kinds = [step["type"] for step in second["input"]]
+        call = kinds.index("function_call")
+        assert kinds[call - 1] == "thought"
+        assert second["input"][call - 1]["signature"] == THOUGHT_SIGNATURE
+    assert first["store"] is (mode != "stateless")

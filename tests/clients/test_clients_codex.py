@@ -26,7 +26,20 @@ from typing import Any
 import pytest
 from server_harness import TOKEN, serving, settings_for
 
-from rxgem.testing import FakeGemini, call, event, finish, text, thought, usage
+from rxgem.testing import (
+    THOUGHT_SIGNATURE,
+    FakeGemini,
+    FakeInteraction,
+    call,
+    call_step,
+    event,
+    finish,
+    text,
+    text_step,
+    thought,
+    thought_step,
+    usage,
+)
 
 G3 = "gemini-3-pro-preview"
 STREAM_PATH = f"/v1beta/models/{G3}:streamGenerateContent"
@@ -160,3 +173,39 @@ def test_codex_exec_runs_a_shell_command_and_answers(codex: str, tmp_path: Path)
     output = response["response"]["output"]
     assert f"\n{MARK}\n" in output, output  # the command's output, as Codex reports it
     assert "exited with code 0" in output, output
+
+
+# --------------------------------------------------------------------------- Interactions
+
+
+def test_codex_exec_runs_a_command_on_the_interactions_upstream(codex: str, tmp_path: Path) -> None:
+    """The same round trip through ``rxgem serve --upstream-api interactions``: Codex's
+    ``store: false`` keeps the turn away from Google, and the signature comes back as
+    the thought step before the call."""
+    call_run = FakeInteraction(
+        steps=(
+            thought_step("I will run the command the user asked for."),
+            call_step("exec_command", {"cmd": f"echo {MARK}"}, id="fc-exec-1", fragments=3),
+        )
+    )
+    answer_run = FakeInteraction(steps=(text_step(ANSWER, pieces=2),))
+    settings = {"upstream_api": "interactions", "interactions_store": True}
+    with (
+        FakeGemini(interactions=[call_run, answer_run]) as fake,
+        serving(settings_for(fake, **settings)) as url,
+    ):
+        last, stdout, transcript = _codex_exec(codex, url, tmp_path, f"Run `echo {MARK}`.")
+    assert last == ANSWER
+    assert stdout.strip() == ANSWER
+    assert f"echo {MARK}" in transcript
+    first, second = (r.json for r in fake.requests if r.method == "POST")
+    assert first["store"] is False  # Codex sends store: false
+    assert "exec_command" in {tool.get("name") for tool in first["tools"]}
+    steps = second["input"]
+    call = next(i for i, step in enumerate(steps) if step["type"] == "function_call")
+    assert steps[call - 1] == {"type": "thought", "signature": THOUGHT_SIGNATURE}
+    assert steps[call]["id"] == "fc-exec-1"
+    assert steps[call]["arguments"] == {"cmd": f"echo {MARK}"}
+    result = steps[-1]
+    assert (result["type"], result["call_id"]) == ("function_result", "fc-exec-1")
+    assert MARK in str(result["result"])

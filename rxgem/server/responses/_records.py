@@ -37,6 +37,7 @@ __all__ = [
     "ANONYMOUS",
     "history_items",
     "is_background",
+    "is_running",
     "items_page",
     "new_item_id",
     "new_response_id",
@@ -66,6 +67,12 @@ def is_background(document: bytes) -> bool:
     """Whether a stored response document is a background response's."""
     decoded = msgspec.json.decode(document)
     return isinstance(decoded, dict) and decoded.get("background") is True
+
+
+def is_running(document: bytes) -> bool:
+    """Whether a stored background response had not ended when it was last stored."""
+    decoded = msgspec.json.decode(document)
+    return isinstance(decoded, dict) and decoded.get("status") in ("queued", "in_progress")
 
 
 def new_response_id() -> str:
@@ -137,8 +144,10 @@ def stored_turn(
     owner: str,
     inputs: Sequence[StoredItem],
     signatures: Sequence[CarriedSignature],
+    interaction_id: str | None = None,
 ) -> StoredTurn:
-    """The turn to store for ``response``, answered to ``inputs`` (:func:`stored_inputs`)."""
+    """The turn to store for ``response``, answered to ``inputs`` (:func:`stored_inputs`);
+    ``interaction_id``: the Interaction that answered it, when Google keeps it."""
     output = [item.to_dict() for item in response.output]
     carrier = encode_signatures(signatures).encode("ascii") if signatures else None
     keeper = next((i for i, item in enumerate(output) if item.get("type") == "reasoning"), 0)
@@ -158,6 +167,7 @@ def stored_turn(
         input=tuple(inputs),
         output=stored_output,
         previous_id=response.previous_response_id,
+        interaction_id=interaction_id,
     )
 
 

@@ -13,28 +13,37 @@ from starlette.responses import Response as HTTPResponse
 
 from ...converter import ResponsesConverter
 from ...core import Response, RxGemError
-from ...request import ResponsesRequest, item_references, responses_to_gemini_request
+from ...request import (
+    InteractionRequest,
+    ResponsesRequest,
+    item_references,
+    responses_to_gemini_request,
+    responses_to_interaction,
+)
 from ...store import (
     MAX_PAGE,
     ChainTooLongError,
     InvalidPageError,
     ResponseStore,
+    StoredTurn,
     StoreError,
     valid_item_id,
     valid_turn_id,
 )
 from ...transport import api_of
 from .._access import access_record
-from .._agents import background_refusal
-from .._auth import bearer_token
+from .._agents import agent_body, agent_of, background_refusal
+from .._auth import Credentials, bearer_token
 from .._errors import Refusal, bad_request, not_found, store_unavailable
 from .._handling import Handling, json_response
 from .._store_limits import Conversation, StoreLimits, conversation_too_long
 from ._answer import ResponsesAnswer
+from ._background import starting_after
 from ._records import (
     ANONYMOUS,
     history_items,
     is_background,
+    is_running,
     items_page,
     new_response_id,
     normalized_input,
@@ -44,6 +53,7 @@ from ._records import (
     stored_turn,
     with_stored_signatures,
 )
+from ._runs import BackgroundRuns
 
 __all__ = ["ResponsesRoutes"]
 
@@ -72,6 +82,10 @@ class ResponsesRoutes:
         self.settings = handling.settings
         self.logger: logging.Logger = handling.logger
         self.store = store
+        self.interactions = handling.interactions
+        self.runs = (
+            None if self.interactions is None else BackgroundRuns(handling, self.interactions)
+        )
         self.limits = StoreLimits(
             max_items=self.settings.store_max_items,
             max_record_bytes=self.settings.store_max_record_bytes,
@@ -91,7 +105,7 @@ class ResponsesRoutes:
 
     # -- POST /v1/responses --------------------------------------------------------------
 
-    async def create(self, request: Request) -> ResponsesAnswer:
+    async def create(self, request: Request) -> ResponsesAnswer | HTTPResponse:
         handling = self.handling
         record = access_record(request.scope)
         credentials, body = await handling.read(request, record)
@@ -104,7 +118,8 @@ class ResponsesRoutes:
             raise Refusal(refused)
         handling.count(record, body)
         try:
-            responses_request, input_items, conversation = await self._translate(body, owner)
+            translate = self._translate if self.interactions is None else self._to_interaction
+            responses_request, input_items, conversation = await translate(body, owner)
         except StoreError as exc:
             raise _store_failed(exc) from exc
         except RxGemError as exc:
@@ -120,22 +135,38 @@ class ResponsesRoutes:
             refused = self.limits.refusal(inputs, echo, conversation)
             if refused is not None:
                 raise Refusal(refused)
-        converters: list[ResponsesConverter] = []
-        try:  # a stored response's id is the server's, unique to it
-            events = handling.upstream.responses(
-                responses_request,
-                credentials,
-                converters.append,
-                response_id=new_response_id() if keep else None,
+        if isinstance(responses_request, InteractionRequest) and responses_request.background:
+            assert self.runs is not None
+            assert owner is not None
+            assert self.store is not None
+            return await self.runs.start(
+                self.store, responses_request, credentials, owner, inputs, record
             )
+        converters: list[ResponsesConverter] = []
+        response_id = new_response_id() if keep else None  # a stored one's is unique to it
+        try:
+            if isinstance(responses_request, InteractionRequest):
+                assert self.interactions is not None
+                events = self.interactions.responses(
+                    responses_request, credentials, converters.append, response_id
+                )
+            else:
+                events = handling.upstream.responses(
+                    responses_request, credentials, converters.append, response_id
+                )
         except RxGemError as exc:
             raise handling.failed(exc, record) from exc
+        kept_at_google = (
+            isinstance(responses_request, InteractionRequest)
+            and responses_request.body.get("store") is True
+        )
 
         async def on_response(response: Response) -> None:
             if not keep or owner is None or self.store is None:
                 return
             signatures = converters[0].signatures if converters else []
-            turn = stored_turn(response, owner, inputs, signatures)
+            interaction_id = converters[0].interaction_id if converters and kept_at_google else None
+            turn = stored_turn(response, owner, inputs, signatures, interaction_id)
             try:
                 reason = self.limits.overflow(turn, conversation)
                 if reason is None:
@@ -158,14 +189,14 @@ class ResponsesRoutes:
             answering=handling.answering(record),
         )
 
-    async def _translate(
+    async def _lookup(
         self, body: dict[str, Any], owner: str | None
-    ) -> tuple[ResponsesRequest, list[dict[str, Any]], Conversation]:
-        """The translated request, the input items to keep and the conversation it
-        continues, reading what it refers to from the store (raises :class:`Refusal`,
-        ``InvalidRequestError``, ``StoreError``)."""
+    ) -> tuple[list[StoredTurn] | None, dict[str, dict[str, Any]], dict[str, Any], Conversation]:
+        """What a request refers to in the store: the conversation it continues (its
+        turns), the items it names, and the body with the signatures put back (raises
+        :class:`Refusal`, ``StoreError``)."""
         store = self.store
-        history = None
+        chain = None
         conversation = Conversation()
         previous = body.get("previous_response_id")
         if previous is not None and store is not None and owner is not None:
@@ -183,7 +214,6 @@ class ResponsesRoutes:
                         "previous_response_not_found",
                     )
                 )
-            history = history_items(chain)
             conversation = Conversation.of(previous, chain)
         found: dict[str, dict[str, Any]] = {}
         if store is not None and owner is not None:
@@ -193,16 +223,50 @@ class ResponsesRoutes:
             found = {item_id: resolved_item(item) for item_id, item in items.items()}
             if items and isinstance(body.get("input"), list):
                 body = {**body, "input": with_stored_signatures(body["input"], items)}
+        return chain, found, body, conversation
+
+    async def _translate(
+        self, body: dict[str, Any], owner: str | None
+    ) -> tuple[ResponsesRequest, list[dict[str, Any]], Conversation]:
+        """The translated request, the input items to keep and the conversation it
+        continues, reading what it refers to from the store (raises :class:`Refusal`,
+        ``InvalidRequestError``, ``StoreError``)."""
+        chain, found, body, conversation = await self._lookup(body, owner)
+        history = None if chain is None else history_items(chain)
         api = self.settings.pipeline.get("api") or api_of(self.settings.upstream)
         translated = responses_to_gemini_request(body, api=api, history=history, resolve=found.get)
         return translated, normalized_input(body.get("input"), found), conversation
 
+    async def _to_interaction(
+        self, body: dict[str, Any], owner: str | None
+    ) -> tuple[InteractionRequest, list[dict[str, Any]], Conversation]:
+        """As :meth:`_translate`, for the Interactions upstream: Google keeps the turn when
+        the server lets it and the client stores it here; a conversation whose last turn
+        Google keeps continues there (``previous_interaction_id``, only the new input),
+        any other is replayed from the store."""
+        chain, found, body, conversation = await self._lookup(body, owner)
+        google = self.settings.interactions_store and owner is not None
+        google = google and body.get("store") is not False
+        previous = chain[-1].interaction_id if chain and self.settings.interactions_store else None
+        translated = responses_to_interaction(
+            body,
+            store=google,
+            previous_interaction_id=previous,
+            history=None if chain is None else history_items(chain),
+            resolve=found.get,
+        )
+        agent = agent_of(body.get("model"))
+        if agent is not None:
+            translated = replace(translated, body=agent_body(translated.body, agent))
+        return translated, normalized_input(body.get("input"), found), conversation
+
     # -- the stored responses ------------------------------------------------------------
 
-    async def _stored(self, request: Request) -> tuple[ResponseStore, str, str]:
-        """The store, the owner and the checked id of a request on a stored response."""
+    async def _stored(self, request: Request) -> tuple[ResponseStore, str, str, Credentials]:
+        """The store, the owner, the checked id and the client's credentials of a request
+        on a stored response."""
         record = access_record(request.scope)
-        self.handling.authorize(request, record)
+        credentials = self.handling.authorize(request, record)
         owner = await self._owner(request)
         if owner is None:
             raise Refusal(not_found("this server keeps no responses"))
@@ -210,34 +274,55 @@ class ResponsesRoutes:
         if not valid_turn_id(response_id):
             raise _no_response(None)
         assert self.store is not None  # an owner comes from a store
-        return self.store, owner, response_id
+        return self.store, owner, response_id, credentials
 
     async def _on_stored(
         self, request: Request, ask: Callable[[ResponseStore, str, str], Awaitable[T | None]]
     ) -> T:
         """What ``ask(store, response_id, owner)`` answers (``None`` or ``False``: there is
         no such response)."""
-        store, owner, response_id = await self._stored(request)
+        store, owner, response_id, _ = await self._stored(request)
         return await _found(response_id, ask(store, response_id, owner))
 
-    async def retrieve(self, request: Request) -> HTTPResponse:
-        turn = await self._on_stored(
-            request, lambda store, turn_id, owner: store.get(turn_id, owner)
-        )
+    async def retrieve(self, request: Request) -> HTTPResponse | ResponsesAnswer:
+        store, owner, response_id, credentials = await self._stored(request)
+        turn = await _found(response_id, store.get(response_id, owner))
+        query = request.query_params
+        runs = self.runs if turn.interaction_id is not None else None
+        if "stream" in query or "starting_after" in query:
+            if query.get("stream", "true") not in ("true", "false"):
+                raise Refusal(bad_request("stream must be true or false", "stream"))
+            if query.get("stream") == "true" or "starting_after" in query:
+                if runs is None or not is_background(turn.document):
+                    raise Refusal(
+                        bad_request(
+                            "only a background response's events can be streamed again",
+                            "stream",
+                            "not_background",
+                        )
+                    )
+                try:
+                    after = starting_after(query.get("starting_after"))
+                except ValueError:
+                    raise Refusal(
+                        bad_request("starting_after must be a sequence number", "starting_after")
+                    ) from None
+                return runs.stream(store, turn, credentials, after, access_record(request.scope))
+        if runs is not None and is_running(turn.document):
+            return await runs.poll(store, turn, credentials, access_record(request.scope))
         return json_response(turn.document)
 
     async def cancel(self, request: Request) -> HTTPResponse:
-        turn = await self._on_stored(
-            request, lambda store, turn_id, owner: store.get(turn_id, owner)
-        )
-        if turn.interaction_id is None or not is_background(turn.document):
+        store, owner, response_id, credentials = await self._stored(request)
+        turn = await _found(response_id, store.get(response_id, owner))
+        if self.runs is None or turn.interaction_id is None or not is_background(turn.document):
             raise Refusal(
                 bad_request(
                     "only a response created with background: true can be cancelled",
                     code="not_background",
                 )
             )
-        raise Refusal(not_found(f"no background run of {turn.id!r} to cancel"))
+        return await self.runs.cancel(store, turn, credentials, access_record(request.scope))
 
     async def delete(self, request: Request) -> HTTPResponse:
         response_id = str(request.path_params["response_id"])
@@ -246,7 +331,7 @@ class ResponsesRoutes:
         return json_response(msgspec.json.encode(body))
 
     async def input_items(self, request: Request) -> HTTPResponse:
-        store, owner, response_id = await self._stored(request)
+        store, owner, response_id, _ = await self._stored(request)
         query = request.query_params
         limit_text = query.get("limit", "20")
         bad_limit = Refusal(bad_request(f"limit must be from 1 to {MAX_PAGE}", "limit"))

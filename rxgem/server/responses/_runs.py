@@ -1,0 +1,182 @@
+"""The handlers of background responses (:class:`BackgroundRuns`): start, poll, stream
+again and cancel an Interactions background run; :mod:`._background` says how."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+from reactivex import Observable
+from reactivex import operators as ops
+from starlette.responses import Response as HTTPResponse
+
+from ...converter import ResponsesConverter
+from ...core import MalformedStreamError, Response, ResponsesEvent, RxGemError
+from ...request import InteractionRequest
+from ...store import ResponseStore, StoredItem, StoredTurn, StoreError
+from .._access import AccessRecord
+from .._errors import Refusal, store_unavailable
+from .._handling import Handling, json_response
+from .._interactions import Interactions
+from ._answer import ResponsesAnswer
+from ._background import (
+    RUNNING,
+    background_options,
+    ended,
+    interaction_id_of,
+    queued_turn,
+    with_status,
+)
+from ._records import stored_turn
+
+__all__ = ["BackgroundRuns"]
+
+
+def _after(number: int) -> Callable[[Observable[ResponsesEvent]], Observable[ResponsesEvent]]:
+    """The events numbered after ``number`` (a client resuming a stream has the others)."""
+
+    def later(event: ResponsesEvent) -> bool:
+        sequence: int = event.sequence_number
+        return sequence > number
+
+    return ops.filter(later)
+
+
+class BackgroundRuns:
+    """Background responses, on the app's request handling and Interactions upstream;
+    each method takes the store the response is in."""
+
+    def __init__(self, handling: Handling, interactions: Interactions) -> None:
+        self.handling = handling
+        self.interactions = interactions
+        self.logger = handling.logger
+
+    async def _save(self, store: ResponseStore, turn: StoredTurn, record: AccessRecord) -> None:
+        """Store what became of a run; a store that fails is logged (the answer is whole)."""
+        try:
+            await store.save(turn)
+        except StoreError as exc:
+            self.logger.warning(
+                "request %s: response %s not updated: %s", record.request_id, turn.id, exc
+            )
+
+    def _finished(self, turn: StoredTurn, response: Response, signatures: Any = ()) -> StoredTurn:
+        return stored_turn(response, turn.owner, turn.input, signatures, turn.interaction_id)
+
+    async def start(
+        self,
+        store: ResponseStore,
+        request: InteractionRequest,
+        credentials: Any,
+        owner: str,
+        inputs: tuple[StoredItem, ...],
+        record: AccessRecord,
+    ) -> HTTPResponse | ResponsesAnswer:
+        """Create the run, store the response (``queued``/``in_progress``) and answer it;
+        with ``stream``, follow it with the run's events."""
+        try:
+            interaction = await self.interactions.create(request.body, credentials)
+            if interaction_id_of(interaction) is None:
+                raise MalformedStreamError("Google's answer to a background run has no id")
+        except RxGemError as exc:
+            raise self.handling.failed(exc, record) from exc
+        turn = queued_turn(request, owner, inputs, interaction, time.time())
+        try:
+            await store.save(turn)
+        except StoreError as exc:  # a run no client can find again: stop it
+            await self._cancel_quietly(turn, credentials)
+            raise Refusal(store_unavailable(exc)) from exc
+        if not request.stream:
+            return json_response(turn.document)
+        return self.stream(store, turn, credentials, None, record)
+
+    async def _cancel_quietly(self, turn: StoredTurn, credentials: Any) -> None:
+        if turn.interaction_id is not None:
+            try:
+                await self.interactions.cancel(turn.interaction_id, credentials)
+            except RxGemError:
+                self.logger.warning("background run of %s not cancelled", turn.id)
+
+    def stream(
+        self,
+        store: ResponseStore,
+        turn: StoredTurn,
+        credentials: Any,
+        after: int | None,
+        record: AccessRecord,
+    ) -> ResponsesAnswer:
+        """The run's events from Google's stream of it, those numbered ``after`` or less
+        left out; when it ends, the stored response becomes the final one."""
+        assert turn.interaction_id is not None
+        document = msgspec.json.decode(turn.document)
+        options = background_options(self.interactions, document, turn.created_at)
+        converters: list[ResponsesConverter] = []
+        events: Observable[ResponsesEvent] = self.interactions.replay(
+            turn.interaction_id, credentials, options, converters.append
+        )
+        if after is not None:
+            events = events.pipe(_after(after))
+        running = document.get("status") in RUNNING
+
+        async def on_response(response: Response) -> None:
+            if running:
+                signatures = converters[0].signatures if converters else []
+                await self._save(store, self._finished(turn, response, signatures), record)
+
+        return ResponsesAnswer(
+            events,
+            on_response=on_response,
+            stream=True,
+            answering=self.handling.answering(record),
+        )
+
+    async def _ended(
+        self,
+        store: ResponseStore,
+        turn: StoredTurn,
+        interaction: dict[str, Any],
+        record: AccessRecord,
+    ) -> HTTPResponse:
+        """The response of a run Google says is over (stored in place of the running one)."""
+        status = interaction.get("status")
+        if not ended(interaction):  # cancelled, or still running: the stored one, updated
+            if status not in RUNNING and status != "cancelled":
+                return json_response(turn.document)
+            updated, document = with_status(turn, str(status))
+            if status == "cancelled":
+                await self._save(store, updated, record)
+            return json_response(document)
+        document = msgspec.json.decode(turn.document)
+        options = background_options(self.interactions, document, turn.created_at)
+        try:
+            response = self.interactions.response(interaction, options)
+        except RxGemError as exc:
+            raise self.handling.failed(exc, record) from exc
+        await self._save(store, self._finished(turn, response), record)
+        return json_response(response.to_json())
+
+    async def poll(
+        self, store: ResponseStore, turn: StoredTurn, credentials: Any, record: AccessRecord
+    ) -> HTTPResponse:
+        """The response as its run stands at Google."""
+        assert turn.interaction_id is not None
+        try:
+            interaction = await self.interactions.get(turn.interaction_id, credentials)
+        except RxGemError as exc:
+            raise self.handling.failed(exc, record) from exc
+        return await self._ended(store, turn, interaction, record)
+
+    async def cancel(
+        self, store: ResponseStore, turn: StoredTurn, credentials: Any, record: AccessRecord
+    ) -> HTTPResponse:
+        """Cancel the run at Google (a response that ended is answered as it is)."""
+        assert turn.interaction_id is not None
+        if msgspec.json.decode(turn.document).get("status") not in RUNNING:
+            return json_response(turn.document)
+        try:
+            interaction = await self.interactions.cancel(turn.interaction_id, credentials)
+        except RxGemError as exc:
+            raise self.handling.failed(exc, record) from exc
+        return await self._ended(store, turn, interaction, record)
