@@ -15,9 +15,12 @@ Or build the ASGI app yourself and run it with any ASGI server::
 Routes: ``POST /v1/chat/completions`` (streaming and not, through
 :func:`rxgem.chat_completions`), ``POST /v1/responses`` (OpenAI's Responses API,
 streaming and not) with its stored responses (``GET``/``DELETE /v1/responses/{id}``,
-``GET /v1/responses/{id}/input_items``), ``GET /v1/models`` and ``GET /v1/models/{id}``
+``GET /v1/responses/{id}/input_items``, ``POST /v1/responses/{id}/cancel`` for a
+background one), ``GET /v1/models`` and ``GET /v1/models/{id}``
 (Gemini's model list in OpenAI's shape), ``GET /healthz`` (liveness), ``GET /readyz``
-(readiness) and, with ``metrics``, ``GET /metrics`` (Prometheus).
+(readiness) and, with ``metrics``, ``GET /metrics`` (Prometheus). Gemini answers through
+``streamGenerateContent``, or with ``upstream_api="interactions"`` through its
+Interactions API (background runs, agents, state kept at Google).
 
 Several worker processes (``rxgem serve --workers N``, by default one per core) each
 build their app with
@@ -38,6 +41,8 @@ The modules. Sans-IO (no sockets, no Starlette, no event loop):
 - ``_model_list``: Gemini's model list → OpenAI's.
 - ``_body``: a request body's nesting and value count checked, then decoded, in bounded steps.
 - ``_hosts``: the ``Host`` names answered and the JSON content type (pages kept out).
+- ``_agents``: which requests for a background run or an agent (``agent:<name>``) the
+  server can run, and an agent's create body.
 
 On top of them:
 
@@ -50,13 +55,14 @@ On top of them:
 - ``_handling``: what every route does first (auth, the body, counting), refusals
   raised as one exception and answered by one handler; ``_chat``: the chat and model
   routes; ``_probes``: ``/healthz`` and ``/readyz``; ``responses/``: the Responses
-  routes, their answer (named SSE events or the Response, on ``stream/``'s machinery)
-  and their store records.
+  routes, their answer (named SSE events or the Response, on ``stream/``'s machinery),
+  their store records and the background runs.
 - ``_access``: the access log and the error boundary; ``_telemetry``: the metrics and
   traces of each request, through ``_metrics`` (Prometheus), ``_tracing``
   (OpenTelemetry) and ``_labels`` (the route list, and the bounded label values);
   ``_upstream``: the shared ``httpx.AsyncClient`` pools, over ``_aiohttp`` (an httpx
-  transport on aiohttp) unless httpx's own is chosen; ``_app``: the Starlette app,
+  transport on aiohttp) unless httpx's own is chosen; ``_interactions``: the calls to
+  the Interactions API on those pools; ``_app``: the Starlette app,
   assembled. The ``rxgem serve`` command is :mod:`rxgem.cli.serve`.
 
 Importing this package does not import Starlette or uvicorn; the names that need

@@ -13,8 +13,12 @@ client's id is a 404, exactly as an unknown one; ids are checked
 (:func:`rxgem.store.valid_turn_id`, :func:`rxgem.store.valid_item_id`) before any store
 sees them.
 
+On the Interactions upstream, a ``background: true`` request is a background run at
+Google, polled, streamed again and cancelled through the store's record of it.
+
 Modules: ``_routes`` (the handlers), ``_records`` (what is stored, and read back),
-``_answer`` (the ASGI answer with the Responses framing).
+``_answer`` (the ASGI answer with the Responses framing), ``_runs`` (the background
+handlers) and ``_background`` (their records and options, sans-IO).
 """
 
 from ._answer import ResponsesAnswer
