@@ -10,15 +10,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import openai
 import pytest
-from server_harness import HELLO, TOKEN, serving, settings_for
+from server_harness import HELLO, QUOTA_PER_MINUTE, TOKEN, serving, settings_for
 
 from rxgem import samples
 from rxgem.testing import (
     THOUGHT_SIGNATURE,
     FakeGemini,
     FakeInteraction,
+    FakeResponse,
     call_step,
     text_step,
     thought_step,
@@ -286,3 +288,40 @@ def test_a_conversation_moves_between_the_upstreams_by_replay(tmp_path: Path) ->
     kinds = [step["type"] for step in third_sent["input"]]
     assert kinds.count("user_input") == 3
     assert "model_output" in kinds
+
+
+# --------------------------------------------------------------------------- errors, metrics
+
+
+def test_googles_errors_are_answered_in_the_one_vocabulary(tmp_path: Path) -> None:
+    quota = FakeResponse(status=429, error=QUOTA_PER_MINUTE)
+    failing = FakeInteraction(
+        steps=(text_step("Half an ans"),),
+        error={"code": "INTERNAL", "message": "the model failed"},
+        status="failed",
+    )
+    with interactions_gateway(quota, failing, store=str(tmp_path / "r.sqlite3")) as (_, client):
+        with pytest.raises(openai.RateLimitError) as limited:
+            client.responses.create(model=MODEL, input="Hi")
+        events = list(client.responses.create(model=MODEL, input="Hi", stream=True))
+    assert limited.value.response.headers["retry-after"] == "35"
+    assert limited.value.body["type"] == "rate_limit_error"
+    last = events[-1]
+    assert last.type == "response.failed"
+    assert last.response.error is not None
+    assert "the model failed" in last.response.error.message
+    assert last.response.output_text == "Half an ans"  # what was valid before it
+
+
+def test_the_new_routes_are_counted_and_logged(tmp_path: Path) -> None:
+    endless = FakeInteraction(steps=(text_step("x" * 20, pieces=10),), pace=0.5)
+    settings = {"store": str(tmp_path / "r.sqlite3"), "interactions_store": True, "metrics": True}
+    with interactions_gateway(endless, **settings) as (fake, client):
+        created = client.responses.create(
+            model="agent:deep-research-pro-preview-12-2025", input="Go.", background=True
+        )
+        client.responses.cancel(created.id)
+        metrics = httpx.get(str(client.base_url).removesuffix("/v1/") + "/metrics").text
+        assert fake.interaction_ids
+    assert 'route="/v1/responses/{response_id}/cancel"' in metrics
+    assert 'model="agent:deep-research-pro-preview-12-2025"' in metrics
