@@ -41,10 +41,7 @@ class ChatRoutes:
             # always ask for the usage chunk, for the access log; it is sent only if asked
             body = {**body, "stream_options": {**(stream_options or {}), "include_usage": True}}
         try:
-            if handling.interactions is not None:
-                source = handling.interactions.chat_completions(body, credentials)
-            else:
-                source = handling.upstream.chat_completions(body, credentials)
+            source = handling.upstream.chat_completions(body, credentials)
         except RxGemError as exc:
             raise handling.failed(exc, record) from exc
         return CompletionResponse(

@@ -1,68 +1,35 @@
-"""The server's side toward Gemini's Interactions API (``--upstream-api interactions``):
-the chat and Responses streams, and a background run's create, get, stream and cancel,
-on the shared pools of :class:`~rxgem.server._upstream.Upstream`.
-
-Every request to Google streams (``from_interactions``): a client that did not ask for a
-stream gets the same events assembled, as on ``generateContent``. The pipeline options of
-the server that the Interactions stages take go to every answer; the others (the
-``generateContent`` reader's) are left out.
-"""
+"""A background run's calls to Gemini's Interactions API (``--upstream-api interactions``):
+create, get, stream from its start and cancel, on the shared pools of
+:class:`~rxgem.server._upstream.Upstream`, and an ended run's object as a Response."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import Any
 
 import msgspec
 from reactivex import Observable
-from reactivex import operators as ops
 
 from ..converter import ResponsesConverter, interaction_response
-from ..core import (
-    INTERACTIONS_RESPONSES_STAGES,
-    INTERACTIONS_STAGES,
-    ChatCompletion,
-    ChatCompletionChunk,
-    InvalidRequestError,
-    Response,
-    ResponsesEvent,
-    completion,
-)
-from ..operators import gemini_to_openai, responses_operator
-from ..request import InteractionRequest, chat_to_interaction
+from ..core import INTERACTIONS_RESPONSES_STAGES, Response, ResponsesEvent
+from ..operators import responses_operator
 from ..transport import cancel_interaction, create_interaction, from_interactions, get_interaction
 from ._auth import Credentials
 from ._upstream import Upstream
 
 __all__ = ["Interactions"]
 
-_ENCRYPTED: Final = "reasoning.encrypted_content"
-_UPSTREAM: Final = "interactions"
-
-
-def _stage_options(stages: Any, pipeline: Mapping[str, Any]) -> dict[str, Any]:
-    names = {name for stage in stages for name in stage.declared}
-    return {k: v for k, v in pipeline.items() if k in names}
-
 
 class Interactions:
-    """Gemini's Interactions API behind the server, on ``upstream``'s pools and settings."""
+    """A background run's calls to Gemini's Interactions API, on ``upstream``'s pools and
+    pipeline options (chat completions and foreground responses go through
+    :class:`~rxgem.server._upstream.Upstream` itself, with ``upstream="interactions"``)."""
 
     def __init__(self, upstream: Upstream) -> None:
         self.upstream = upstream
-        self.settings = settings = upstream.settings
-        self._chat_pipeline = _stage_options(INTERACTIONS_STAGES, settings.pipeline)
-        self.responses_pipeline = _stage_options(INTERACTIONS_RESPONSES_STAGES, settings.pipeline)
-        """The server's pipeline options that the Interactions Responses stages take."""
-
-    def _transport(self, credentials: Credentials) -> dict[str, Any]:
-        return {
-            "base_url": self.settings.upstream,
-            "api_key": credentials.api_key,
-            "access_token": credentials.access_token,
-            "client": self.upstream.next_client(),
-            "max_line_bytes": self.settings.max_upstream_line_bytes,
-        }
+        self.settings = upstream.settings
+        self.responses_pipeline = upstream.responses_pipeline
+        """The server's pipeline options for Responses answers (``upstream`` included)."""
 
     def _credentials(self, credentials: Credentials) -> dict[str, Any]:
         return {
@@ -70,57 +37,6 @@ class Interactions:
             "access_token": credentials.access_token,
             "environ": {},
         }
-
-    def chat_completions(
-        self, body: dict[str, Any], credentials: Credentials
-    ) -> Observable[ChatCompletionChunk] | Observable[ChatCompletion]:
-        """A chat completion answered through Interactions, never kept at Google (raises
-        ``InvalidRequestError``)."""
-        create = chat_to_interaction(body, store=False)
-        stream = body.get("stream")
-        if stream not in (None, True, False):
-            raise InvalidRequestError("must be true or false", where="stream")
-        stream_options = body.get("stream_options") or {}
-        if type(stream_options) is not dict:
-            raise InvalidRequestError("must be an object", where="stream_options")
-        include_usage = bool(stream_options.get("include_usage")) if stream else True
-        operator = gemini_to_openai(
-            upstream=_UPSTREAM,
-            model=str(body["model"]).removeprefix("models/"),
-            include_usage=include_usage,
-            **self._chat_pipeline,
-        )
-        chunks = from_interactions(create, **self._transport(credentials)).pipe(operator)
-        if stream:
-            return chunks
-        return chunks.pipe(ops.to_list(), ops.map(completion))
-
-    def response_options(
-        self, request: InteractionRequest, response_id: str | None
-    ) -> dict[str, Any]:
-        """The Responses pipeline's options for ``request``'s events (the server's, the
-        request's echo, and ``response_id``)."""
-        return {
-            **self.responses_pipeline,
-            "model": request.model.removeprefix("models/"),
-            "request": {**request.echo, "store": request.store},
-            "include_encrypted_reasoning": _ENCRYPTED in request.include,
-            "namespaced": request.namespaced,
-            "response_id": response_id,
-        }
-
-    def responses(
-        self,
-        request: InteractionRequest,
-        credentials: Credentials,
-        on_start: Callable[[ResponsesConverter], None],
-        response_id: str | None = None,
-    ) -> Observable[ResponsesEvent]:
-        """The Responses events of a translated request (``on_start`` gets each
-        subscription's converter: its ``signatures`` and ``interaction_id``)."""
-        options = self.response_options(request, response_id)
-        operator = responses_operator({**options, "upstream": _UPSTREAM}, on_start)
-        return from_interactions(request.body, **self._transport(credentials)).pipe(operator)
 
     def replay(
         self,
@@ -130,10 +46,16 @@ class Interactions:
         on_start: Callable[[ResponsesConverter], None] | None = None,
     ) -> Observable[ResponsesEvent]:
         """The Responses events of a stored run's stream, from its start (``options``: the
-        Responses pipeline's)."""
-        operator = responses_operator({**options, "upstream": _UPSTREAM}, on_start)
+        Responses pipeline's, ``upstream`` included)."""
+        operator = responses_operator(options, on_start)
         return from_interactions(
-            {}, interaction_id=interaction_id, **self._transport(credentials)
+            {},
+            interaction_id=interaction_id,
+            base_url=self.settings.upstream,
+            api_key=credentials.api_key,
+            access_token=credentials.access_token,
+            client=self.upstream.next_client(),
+            max_line_bytes=self.settings.max_upstream_line_bytes,
         ).pipe(operator)
 
     async def create(self, body: Mapping[str, Any], credentials: Credentials) -> dict[str, Any]:
@@ -160,7 +82,7 @@ class Interactions:
     @staticmethod
     def response(interaction: Mapping[str, Any], options: Mapping[str, Any]) -> Response:
         """An ended run's Interaction object as the Responses ``response`` (``options``:
-        the output stage's, as :meth:`response_options` gives them)."""
+        the Responses pipeline's; the output stage's are taken)."""
         names = INTERACTIONS_RESPONSES_STAGES[-1].declared
         own = {k: v for k, v in options.items() if k in names}
         return interaction_response(msgspec.json.encode(interaction), **own)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import http.cookiejar
 import importlib.util
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, cast
 
 import httpx
@@ -16,14 +16,18 @@ from reactivex import Observable
 from ..client import chat_completions, response_events
 from ..converter import ResponsesConverter, StreamOptions
 from ..core import (
+    INTERACTIONS_RESPONSES_STAGES,
+    INTERACTIONS_STAGES,
     RESPONSES_STAGES,
+    STAGES,
     ChatCompletion,
     ChatCompletionChunk,
     GeminiAPIError,
     GeminiTransportError,
     ResponsesEvent,
+    Stage,
 )
-from ..request import ResponsesRequest
+from ..request import InteractionRequest, ResponsesRequest
 from ..transport import get_model, list_models, models_status
 from ._auth import Credentials
 from ._model_list import openai_model, openai_model_list
@@ -58,6 +62,12 @@ def uses_aiohttp(choice: str) -> bool:
     return importlib.util.find_spec("aiohttp") is not None
 
 
+def _taken_by(stages: Sequence[Stage[Any]], options: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``options`` that ``stages`` declare (the others are another upstream's)."""
+    names = {name for stage in stages for name in stage.declared}
+    return {k: v for k, v in options.items() if k in names}
+
+
 def _aiohttp_transport(limits: httpx.Limits) -> httpx.AsyncBaseTransport:
     from ._aiohttp import AiohttpTransport
 
@@ -75,8 +85,18 @@ class Upstream:
 
     def __init__(self, settings: ServerSettings) -> None:
         self.settings = settings
-        names = {name for stage in RESPONSES_STAGES for name in stage.declared}
-        self._responses_pipeline = {k: v for k, v in settings.pipeline.items() if k in names}
+        interactions = settings.upstream_api == "interactions"
+        chat, responses = (
+            (INTERACTIONS_STAGES, INTERACTIONS_RESPONSES_STAGES)
+            if interactions
+            else (STAGES, RESPONSES_STAGES)
+        )
+        upstream = {"upstream": "interactions"} if interactions else {}
+        self.chat_pipeline = {**_taken_by(chat, settings.pipeline), **upstream}
+        """The pipeline options of every chat completion: the server's that the upstream's
+        stages take (and ``upstream``)."""
+        self.responses_pipeline = {**_taken_by(responses, settings.pipeline), **upstream}
+        """The same for every Responses answer."""
         self._clients: list[httpx.AsyncClient] = []
         self._turn = 0
         self._probe: tuple[float, str | None] | None = None
@@ -143,7 +163,8 @@ class Upstream:
     def chat_completions(
         self, body: dict[str, Any], credentials: Credentials
     ) -> Observable[ChatCompletionChunk] | Observable[ChatCompletion]:
-        """``rxgem.chat_completions`` on the shared client (raises ``InvalidRequestError``)."""
+        """``rxgem.chat_completions`` on the shared client, on the server's upstream API
+        (raises ``InvalidRequestError``); through Interactions, Google keeps nothing."""
         return chat_completions(
             body,
             base_url=self.settings.upstream,
@@ -151,12 +172,12 @@ class Upstream:
             access_token=credentials.access_token,
             client=self.next_client(),
             max_line_bytes=self.settings.max_upstream_line_bytes,
-            **cast(StreamOptions, self.settings.pipeline),
+            **cast(StreamOptions, self.chat_pipeline),
         )
 
     def responses(
         self,
-        request: ResponsesRequest,
+        request: ResponsesRequest | InteractionRequest,
         credentials: Credentials,
         on_start: Callable[[ResponsesConverter], None],
         response_id: str | None = None,
@@ -174,7 +195,7 @@ class Upstream:
             access_token=credentials.access_token,
             client=self.next_client(),
             max_line_bytes=self.settings.max_upstream_line_bytes,
-            **self._responses_pipeline,
+            **self.responses_pipeline,
         )
 
     async def probe(self) -> str | None:

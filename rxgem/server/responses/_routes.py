@@ -145,15 +145,9 @@ class ResponsesRoutes:
         converters: list[ResponsesConverter] = []
         response_id = new_response_id() if keep else None  # a stored one's is unique to it
         try:
-            if isinstance(responses_request, InteractionRequest):
-                assert self.interactions is not None
-                events = self.interactions.responses(
-                    responses_request, credentials, converters.append, response_id
-                )
-            else:
-                events = handling.upstream.responses(
-                    responses_request, credentials, converters.append, response_id
-                )
+            events = handling.upstream.responses(
+                responses_request, credentials, converters.append, response_id
+            )
         except RxGemError as exc:
             raise handling.failed(exc, record) from exc
         kept_at_google = (
