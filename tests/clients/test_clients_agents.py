@@ -30,6 +30,7 @@ from agents import (
     set_tracing_disabled,
 )
 from agents.models.openai_responses import OpenAIResponsesModel
+from interactions_judge import strict_problems
 from openai.types.responses import ResponseTextDeltaEvent
 from server_harness import TOKEN, async_sdk, serving, settings_for
 
@@ -251,7 +252,7 @@ def _interactions_agent_run(
 ) -> tuple[Run, FakeGemini]:
     upstream = {"upstream_api": "interactions", "interactions_store": True}
     with (
-        FakeGemini(interactions=[CALL_RUN, ANSWER_RUN]) as fake,
+        FakeGemini(interactions=[CALL_RUN, ANSWER_RUN], interaction_check=strict_problems) as fake,
         serving(settings_for(fake, **upstream)) as url,
     ):
         coroutine = _run_agent(url, model_settings, streamed=streamed, **run_options)

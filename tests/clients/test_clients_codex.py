@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from interactions_judge import strict_problems
 from server_harness import TOKEN, serving, settings_for
 
 from rxgem.testing import (
@@ -191,7 +192,7 @@ def test_codex_exec_runs_a_command_on_the_interactions_upstream(codex: str, tmp_
     answer_run = FakeInteraction(steps=(text_step(ANSWER, pieces=2),))
     settings = {"upstream_api": "interactions", "interactions_store": True}
     with (
-        FakeGemini(interactions=[call_run, answer_run]) as fake,
+        FakeGemini(interactions=[call_run, answer_run], interaction_check=strict_problems) as fake,
         serving(settings_for(fake, **settings)) as url,
     ):
         last, stdout, transcript = _codex_exec(codex, url, tmp_path, f"Run `echo {MARK}`.")

@@ -1,6 +1,7 @@
 """``rxgem serve --upstream-api interactions``: chat completions and Responses answered by
-Gemini's Interactions API (FakeGemini speaking it), through the real ``openai`` SDK with
-strict validation; the state a conversation keeps at Google or here."""
+Gemini's Interactions API (FakeGemini speaking it, every create body judged strictly by
+google-genai's types), through the real ``openai`` SDK with strict validation; the state a
+conversation keeps at Google or here."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from typing import Any
 import httpx
 import openai
 import pytest
+from interactions_judge import interactions as judged
+from interactions_judge import strict_problems
 from server_harness import HELLO, QUOTA_PER_MINUTE, TOKEN, serving, settings_for
 
 from rxgem import samples
@@ -44,13 +47,22 @@ def _strict(url: str) -> openai.OpenAI:
     )
 
 
+def strictly(body: Any) -> list[str]:
+    """google-genai's strict judgement of a create body the server sent (an agent's is
+    validated as ``CreateAgentInteraction``, whose fields the judge's walk also checks)."""
+    if isinstance(body, dict) and "agent" in body:
+        agent = judged.CreateAgentInteraction.model_validate(body)
+        return [f"unknown keys {sorted(agent.model_extra)}"] if agent.model_extra else []
+    return strict_problems(body)
+
+
 @contextlib.contextmanager
 def interactions_gateway(
     *runs: Any, **overrides: Any
 ) -> Iterator[tuple[FakeGemini, openai.OpenAI]]:
     settings = {"upstream_api": "interactions", **overrides}
     with (
-        FakeGemini(interactions=runs) as fake,
+        FakeGemini(interactions=runs, interaction_check=strictly) as fake,
         serving(settings_for(fake, **settings)) as url,
         _strict(url) as client,
     ):
