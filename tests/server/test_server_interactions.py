@@ -337,3 +337,37 @@ def test_the_new_routes_are_counted_and_logged(tmp_path: Path) -> None:
         assert fake.interaction_ids
     assert 'route="/v1/responses/{response_id}/cancel"' in metrics
     assert 'model="agent:deep-research-pro-preview-12-2025"' in metrics
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_chat_tool_round_trip_through_interactions(stream: bool) -> None:
+    tool = {"type": "function", "function": {k: v for k, v in WEATHER.items() if k != "type"}}
+    question = {"role": "user", "content": "Weather in Paris?"}
+    with interactions_gateway(CALL_RUN, ANSWER_RUN) as (fake, client):
+        if stream:
+            with client.chat.completions.stream(
+                model=MODEL, messages=[question], tools=[tool]
+            ) as events:
+                message = events.get_final_completion().choices[0].message
+        else:
+            completion = client.chat.completions.create(
+                model=MODEL, messages=[question], tools=[tool]
+            )
+            message = completion.choices[0].message
+        (call,) = message.tool_calls or []
+        assert call.function.arguments == '{"city":"Paris"}'
+        answer = client.chat.completions.create(
+            model=MODEL,
+            messages=[
+                question,
+                message.model_dump(exclude_none=True),
+                {"role": "tool", "tool_call_id": call.id, "content": "sunny"},
+            ],
+            tools=[tool],
+        )
+        _, second = _creates(fake)
+    assert answer.choices[0].message.content == "It is sunny in Paris."
+    kinds = [step["type"] for step in second["input"]]
+    assert kinds == ["user_input", "thought", "function_call", "function_result"]
+    assert second["input"][1]["signature"] == THOUGHT_SIGNATURE  # carried by the client
+    assert second["store"] is False
