@@ -394,6 +394,7 @@ def _run(args: argparse.Namespace, uvicorn: Any, create_app: Any) -> int:
         _check_bind(args.host, args.port)
     except OSError as exc:
         return _fail(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
+    print(f"rxgem serve: upstream: {settings.upstream_summary}", file=sys.stderr)
     if settings.auth_mode == "open" and not _is_loopback(args.host):
         print(
             f"rxgem serve: warning: no client tokens: anyone who can reach {args.host}"

@@ -59,16 +59,6 @@ def open_response_store(settings: ServerSettings) -> ResponseStore | None:
     )
 
 
-def upstream_line(settings: ServerSettings) -> str:
-    """What the server says at startup about its upstream: which API, where, and
-    whether Google keeps the turns (Interactions)."""
-    line = f"{settings.upstream_api} API at {settings.upstream}"
-    if settings.upstream_api == "interactions":
-        kept = "kept at Google" if settings.interactions_store else "not kept at Google"
-        line += f" (stored turns {kept})"
-    return line
-
-
 def _cors(origins: tuple[str, ...]) -> Middleware:
     """CORS for browser clients: the API's methods, the headers the ``openai`` SDK
     sends (``*``), and the response headers a client reads (request id, retry)."""
@@ -124,7 +114,6 @@ def create_app(settings: ServerSettings, *, telemetry: Telemetry | None = None) 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
         restore = install_drain_signal(drain)
-        logger.info("upstream: %s", upstream_line(settings))
         upstream.open()  # its TLS context takes tens of ms: not in the first request
         store = app.state.store = responses.store = open_response_store(settings)
         try:

@@ -381,6 +381,16 @@ class ServerSettings:
         return "tokens" if self.client_tokens else "open"
 
     @property
+    def upstream_summary(self) -> str:
+        """What ``rxgem serve`` says at startup about its upstream: which API, where, and
+        (Interactions) whether Google keeps the turns."""
+        line = f"{self.upstream_api} API at {self.upstream}"
+        if self.upstream_api == "interactions":
+            kept = "kept at Google" if self.interactions_store else "not kept at Google"
+            line += f" (stored turns {kept})"
+        return line
+
+    @property
     def secrets(self) -> tuple[str, ...]:
         """Every secret the server holds, to scrub from anything it writes."""
         own = (self.api_key, self.access_token, *self.client_tokens)

@@ -11,7 +11,6 @@ from server_harness import KEY, serve_process
 
 from rxgem.cli.serve import _environment, add_serve_parser
 from rxgem.server import ENV, ServerSettings, SettingsError, settings_from_env
-from rxgem.server._app import upstream_line
 
 
 def _args(*argv: str) -> argparse.Namespace:
@@ -63,13 +62,13 @@ def test_the_flags_become_the_environment() -> None:
 
 def test_the_startup_line_names_the_upstream_and_what_google_keeps() -> None:
     plain = ServerSettings(api_key=KEY, upstream="http://127.0.0.1:9/v1beta")
-    assert upstream_line(plain) == "generate-content API at http://127.0.0.1:9/v1beta"
+    assert plain.upstream_summary == "generate-content API at http://127.0.0.1:9/v1beta"
     interactions = ServerSettings(
         api_key=KEY, upstream="http://127.0.0.1:9/v1beta", upstream_api="interactions"
     )
-    assert upstream_line(interactions).endswith("(stored turns not kept at Google)")
+    assert interactions.upstream_summary.endswith("(stored turns not kept at Google)")
     kept = ServerSettings(api_key=KEY, upstream_api="interactions", interactions_store=True)
-    assert upstream_line(kept).endswith("(stored turns kept at Google)")
+    assert kept.upstream_summary.endswith("(stored turns kept at Google)")
 
 
 def test_rxgem_serve_logs_its_upstream_at_startup() -> None:
