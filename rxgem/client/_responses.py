@@ -111,6 +111,9 @@ def response_events(
     (``response_id`` too: a server gives a stored response its own id); ``model``,
     ``request``, ``include_encrypted_reasoning`` and ``namespaced`` come from ``request``.
     """
+    interactions = isinstance(request, InteractionRequest)  # a body for the Interactions API
+    if interactions and options.setdefault("upstream", "interactions") != "interactions":
+        raise TypeError("an InteractionRequest is sent with upstream='interactions'")
     transport, pipeline = split_options(options)
     pipeline.update(
         model=request.model.removeprefix("models/"),

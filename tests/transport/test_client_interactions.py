@@ -140,3 +140,17 @@ def test_generate_content_options_are_refused_for_interactions() -> None:
             slot_policy="latest",
             api_key=KEY,
         )
+
+
+def test_response_events_reads_an_interaction_request_with_its_upstream() -> None:
+    from rxgem.client import response_events
+    from rxgem.request import responses_to_interaction
+
+    request = responses_to_interaction({"model": MODEL, "input": "Hi", "stream": True})
+    with FakeGemini(interactions=[FakeInteraction(steps=(text_step(ANSWER),))]) as fake:
+        events = run(response_events(request, api_key=KEY, base_url=fake.base_url))
+        (sent,) = fake.requests
+    assert sent.path == "/v1beta/interactions"
+    assert check_sequence(events)["status"] == "completed"
+    with pytest.raises(TypeError, match="upstream='interactions'"):
+        response_events(request, upstream="generate-content", api_key=KEY)
