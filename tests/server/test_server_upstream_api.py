@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import argparse
 
+import httpx
 import pytest
-from server_harness import KEY, serve_process
+from server_harness import HELLO, KEY, serve_process
 
 from rxgem.cli.serve import _environment, add_serve_parser
 from rxgem.server import ENV, ServerSettings, SettingsError, settings_from_env
@@ -71,11 +72,17 @@ def test_the_startup_line_names_the_upstream_and_what_google_keeps() -> None:
     assert kept.upstream_summary.endswith("(stored turns kept at Google)")
 
 
-def test_rxgem_serve_logs_its_upstream_at_startup() -> None:
+def test_rxgem_serve_says_its_upstream_and_answers_through_it() -> None:
     with serve_process(
         "--workers", "1", "--fake", "--upstream-api", "interactions", "--no-store"
-    ) as (_, process):
+    ) as (url, process):
+        answer = httpx.post(
+            f"{url}/v1/chat/completions",
+            json={"model": "gemini-3-flash-preview", "messages": HELLO},
+            timeout=30,
+        )
         process.terminate()
         _, stderr = process.communicate(timeout=30)
+    assert answer.json()["choices"][0]["message"]["content"] == "Hello from FakeGemini."
     assert "upstream: interactions API at http://127.0.0.1:" in stderr
     assert "(stored turns not kept at Google)" in stderr
