@@ -371,3 +371,21 @@ def test_a_chat_tool_round_trip_through_interactions(stream: bool) -> None:
     assert kinds == ["user_input", "thought", "function_call", "function_result"]
     assert second["input"][1]["signature"] == THOUGHT_SIGNATURE  # carried by the client
     assert second["store"] is False
+
+
+def test_a_background_response_is_continued_at_google(tmp_path: Path) -> None:
+    with _background_gateway(SLOW_RUN, ANSWER_RUN, tmp_path=tmp_path) as (fake, client):
+        created = client.responses.create(model=MODEL, input="Research it.", background=True)
+        _until_ended(client, created.id)
+        asked = len(fake.requests)
+        client.responses.retrieve(created.id)  # ended and stored: Google is not asked again
+        assert len(fake.requests) == asked
+        later = client.responses.create(
+            model=MODEL, input="And the weather?", previous_response_id=created.id
+        )
+        _, sent = _creates(fake)
+        first_run = fake.interaction_ids[0]
+    assert later.output_text == "It is sunny in Paris."
+    assert later.previous_response_id == created.id
+    assert sent["previous_interaction_id"] == first_run
+    assert [step["type"] for step in sent["input"]] == ["user_input"]
