@@ -18,6 +18,13 @@ from pipeline_harness import check_protocol, counter_ids, sdk_accumulate
 import rxgem
 from rxgem.core import GenerateContentResponse, SlotTable
 from rxgem.items import DataPart, Details, Feedback, Logprobs, Sources, Text
+from rxgem.testing import (
+    FakeInteraction,
+    code_steps,
+    interaction_stream,
+    text_step,
+    url_citation,
+)
 
 
 def sse(*events: dict[str, Any]) -> bytes:
@@ -392,6 +399,82 @@ def test_offsets_after_rendered_code_are_shifted_by_it() -> None:
     assert [(a.url_citation.start_index, a.url_citation.end_index) for a in msg.annotations] == [
         (start, start + 4)
     ]
+
+
+def _cited(msg: Any) -> list[tuple[str, str]]:
+    """Each annotation's url and the content it points at."""
+    return [
+        (a.url_citation.url, msg.content[a.url_citation.start_index : a.url_citation.end_index])
+        for a in msg.annotations or []
+    ]
+
+
+def test_offsets_in_the_whole_text_skip_the_code_rendered_before_them() -> None:
+    # Gemini's offsets count its text only; the content also shows the code
+    before, said = "Let me check.\n", "Paris is the capital."
+    s1, e1 = len(before), len(before) + len(said)
+    metadata = {
+        "groundingChunks": [{"web": {"uri": "https://g.example", "title": "g"}}],
+        "groundingSupports": [
+            {"segment": {"startIndex": s1, "endIndex": e1}, "groundingChunkIndices": [0]},
+            {"segment": {"startIndex": 0, "endIndex": 5}, "groundingChunkIndices": [0]},
+        ],
+    }
+    citation = {
+        "citationSources": [{"uri": "https://c.example", "startIndex": s1, "endIndex": s1 + 5}]
+    }
+    events = [
+        candidate({"text": before}, groundingMetadata={}),
+        candidate(CODE),
+        candidate(RESULT),
+        candidate(
+            {"text": said},
+            groundingMetadata=metadata,
+            citationMetadata=citation,
+            finishReason="STOP",
+        ),
+    ]
+    msg = message(convert(sse(*events)))
+    assert "```python" in msg.content
+    assert _cited(msg) == [
+        ("https://g.example", said),
+        ("https://g.example", "Let m"),
+        ("https://c.example", "Paris"),
+    ]
+    plain = message(convert(sse(*events), render_code=False))
+    assert _cited(plain) == _cited(msg)
+
+
+def test_a_citation_ending_where_code_was_rendered_stays_before_it() -> None:
+    said = "Tokyo 東京."
+    end = len(said.encode())
+    citation = {"citationSources": [{"uri": "https://t.example", "startIndex": 0, "endIndex": end}]}
+    events = [
+        candidate({"text": said}, citationMetadata={}),
+        candidate(CODE),
+        candidate({"text": " And more."}, citationMetadata=citation, finishReason="STOP"),
+    ]
+    assert _cited(message(convert(sse(*events)))) == [("https://t.example", said)]
+
+
+def test_an_interactions_annotation_after_a_code_step_points_at_its_text() -> None:
+    before, said = "Let me compute it.\n", "2 to the 10th is 1024, says Ada 🙂."
+    start = len(said.encode()) - len(" Ada 🙂.".encode()) + 1
+    script = FakeInteraction(
+        steps=[
+            text_step(before),
+            code_steps("print(2**10)", "1024\n", id="ce1"),
+            text_step(said, annotations=[url_citation("https://ada.example", start, start + 8)]),
+        ]
+    )
+    data = interaction_stream(script)
+    for options in ({}, {"render_code": False}):
+        converter = rxgem.Converter(
+            upstream="interactions", id_factory=counter_ids(), clock=lambda: 0.0, **options
+        )
+        chunks = converter.feed(data) + converter.close()
+        assert converter.error is None
+        assert _cited(message(chunks)) == [("https://ada.example", "Ada 🙂")]
 
 
 def test_citation_sources_become_url_citations_and_url_context_is_carried() -> None:

@@ -8,11 +8,14 @@ concatenated in arrival order (lists of strings, such as ``webSearchQueries``,
 without repeats), other values are replaced by later ones.
 
 Offsets: a support's ``segment`` gives UTF-8 *byte* offsets within one part of the
-candidate's content (``partIndex``, absent = 0, counting consecutive text parts as
-one, as Gemini aggregates a stream, and each non-text part as one; function calls are
-not content and are not counted); a citation source's ``startIndex``/``endIndex``
-are byte offsets in the candidate's text. OpenAI's ``start_index``/``end_index``
-are characters (code points) of the choice's ``content``. :class:`ContentMap`
+candidate's content (``partIndex``, counting consecutive text parts as one, as Gemini
+aggregates a stream, and each non-text part as one; function calls are not content
+and are not counted), or in the candidate's text when it has no ``partIndex``; a
+citation source's ``startIndex``/``endIndex`` are byte offsets in the candidate's
+text. OpenAI's ``start_index``/``end_index`` are characters (code points) of the
+choice's ``content``, which may hold more than the model's text: code rendered as
+Markdown (``render_code``) is not in Gemini's offsets, so offsets in the text move
+past each rendered block before it. :class:`ContentMap`
 follows a choice's content to convert them: it counts the content's characters
 and UTF-8 bytes, and keeps its text from the first sign of grounding or citations
 on that choice (Gemini sends ``groundingMetadata: {}`` from the first event of a
@@ -72,6 +75,7 @@ class ContentMap:
         "_bytes",
         "_chars",
         "_encoded",
+        "_shown",
         "count",
         "kind",
         "last",
@@ -97,6 +101,9 @@ class ContentMap:
         self.recorded_from = (0, 0)  # where the recorded text starts: (characters, bytes)
         self.parts: list[tuple[int, int, int]] = []  # (kind, characters, bytes) from recording on
         self._encoded: tuple[int, str, bytes] | None = None
+        # (where in the model's text, in bytes; the bytes shown before it that are not
+        # the model's text): one entry per rendered non-text part, in order
+        self._shown: list[tuple[int, int]] = []
         self.plain = False  # more text of the current text part only needs `pending`
 
     def add(self, text: str, kind: int) -> None:
@@ -110,6 +117,10 @@ class ContentMap:
             self.plain = kind == TEXT and self.recorded is None
         if kind == THOUGHT or not text:
             return
+        if kind == OTHER:  # shown, but not the model's text (code rendered as Markdown)
+            extra = self._shown[-1][1] if self._shown else 0
+            size = len(text) if text.isascii() else len(text.encode())
+            self._shown.append((self.start[1] - extra, extra + size))
         self.pending.append(text)
         if len(self.pending) >= 64:
             self.size()
@@ -155,6 +166,16 @@ class ContentMap:
             return (chars, nbytes) if kind != THOUGHT else (0, 0)
         return (0, 0)
 
+    def _in_content(self, offset: int, end: bool) -> int:
+        """A byte offset in the model's text as a byte offset in the content: past the
+        blocks shown before it (an ``end`` at a block's place stays before the block)."""
+        moved = 0
+        for at, extra in self._shown:
+            if at > offset or (end and at == offset):
+                break
+            moved = extra
+        return offset + moved
+
     def _recorded(self) -> tuple[str, bytes] | None:
         """The recorded text and its UTF-8 (encoded once for all lookups)."""
         if self.recorded is None:
@@ -169,11 +190,16 @@ class ContentMap:
         self, part_index: int | None, start: Any, end: Any, text: Any = None
     ) -> tuple[int, int] | None:
         """Byte offsets ``start``..``end`` (within part ``part_index``, or within the
-        whole text when ``None``) as character offsets of the content, or ``None``."""
+        model's whole text when ``None``) as character offsets of the content, or ``None``."""
         if not (type(start) is int and type(end) is int and 0 <= start <= end):
             return None
-        base = self._part_start(part_index)[1] if part_index is not None else 0
-        first, last = base + start, base + end  # bytes of the whole content
+        if part_index is not None:
+            base = self._part_start(part_index)[1]
+            first, last = base + start, base + end  # bytes of the whole content
+        elif self._shown:
+            first, last = self._in_content(start, False), self._in_content(end, True)
+        else:
+            first, last = start, end
         span: tuple[int, int] | None = None
         recorded = self._recorded()
         from_chars, from_bytes = self.recorded_from
@@ -241,9 +267,9 @@ def url_citations(
             segment = support.get("segment") if type(support) is dict else None
             if type(segment) is not dict:
                 continue
-            part = segment.get("partIndex", 0)
+            part = segment.get("partIndex")
             span = content.char_range(
-                part if type(part) is int else 0,
+                part if type(part) is int else None,
                 segment.get("startIndex", 0),
                 segment.get("endIndex"),
                 segment.get("text"),
