@@ -495,7 +495,7 @@ def test_errors_name_the_item_where_it_stands_when_continuing() -> None:
     assert caught.value.where == "input[1].role"
 
 
-def test_records_of_code_google_ran_are_not_replayed() -> None:
+def test_records_of_code_without_googles_ids_are_not_replayed() -> None:
     code = {"type": "code_interpreter_call", "id": "ci_1", "code": "print(1)", "outputs": []}
     said = {
         "type": "message",

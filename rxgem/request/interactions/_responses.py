@@ -10,7 +10,9 @@ Two ways to carry a conversation:
 - *replayed* (no ``previous_interaction_id``: a conversation started on the other
   upstream, or kept only here): ``history`` then ``input``, every step, each thought
   signature carried in a reasoning item's ``encrypted_content`` back as a ``thought``
-  step before the step it signed.
+  step before the step it signed; a ``code_interpreter_call`` item whose parts have
+  Google's ids (the Interactions upstream's) back as its ``code_execution_call`` and
+  ``code_execution_result`` steps (:mod:`._steps`).
 """
 
 from __future__ import annotations
@@ -89,8 +91,8 @@ _SKIPPED: JSONObject = {"type": "web_search_call"}
 """Stands in for an item sent another way (or not at all), so the others keep their
 indexes for errors: a record of a tool Google ran, which the input walk skips."""
 _RECORDS = frozenset({"code_interpreter_call"})
-"""Records of code Google ran: Interactions replays its tool steps only with Google's own
-ids, which a Responses item does not keep (the model's text still says what ran)."""
+"""Records of code Google ran: when the interaction is continued at Google, Google has
+their steps already."""
 
 
 def _without_records(items: Any) -> Any:
@@ -183,11 +185,12 @@ def _translate(
     family = model_family(model)
     answers: list[JSONObject] = []
     sources: list[tuple[str, Any]] = []
-    given = _without_records(body.get("input"))
+    given = body.get("input")
     if previous_interaction_id is None:
         if history is not None:
-            sources.append(("history", _without_records(list(history))))
+            sources.append(("history", list(history)))
     else:
+        given = _without_records(given)
         answers, given = _split_answers(given, resolve, _names(history), policy)
     if given is not None and given != [] and not (answers and _only_skipped(given)):
         sources.append(("input", given))

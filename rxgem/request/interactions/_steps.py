@@ -11,11 +11,17 @@ part it came from. This module rewrites those contents as the Interactions ``inp
   ``thoughtSignature`` → a ``thought`` step with that signature, unmodified, right
   before the step of its part (the ``model_output`` of a signed text, the
   ``function_call`` of a signed call); a thought part → a ``thought`` step;
-- a ``functionCall`` → a ``function_call`` step (``id``, ``name``, ``arguments``).
+- a ``functionCall`` → a ``function_call`` step (``id``, ``name``, ``arguments``);
+- code Gemini ran, with Google's id on its parts (as the Interactions upstream gives it):
+  ``executableCode`` → a ``code_execution_call`` step (``id``, ``arguments``: ``code``
+  and the ``language`` lower-cased), ``codeExecutionResult`` → a
+  ``code_execution_result`` step (``call_id``, ``result``: the output, ``is_error`` for
+  an outcome but ``OUTCOME_OK``), each with its part's signature as the step's own.
 
-Parts with no Interactions counterpart the caller can replay (code Gemini ran, built-in
-tool records kept in ``extra_content``) are left out with an ``UnsupportedWarning``:
-without the ids of Google's own tool steps they cannot be sent back as steps.
+Parts with no Interactions counterpart the caller can replay (code without Google's id,
+as ``generateContent`` gives it, built-in tool records kept in ``extra_content``) are
+left out with an ``UnsupportedWarning``: a tool step is replayed with the id Google gave
+it, and a made-up id would claim a run Google has no record of.
 """
 
 from __future__ import annotations
@@ -49,11 +55,48 @@ def result_value(response: JSONObject, media: list[JSONObject]) -> Any:
 
 def _left_out(part: JSONObject, where: str) -> None:
     kind = next(iter(part), "?")
+    why = (
+        "without Google's id cannot be replayed as an Interactions step"
+        if kind in ("executableCode", "codeExecutionResult")
+        else "has no Interactions step to replay it as"
+    )
     warnings.warn(
-        f"{where}: a {kind!r} part has no Interactions step to replay it as; left out",
+        f"{where}: a {kind!r} part {why}; left out",
         UnsupportedWarning,
         stacklevel=5,
     )
+
+
+_LANGUAGES = frozenset({"python", "bash"})
+_OK = frozenset({"OUTCOME_OK", "OUTCOME_UNSPECIFIED"})
+
+
+def _code_step(part: JSONObject, signature: str) -> JSONObject | None:
+    """The ``code_execution_call``/``_result`` step of a code part with Google's id."""
+    code, result = part.get("executableCode"), part.get("codeExecutionResult")
+    step: JSONObject
+    if type(code) is dict and type(code.get("id")) is str and code["id"]:
+        arguments: JSONObject = {}
+        if type(code.get("code")) is str:
+            arguments["code"] = code["code"]
+        language = code.get("language")
+        if type(language) is str and language.lower() in _LANGUAGES:
+            arguments["language"] = language.lower()
+        step = {"type": "code_execution_call", "id": code["id"], "arguments": arguments}
+    elif type(result) is dict and type(result.get("id")) is str and result["id"]:
+        output = result.get("output")
+        step = {
+            "type": "code_execution_result",
+            "call_id": result["id"],
+            "result": output if type(output) is str else "",
+        }
+        if result.get("outcome", "OUTCOME_OK") not in _OK:
+            step["is_error"] = True
+    else:
+        return None
+    if signature:
+        step["signature"] = signature
+    return step
 
 
 class _Steps:
@@ -119,6 +162,9 @@ class _Steps:
                     self.model_content({"type": "text", "text": part["text"]})
                 if signed:
                     self.text_thought(signature)
+            elif (code := _code_step(part, signature)) is not None:
+                self.close()
+                self.steps.append(code)
             else:
                 if signed:
                     self.thought(signature)

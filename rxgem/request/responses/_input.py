@@ -12,6 +12,9 @@
 - ``reasoning`` items give their thought signatures back (:mod:`._responses_signatures`).
 - ``item_reference`` → the stored item the caller's ``resolve`` returns for its id; no
   lookup happens here (sans-IO).
+- ``code_interpreter_call`` items (Gemini's code execution, as rxgem's output shows it)
+  → the model turn's ``executableCode`` and ``codeExecutionResult`` parts, where the item
+  stands (:mod:`._code`).
 - ``web_search_call`` items are records of a search Gemini ran: nothing to send back.
 
 Linear in the size of the items: each item is read once, each content merged in place.
@@ -27,6 +30,7 @@ from .._json import quoted
 from .._messages import call_arguments, merge_turns, place_signatures
 from .._params import Unsupported, unsupported
 from .._signatures import split_id
+from ._code import code_parts
 from ._content import function_output, message_parts, string
 from ._signatures import Signatures
 
@@ -132,6 +136,10 @@ class _Turn:
             self.call(item, where)
         elif kind == "function_call_output":
             self.output(item, where)
+        elif kind == "code_interpreter_call":
+            parts = code_parts(item, where, self.policy)
+            if parts:
+                self.open_model().extend(parts)
         elif kind in _SKIPPED:
             pass
         else:
