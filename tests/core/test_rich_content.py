@@ -16,6 +16,7 @@ import pytest
 from pipeline_harness import check_protocol, counter_ids, sdk_accumulate
 
 import rxgem
+from rxgem.converter import ResponsesConverter
 from rxgem.core import GenerateContentResponse, SlotTable
 from rxgem.items import DataPart, Details, Feedback, Logprobs, Sources, Text
 from rxgem.testing import (
@@ -475,6 +476,29 @@ def test_an_interactions_annotation_after_a_code_step_points_at_its_text() -> No
         chunks = converter.feed(data) + converter.close()
         assert converter.error is None
         assert _cited(message(chunks)) == [("https://ada.example", "Ada 🙂")]
+
+
+def test_the_responses_message_after_code_is_annotated_in_its_own_text() -> None:
+    before, said = "Let me compute it.\n", "2 to the 10th is 1024, says Ada."
+    start = said.index("Ada")
+    script = FakeInteraction(
+        steps=[
+            text_step(before),
+            code_steps("print(2**10)", "1024\n", id="ce1"),
+            text_step(said, annotations=[url_citation("https://ada.example", start, start + 3)]),
+        ]
+    )
+    converter = ResponsesConverter(upstream="interactions", id_factory=counter_ids())
+    events = [e.to_dict() for e in converter.feed(interaction_stream(script)) + converter.close()]
+    done = [e["item"] for e in events if e["type"] == "response.output_item.done"]
+    texts = [item["content"][0] for item in done if item["type"] == "message"]
+    assert [t["text"] for t in texts] == [before, said]
+    cited = [
+        (a["url"], t["text"][a["start_index"] : a["end_index"]])
+        for t in texts
+        for a in t["annotations"]
+    ]
+    assert cited == [("https://ada.example", "Ada")]
 
 
 def test_citation_sources_become_url_citations_and_url_context_is_carried() -> None:
