@@ -77,6 +77,12 @@ class ResponsesConverter(BaseConverter[ResponsesEvent]):
         """Gemini's thought signatures so far, shown to the client or not (for a store)."""
         return self._builder.signatures
 
+    @property
+    def placed(self) -> dict[str, list[CarriedSignature]]:
+        """The signatures that stand in their place, by the reasoning item that carries
+        them (not in :attr:`signatures`; for a store to keep with that item)."""
+        return self._builder.placed
+
 
 class CoreResponsesConverter(ResponsesConverter):
     """A :class:`ResponsesConverter` with the cores' ``close()``, for the operator

@@ -466,8 +466,12 @@ def merge_turns(contents: Sequence[JSONObject]) -> list[JSONObject]:
     return merged
 
 
-def place_signatures(contents: list[JSONObject]) -> None:
-    """Gemini 3: each step of the current turn must carry its signature on its first call."""
+def place_signatures(contents: list[JSONObject], *, in_place: bool = False) -> None:
+    """Gemini 3: each step of the current turn must carry its signature on its first call.
+
+    ``in_place`` (Interactions): a step whose signature stands before its first call, on a
+    part of its own (a thought step, kept in its place), is signed too.
+    """
     start = 0
     for i, content in enumerate(contents):
         if content["role"] == "user" and not _is_responses(content):
@@ -476,6 +480,10 @@ def place_signatures(contents: list[JSONObject]) -> None:
         if content["role"] != "model":
             continue
         first = next((p for p in content["parts"] if "functionCall" in p), None)
+        if in_place and first is not None:
+            before = content["parts"][: content["parts"].index(first)]
+            if any("thoughtSignature" in part for part in before):
+                continue
         if first is not None and "thoughtSignature" not in first:
             first["thoughtSignature"] = PLACEHOLDER
             name = first["functionCall"].get("name")

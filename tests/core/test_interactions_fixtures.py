@@ -159,7 +159,7 @@ def test_the_streamed_arguments_are_sent_as_they_came_and_never_again() -> None:
     ]
 
 
-def test_a_thought_signature_rides_on_the_next_call_or_else_on_the_text() -> None:
+def test_a_thought_signature_rides_on_the_next_call_or_else_stays_in_its_place() -> None:
     calls, _ = _quiet_read(sse(next(p for p in STREAMS if name(p) == "tool-call-step1")))
     message = assert_openai_stream(to_chat(calls), tools=["getWeather"])["choices"][0]["message"]
     (call,) = message["tool_calls"]
@@ -167,7 +167,11 @@ def test_a_thought_signature_rides_on_the_next_call_or_else_on_the_text() -> Non
     assert "extra_content" not in message
     text, _ = _quiet_read(sse(next(p for p in STREAMS if name(p) == "basic")))
     message = assert_openai_stream(to_chat(text))["choices"][0]["message"]
-    assert message["extra_content"]["google"]["thought_signature"].startswith("CiQBDDnWxzCn")
+    (entry,) = message["extra_content"]["google"]["parts"]
+    assert entry["content_index"] == 0  # the thought step came before the text
+    assert entry["part"]["thought"] is True
+    assert entry["part"]["thoughtSignature"].startswith("CiQBDDnWxzCn")
+    assert "thought_signature" not in message["extra_content"]["google"]
 
 
 def test_url_citations_land_on_the_text_they_cite() -> None:

@@ -98,24 +98,7 @@ def test_chat_history_sends_every_signature_back(path: Path) -> None:
     assert _sent(body["input"]) == (signatures, calls)
 
 
-RESPONSES_KNOWN = {
-    "search-annotations.chunks.txt": (
-        "the Responses output drops the signature of a google_search_call step (the chat"
-        " output carries it as the message's text signature)"
-    ),
-}
-
-
-@pytest.mark.parametrize(
-    "path",
-    [
-        pytest.param(p, marks=pytest.mark.xfail(reason=RESPONSES_KNOWN[p.name], strict=True))
-        if p.name in RESPONSES_KNOWN
-        else p
-        for p in STREAMS
-    ],
-    ids=lambda p: p.name,
-)
+@pytest.mark.parametrize("path", STREAMS, ids=lambda p: p.name)
 def test_responses_history_sends_every_signature_back(path: Path) -> None:
     signatures, calls = _recorded(path)
     events, error = run_responses(

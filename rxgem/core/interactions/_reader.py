@@ -8,10 +8,12 @@ thing once, in order. Everything is candidate 0 (an interaction has one output).
 - ``interaction.created`` → :class:`Meta` (id, model, created).
 - ``model_output``: text (at ``step.start`` and in ``text`` deltas) → :class:`Text`;
   media → :class:`DataPart`; ``url_citation`` annotations → :class:`Sources`.
-- ``thought``: summaries → ``Text(thought=True)``; its signature is held for the next
-  ``function_call`` (its :class:`ToolCallHeader` and :class:`ToolCall`), or, when no
-  call comes after it, becomes the :class:`TextSignature` at the end: the carriers the
-  outputs already have, from which the request side makes a ``thought`` step again.
+- ``thought``: summaries → ``Text(thought=True)``; its signature is held until the next
+  step starts: a ``function_call`` right after it takes it (its :class:`ToolCallHeader`
+  and :class:`ToolCall`); any other step (or the end) gets it in its place, first, as a
+  :class:`DataPart` of a bare thought part (``Part(thought=True, thought_signature=…)``).
+  So every thought step's signature reaches an item, in order among the text and calls;
+  from these the request side makes the same ``thought`` steps again.
 - ``function_call``: ``step.start`` → :class:`ToolCallHeader` (slots 0, 1, 2… in
   order, Google's id as the call id); each ``arguments_delta`` → :class:`ArgsDelta` at
   once; ``step.stop`` → :class:`ToolCall` with the parsed arguments and the exact
@@ -19,7 +21,7 @@ thing once, in order. Everything is candidate 0 (an interaction has one output).
 - built-in tools' steps → one :class:`DataPart` each at ``step.stop``, the Part the
   ``generateContent`` side would give (``_parts``).
 - a step or delta type not known here → :class:`UnknownStep` and one warning per type.
-- ``interaction.completed`` → :class:`TextSignature` (if held), :class:`End` (its
+- ``interaction.completed`` → the held signature's :class:`DataPart`, :class:`End` (its
   ``reason`` the status: ``completed``, ``requires_action``, ``incomplete``,
   ``budget_exceeded``) and :class:`Usage`; ``failed``/``cancelled`` and ``error``
   events → :class:`~rxgem.GeminiAPIError` (the items before were delivered).
@@ -34,6 +36,7 @@ from typing import Any
 import msgspec
 
 from .._errors import GeminiAPIError, MalformedStreamError, TruncatedStreamError, snippet
+from ..gemini._models import Part
 from ..slots._items import (
     ArgsDelta,
     Batch,
@@ -42,7 +45,6 @@ from ..slots._items import (
     Meta,
     Sources,
     Text,
-    TextSignature,
     ToolCall,
     ToolCallHeader,
     UnknownStep,
@@ -229,6 +231,8 @@ class StepReader:
         state = _Open(kind)
         self._steps[index] = state
         out: Batch = []
+        if self._signature is not None and kind != "function_call":
+            out.append(self._placed())
         if kind == "model_output":
             if not self._recording:
                 # annotations come after the text they cite: the outputs keep the text
@@ -317,6 +321,8 @@ class StepReader:
                 if state.kind == "function_call":
                     state.signature = delta.signature
                 else:
+                    if self._signature is not None:  # a second one: the first keeps its place
+                        out.append(self._placed())
                     self._signature = delta.signature
         elif kind == "text_annotation_delta":
             if delta.annotations:
@@ -396,8 +402,7 @@ class StepReader:
         for index in sorted(self._steps):  # steps never stopped: what they said is final
             out.extend(self._stop(index))
         if self._signature is not None:
-            out.append(TextSignature(0, self._signature))
-            self._signature = None
+            out.append(self._placed())
         out.append(End(0, status, self._has_calls))
         usage = interaction.usage
         if usage is None and interaction.metadata is not None:
@@ -410,6 +415,12 @@ class StepReader:
         if usage is not None:
             out.append(Usage(usage_metadata(usage)))
         return out
+
+    def _placed(self) -> DataPart:
+        """The held thought signature, in its place: a bare thought part that carries it
+        (chat keeps it among the message's parts, Responses as a reasoning item)."""
+        signature, self._signature = self._signature, None
+        return DataPart(0, Part(thought=True, thought_signature=signature))
 
     def _unknown(self, kind: str, value: Any) -> Batch:
         if kind not in self._warned:
@@ -454,7 +465,7 @@ class StepReader:
                     out.append(self._call(index, state))
         self._steps.clear()
         if self._signature is not None:
-            out.append(TextSignature(0, self._signature))
+            out.append(self._placed())
         if error is not None:
             return out
         if self._allow_truncated:

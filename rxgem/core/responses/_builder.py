@@ -11,7 +11,8 @@ accepts (``response.created`` first; each output item ``added`` before its delta
 - Gemini's thought signatures → the first reasoning item's ``encrypted_content``
   (``encode_signatures``, in ``_reasoning_carrier``) when
   ``include_encrypted_reasoning`` is set, and always in :attr:`ResponsesBuilder.signatures`
-  for a server to store;
+  for a server to store; a signature with a place of its own (``_placed``) → a reasoning
+  item there, kept in :attr:`ResponsesBuilder.placed`;
 - tool calls → ``function_call`` items (the first announced early, as for chat);
 - code execution → ``code_interpreter_call`` items, images → ``image_generation_call``
   items, other data parts → the message's ``extra_content.google.parts``.
@@ -58,6 +59,7 @@ from ._mapping import (
     check_response_id,
     echo,
     error_of,
+    google_extra,
     response_usage,
     status_of,
 )
@@ -76,6 +78,7 @@ from ._models import (
     ResponseStatus,
 )
 from ._output_items import Call, Code, Message, OutputItems, Reasoning
+from ._placed import is_bare, place, placed_signature
 from ._reasoning_carrier import CarriedSignature, SignedKind, encode_signatures
 
 __all__ = ["ResponsesBuilder"]
@@ -125,6 +128,7 @@ class ResponsesBuilder:
         "_meta",
         "_model",
         "_model_status",
+        "_placed",
         "_response",
         "_response_id",
         "_signatures",
@@ -164,6 +168,7 @@ class ResponsesBuilder:
         self._streamed: dict[str, list[str]] = {}  # arguments sent as they came, by item id
         self._signatures: list[CarriedSignature] = []
         self._signed: set[tuple[str, str | None, str]] = set()
+        self._placed: dict[str, list[CarriedSignature]] = {}
         self._grounding: MetadataMerger | None = None
         self._citation: MetadataMerger | None = None
         self._urls: MetadataMerger | None = None
@@ -185,6 +190,11 @@ class ResponsesBuilder:
         ``encrypted_content`` of them).
         """
         return list(self._signatures)
+
+    @property
+    def placed(self) -> dict[str, list[CarriedSignature]]:
+        """The signatures in their place, by the reasoning item that carries them."""
+        return dict(self._placed)
 
     @property
     def response(self) -> Response | None:
@@ -269,7 +279,12 @@ class ResponsesBuilder:
             elif type(item) is Logprobs:
                 self._logprobs(out, item.result)
             elif type(item) is DataPart:
-                self._items.data_part(out, item.part)
+                signature = placed_signature(item.part)
+                if signature is not None:
+                    key, carried = place(self._items, out, signature, include=self._include)
+                    self._placed[key] = carried
+                if signature is None or not is_bare(item.part):
+                    self._items.data_part(out, item.part)
             elif type(item) is Sources:
                 self._sources(item)
             elif type(item) is ToolCallHeader:
@@ -424,24 +439,9 @@ class ResponsesBuilder:
         )
 
     def _google(self) -> dict[str, Any] | None:
-        """What the response's ``extra_content.google`` carries: the native finish
-        reason, its details (safety ratings, prompt feedback…), the grounding metadata."""
-        google: dict[str, Any] = {}
-        end = self._end
-        if end is not None:
-            if end.reason is not None:
-                google["finish_reason"] = end.reason
-            if end.details:
-                google.update(end.details)
-        if self._model_status is not None:
-            google["model_status"] = self._model_status
-        if self._grounding is not None:
-            google["grounding_metadata"] = self._grounding.value
-        if self._citation is not None:
-            google["citation_metadata"] = self._citation.value
-        if self._urls is not None:
-            google["url_context_metadata"] = self._urls.value
-        return {"google": google} if google else None
+        return google_extra(
+            self._end, self._model_status, self._grounding, self._citation, self._urls
+        )
 
     def close(self, error: Exception | None = None) -> list[ResponsesEvent]:
         """The end of input: the response's terminal event.

@@ -15,6 +15,8 @@ from typing import Any, Final
 from .._errors import GeminiAPIError
 from ..chat._mapping import map_finish_reason, map_usage
 from ..gemini._models import UsageMetadata
+from ..openai._annotations import MetadataMerger
+from ..slots._items import End
 from ._models import ResponseError, ResponseStatus, ResponseUsage
 
 __all__ = [
@@ -25,6 +27,7 @@ __all__ = [
     "echo",
     "error_of",
     "flat_citations",
+    "google_extra",
     "response_usage",
     "status_of",
 ]
@@ -161,3 +164,29 @@ def flat_citations(annotations: list[dict[str, Any]], start: int, end: int) -> l
             placed = {"start_index": first - start, "end_index": last - start}
             flat.append({"type": "url_citation", **cited, **placed})
     return flat
+
+
+def google_extra(
+    end: End | None,
+    model_status: Any,
+    grounding: MetadataMerger | None,
+    citation: MetadataMerger | None,
+    urls: MetadataMerger | None,
+) -> dict[str, Any] | None:
+    """What a response's ``extra_content.google`` carries: the native finish reason, its
+    details (safety ratings, prompt feedback…), the model status, the grounding metadata."""
+    google: dict[str, Any] = {}
+    if end is not None:
+        if end.reason is not None:
+            google["finish_reason"] = end.reason
+        if end.details:
+            google.update(end.details)
+    if model_status is not None:
+        google["model_status"] = model_status
+    if grounding is not None:
+        google["grounding_metadata"] = grounding.value
+    if citation is not None:
+        google["citation_metadata"] = citation.value
+    if urls is not None:
+        google["url_context_metadata"] = urls.value
+    return {"google": google} if google else None

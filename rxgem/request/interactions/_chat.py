@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...core import InvalidRequestError
-from .._messages import messages_to_contents
+from .._messages import messages_to_contents, place_signatures
 from .._model_families import model_family
 from .._params import Unsupported, generation_config, thinking_config, tool_config, tools
 from .._request import checked_model
@@ -60,8 +60,10 @@ def chat_to_interaction(
     model = checked_model(body, unsupported)
     family = model_family(model)
     system, contents = messages_to_contents(
-        body.get("messages"), send_ids=True, current_turn_signatures=family.strict_signatures
+        body.get("messages"), send_ids=True, current_turn_signatures=False
     )
+    if family.strict_signatures:
+        place_signatures(contents, in_place=True)
     declared, names = tools(body, schema_target="json_schema", policy=unsupported)
     gemini: JSONObject = {"contents": contents, "tools": declared}
     toolcfg = tool_config(body, names, family, False, unsupported)

@@ -23,6 +23,7 @@ from typing import Any
 
 from ...core import InvalidRequestError
 from .._json import quoted
+from .._messages import place_signatures
 from .._model_families import model_family
 from .._params import Unsupported
 from .._signatures import split_id
@@ -202,10 +203,12 @@ def _translate(
             instructions,
             sources,
             send_ids=True,
-            current_turn_signatures=family.strict_signatures,
+            current_turn_signatures=False,
             policy=policy,
             resolve=resolve,
         )
+        if family.strict_signatures:
+            place_signatures(contents, in_place=True)
         steps.extend(contents_to_steps(contents, "input"))
         if system is not None:
             system_text = "\n\n".join(part["text"] for part in system["parts"])

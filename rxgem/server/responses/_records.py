@@ -13,7 +13,8 @@ What is kept of a turn:
 - Gemini's **thought signatures**, always (whether or not the client asked for
   ``reasoning.encrypted_content``): the carrier string
   (:func:`rxgem.core.encode_signatures`) as the opaque data of the output's reasoning
-  item, else of its first output item.
+  item, else of its first output item; a signature that stands in its place (a thought
+  step of Interactions) with the reasoning item that stands there.
 
 Read back (:func:`history_items`, :func:`resolved_item`, and
 :func:`with_stored_signatures` for output items a client sends again by their ids), the
@@ -145,17 +146,28 @@ def stored_turn(
     inputs: Sequence[StoredItem],
     signatures: Sequence[CarriedSignature],
     interaction_id: str | None = None,
+    *,
+    placed: Mapping[str, Sequence[CarriedSignature]] | None = None,
 ) -> StoredTurn:
     """The turn to store for ``response``, answered to ``inputs`` (:func:`stored_inputs`);
-    ``interaction_id``: the Interaction that answered it, when Google keeps it."""
+    ``interaction_id``: the Interaction that answered it, when Google keeps it;
+    ``placed``: the signatures that stand in their place, by the id of the reasoning item
+    that carries them (``ResponsesConverter.placed``), kept with that item."""
     output = [item.to_dict() for item in response.output]
-    carrier = encode_signatures(signatures).encode("ascii") if signatures else None
     keeper = next((i for i, item in enumerate(output) if item.get("type") == "reasoning"), 0)
+    placed = placed or {}
+
+    def carried(i: int, item: dict[str, Any]) -> bytes | None:
+        own = list(placed.get(str(item.get("id")), ()))
+        if i == keeper:
+            own += signatures
+        return encode_signatures(own).encode("ascii") if own else None
+
     stored_output = tuple(
         StoredItem(
             str(item.get("id")) if valid_item_id(item.get("id")) else new_item_id(item.get("type")),
             _ENCODER.encode(item),
-            carrier if i == keeper else None,
+            carried(i, item),
         )
         for i, item in enumerate(output)
     )

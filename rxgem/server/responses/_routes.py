@@ -160,7 +160,8 @@ class ResponsesRoutes:
                 return
             signatures = converters[0].signatures if converters else []
             interaction_id = converters[0].interaction_id if converters and kept_at_google else None
-            turn = stored_turn(response, owner, inputs, signatures, interaction_id)
+            placed = converters[0].placed if converters else {}
+            turn = stored_turn(response, owner, inputs, signatures, interaction_id, placed=placed)
             try:
                 reason = self.limits.overflow(turn, conversation)
                 if reason is None:

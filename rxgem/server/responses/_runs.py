@@ -62,8 +62,12 @@ class BackgroundRuns:
                 "request %s: response %s not updated: %s", record.request_id, turn.id, exc
             )
 
-    def _finished(self, turn: StoredTurn, response: Response, signatures: Any = ()) -> StoredTurn:
-        return stored_turn(response, turn.owner, turn.input, signatures, turn.interaction_id)
+    def _finished(
+        self, turn: StoredTurn, response: Response, signatures: Any = (), placed: Any = None
+    ) -> StoredTurn:
+        return stored_turn(
+            response, turn.owner, turn.input, signatures, turn.interaction_id, placed=placed
+        )
 
     async def start(
         self,
@@ -123,7 +127,8 @@ class BackgroundRuns:
         async def on_response(response: Response) -> None:
             if running:
                 signatures = converters[0].signatures if converters else []
-                await self._save(store, self._finished(turn, response, signatures), record)
+                placed = converters[0].placed if converters else None
+                await self._save(store, self._finished(turn, response, signatures, placed), record)
 
         return ResponsesAnswer(
             events,
