@@ -31,10 +31,7 @@ the error has already been delivered (pending tool calls are flushed first).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .chat._models import ChatCompletionChunk
+from typing import Any
 
 __all__ = [
     "GeminiAPIError",
@@ -65,10 +62,11 @@ class RxGemError(Exception):
     Attributes:
         chunks: when :meth:`rxgem.Converter.close` (or ``feed``) raised it, the valid
             chunks that call still owed (a truncated stream's tool calls, say):
-            deliver them, then handle the error. Empty otherwise.
+            deliver them, then handle the error. Empty otherwise. (The Responses events
+            of a ``ResponsesConverter``, the items of ``interaction_items``.)
     """
 
-    chunks: Sequence[ChatCompletionChunk] = ()
+    chunks: Sequence[Any] = ()
 
 
 class GeminiAPIError(RxGemError):

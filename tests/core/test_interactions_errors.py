@@ -168,6 +168,26 @@ def test_a_failed_object_is_an_api_error() -> None:
         interaction_items(json.dumps(body))
 
 
+@pytest.mark.parametrize("status", ["failed", "cancelled"])
+def test_a_failed_object_carries_the_items_of_its_steps_on_its_error(status: str) -> None:
+    body = {
+        "id": "v1",
+        "status": status,
+        "model": "gemini-3-flash-preview",
+        "steps": [
+            {"type": "thought", "signature": "c2ln"},
+            {"type": "model_output", "content": [{"type": "text", "text": "Partial answer"}]},
+        ],
+    }
+    with pytest.raises(GeminiAPIError) as caught:
+        interaction_items(json.dumps(body))
+    assert caught.value.status == status
+    items = list(caught.value.chunks)
+    assert items[0] == Meta("v1", "gemini-3-flash-preview", None)
+    assert [item.text for item in items if type(item) is Text] == ["Partial answer"]
+    assert not any(type(item) is End for item in items)  # it did not finish
+
+
 @pytest.mark.parametrize(
     ("body", "expected"),
     [

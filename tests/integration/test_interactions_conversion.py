@@ -230,3 +230,60 @@ def test_each_object_assembles_into_what_its_steps_say(path: Path) -> None:
     assert [(i.call_id, i.name) for i in answer.output if i.type == "function_call"] == [
         (id_, name) for id_, name, _ in said.calls
     ]
+
+
+def _ended_badly(status: str) -> bytes:
+    """An Interaction object that ``failed`` (or was ``cancelled``) after some output."""
+    body = {
+        "id": "v1_bad",
+        "object": "interaction",
+        "status": status,
+        "model": "gemini-3-flash-preview",
+        "created": "2026-12-01T00:00:00Z",
+        "steps": [
+            {"type": "thought", "signature": "c2ln"},
+            {"type": "model_output", "content": [{"type": "text", "text": "Partial answer"}]},
+            {"type": "function_call", "id": "c1", "name": "lookup", "arguments": {"q": 1}},
+        ],
+        "errors": [{"code": "INTERNAL", "message": "the model stopped"}],
+    }
+    return json.dumps(body).encode()
+
+
+@pytest.mark.parametrize("status", ["failed", "cancelled"])
+def test_a_failed_object_is_a_response_of_that_status_with_its_output(status: str) -> None:
+    response = interaction_response(_ended_badly(status))
+    sdk = SDKResponse.model_validate(response.to_dict())
+    assert sdk.status == status
+    output = [item.to_dict() for item in response.output]
+    texts = [
+        part["text"] for item in output if item["type"] == "message" for part in item["content"]
+    ]
+    assert texts == ["Partial answer"]
+    assert [(i["call_id"], i["arguments"]) for i in output if i["type"] == "function_call"] == [
+        ("c1", '{"q":1}')
+    ]
+    if status == "failed":
+        assert sdk.error is not None
+        assert "the model stopped" in sdk.error.message
+    else:
+        assert sdk.error is None
+
+
+@pytest.mark.parametrize("status", ["failed", "cancelled"])
+def test_a_failed_object_as_chat_raises_its_error_after_its_chunks(status: str) -> None:
+    with pytest.raises(rxgem.GeminiAPIError) as caught:
+        interaction_completion(_ended_badly(status))
+    assert caught.value.status == status
+    with pytest.raises(rxgem.GeminiAPIError) as owed:
+        rxgem.converter.interaction_chunks(_ended_badly(status))
+    chunks = list(owed.value.chunks)
+    content = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert content == "Partial answer"
+    check_protocol(chunks)
+
+
+def test_a_failed_object_with_no_output_raises_its_error() -> None:
+    body = {"id": "v1", "status": "failed", "steps": [], "errors": [{"message": "boom"}]}
+    with pytest.raises(rxgem.GeminiAPIError, match="boom"):
+        interaction_response(json.dumps(body).encode())

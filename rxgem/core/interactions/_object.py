@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import msgspec
 
-from .._errors import MalformedStreamError, snippet
+from .._errors import GeminiAPIError, MalformedStreamError, snippet
 from ..slots._items import Batch
 from ._models import Interaction, InteractionCompleted, InteractionCreated, StepStart, StepStop
 from ._parser import not_interactions
@@ -31,7 +31,9 @@ def interaction_items(body: str | bytes) -> Batch:
     Raises:
         MalformedStreamError: not JSON, not an Interaction of the step schema (the
             pre-June-2026 ``outputs[]`` one is refused, saying so), or bad steps.
-        GeminiAPIError: the interaction ``failed`` or was ``cancelled``.
+        GeminiAPIError: the interaction ``failed`` or was ``cancelled`` (``status``
+            says which); the items of its steps, valid before the failure, are on the
+            error's ``chunks``, as a failed stream gives them before its error.
     """
     try:
         interaction = _DECODER.decode(body)
@@ -59,5 +61,9 @@ def interaction_items(body: str | bytes) -> Batch:
     for index, step in enumerate(interaction.steps or ()):
         out += reader.feed(StepStart(index=index, step=step))
         out += reader.feed(StepStop(index=index))
-    out += reader.feed(InteractionCompleted(interaction=interaction))
+    try:
+        out += reader.feed(InteractionCompleted(interaction=interaction))
+    except GeminiAPIError as error:
+        error.chunks = out
+        raise
     return out
