@@ -389,3 +389,40 @@ def test_a_background_response_is_continued_at_google(tmp_path: Path) -> None:
     assert later.previous_response_id == created.id
     assert sent["previous_interaction_id"] == first_run
     assert [step["type"] for step in sent["input"]] == ["user_input"]
+
+
+TWO_THOUGHTS_RUN = FakeInteraction(
+    steps=(
+        thought_step("First.", signature="c2lnLUE="),
+        text_step("One. ", pieces=2),
+        thought_step("Second.", signature="c2lnLUI="),
+        text_step("Two.", pieces=2),
+    )
+)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_every_stored_thought_step_is_replayed_in_its_place(stream: bool, tmp_path: Path) -> None:
+    with interactions_gateway(TWO_THOUGHTS_RUN, ANSWER_RUN, store=str(tmp_path / "r.sqlite3")) as (
+        fake,
+        client,
+    ):
+        if stream:
+            with client.responses.stream(model=MODEL, input="Count.") as events:
+                first = events.get_final_response()
+        else:
+            first = client.responses.create(model=MODEL, input="Count.")
+        assert first.output_text == "One. Two."
+        client.responses.create(model=MODEL, input="Again?", previous_response_id=first.id)
+        _, second_sent = _creates(fake)
+    assert "previous_interaction_id" not in second_sent  # replayed from the store here
+    steps = [
+        (step["type"], step.get("signature") or "".join(c["text"] for c in step["content"]))
+        for step in second_sent["input"][1:-1]
+    ]
+    assert steps == [
+        ("thought", "c2lnLUE="),
+        ("model_output", "One. "),
+        ("thought", "c2lnLUI="),
+        ("model_output", "Two."),
+    ]
