@@ -25,7 +25,7 @@ from reactivex import Observable
 from reactivex import operators as ops
 
 from ..converter import interaction_chunks, interaction_events
-from ..core import MalformedStreamError, Upstream, stages_of
+from ..core import MalformedStreamError, RxGemError, Upstream, stages_of
 from ..operators import gemini_to_openai, gemini_to_responses, responses_sse_encode, sse_encode
 from ._common import UsageError, fail, silence_broken_pipe
 from ._pipeline_flags import Output, add_pipeline_flags, pipeline_options, refuse_flags
@@ -210,9 +210,16 @@ def _whole(
     translate = interaction_events if output == "responses" else interaction_chunks
 
     def outputs(pieces: list[bytes]) -> Observable[Any]:
-        return reactivex.defer(
-            lambda _: reactivex.from_iterable(translate(b"".join(pieces), **options))
-        )
+        def run(_: Any) -> Observable[Any]:
+            try:
+                values = translate(b"".join(pieces), **options)
+            except RxGemError as error:  # a failed interaction: its steps' outputs, then it
+                return reactivex.concat(
+                    reactivex.from_iterable(error.chunks), reactivex.throw(error)
+                )
+            return reactivex.from_iterable(values)
+
+        return reactivex.defer(run)
 
     encode = responses_sse_encode() if output == "responses" else sse_encode()
     return reactivex.compose(ops.to_list(), ops.flat_map(outputs), ops.catch(described), encode)

@@ -212,3 +212,24 @@ def test_the_upstream_is_told_from_the_first_event(head: bytes, ended: bool, sou
 @pytest.mark.parametrize("head", [b"", b"  ", b"event: step", b'{"id": "i", "st', b"data: {"])
 def test_more_bytes_are_read_until_the_first_event_tells(head: bytes) -> None:
     assert upstream_of(head, ended=False) is None
+
+
+@pytest.mark.parametrize("output", OUTPUTS)
+def test_a_failed_interaction_object_converts_its_steps_then_fails(
+    output: str, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    body = {
+        "id": "v1_bad",
+        "status": "failed",
+        "model": "gemini-3-flash-preview",
+        "steps": [{"type": "model_output", "content": [{"type": "text", "text": "Partial"}]}],
+        "errors": [{"message": "the model stopped"}],
+    }
+    path = tmp_path / "failed.json"
+    path.write_text(json.dumps(body), "utf-8")
+    assert main(["convert", str(path), "--to", output]) == 1
+    captured = capsysbinary.readouterr()
+    assert b"Partial" in captured.out
+    if output == "responses":
+        assert b"response.failed" in captured.out
+    assert b"the model stopped" in captured.err
