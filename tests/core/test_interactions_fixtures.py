@@ -25,8 +25,14 @@ from interactions_harness import (
 )
 from responses_judge import check_sequence, sdk_final
 
-from rxgem.core import MalformedStreamError, interaction_items
-from rxgem.items import ArgsDelta, Batch, End, ToolCall, ToolCallHeader, Usage
+from rxgem.core import (
+    InteractionsParser,
+    MalformedStreamError,
+    SSEDecoder,
+    StepReader,
+    interaction_items,
+)
+from rxgem.items import ArgsDelta, Batch, DataPart, End, ToolCall, ToolCallHeader, Usage
 from rxgem.testing import assert_openai_stream
 
 GOOD_STREAMS = [path for path in STREAMS if name(path) not in FAILING | OLD]
@@ -294,3 +300,46 @@ def test_an_objects_annotations_land_on_the_text_they_cite() -> None:
     (annotation,) = message["annotations"]
     span = annotation["url_citation"]
     assert message["content"][span["start_index"] : span["end_index"]] == cited
+
+
+def test_each_thought_step_signature_reaches_an_item_in_its_place() -> None:
+    events = [
+        {"event_type": "step.start", "index": 0, "step": {"type": "thought", "signature": "QQ=="}},
+        {"event_type": "step.stop", "index": 0},
+        {"event_type": "step.start", "index": 1, "step": {"type": "thought"}},
+        {
+            "event_type": "step.delta",
+            "index": 1,
+            "delta": {"type": "thought_signature", "signature": "Qg=="},
+        },
+        {"event_type": "step.stop", "index": 1},
+        {
+            "event_type": "step.start",
+            "index": 2,
+            "step": {"type": "function_call", "id": "c1", "name": "f", "arguments": {}},
+        },
+        {"event_type": "step.stop", "index": 2},
+        {"event_type": "step.start", "index": 3, "step": {"type": "thought", "signature": "Qw=="}},
+        {"event_type": "step.stop", "index": 3},
+        {"event_type": "interaction.completed", "interaction": {"status": "requires_action"}},
+    ]
+    frames = "".join(f"data: {json.dumps(event)}\n\n" for event in events).encode()
+    reader, parser = StepReader(), InteractionsParser()
+    items = [
+        item
+        for event in SSEDecoder().feed(frames)
+        for typed in parser.feed(event)
+        for item in reader.feed(typed)
+    ]
+    signed = [
+        item.part.thought_signature if type(item) is DataPart else item.signature
+        for item in items
+        if type(item) in (DataPart, ToolCallHeader)
+    ]
+    # the first in its place, the second on the call right after it, the last at the end
+    assert signed == ["QQ==", "Qg==", "Qw=="]
+    assert [
+        type(item).__name__
+        for item in items
+        if type(item) in (DataPart, ToolCallHeader, ToolCall, End)
+    ] == ["DataPart", "ToolCallHeader", "ToolCall", "DataPart", "End"]
