@@ -38,7 +38,8 @@ from .measure import Stats, floor_runner, paired_ratio, pipeline_runner, time_in
 __all__ = ["InteractionsResult", "measure_interactions", "render"]
 
 TARGET = 1.2
-"""The Interactions pipeline's per-event cost ÷ its ``json.loads`` floor, compiled."""
+"""The Interactions reader's per-event cost ÷ its ``json.loads`` floor, compiled (issue 27:
+"the Interactions reader per event within 1.2× the floor on a text stream")."""
 
 
 def interactions_reader(pieces: Sequence[bytes]) -> Callable[[], list[Any]]:
@@ -141,26 +142,29 @@ def render(result: InteractionsResult) -> str:
         " event of each stream; timed interleaved)",
         "",
         f"{'stream':30} {'events':>6} {'json.loads µs/ev':>16} {'reader µs/ev':>12}"
-        f" {'reader÷floor':>12} {'pipeline µs/ev':>14} {'pipeline÷floor':>14} {'per round':>9}",
+        f" {'reader÷floor':>12} {'per round':>9} {'pipeline µs/ev':>14} {'pipeline÷floor':>14}"
+        f" {'per round':>9}",
     ]
     for key, name in names.items():
         stats = result.stats
         lines.append(
             f"{name:30} {result.events[key]:>6} {stats[f'{key}_floor'].median:>16.2f}"
             f" {stats[f'{key}_reader'].median:>12.2f} {result.ratio(key, 'reader'):>11.2f}×"
+            f" {result.paired(key, 'reader'):>8.2f}×"
             f" {stats[f'{key}_pipeline'].median:>14.2f} {result.ratio(key, 'pipeline'):>13.2f}×"
             f" {result.paired(key, 'pipeline'):>8.2f}×"
         )
-    ratio = result.paired("interactions", "pipeline")
-    met = "met" if ratio <= TARGET else "NOT met"
+    reader = result.paired("interactions", "reader")
+    pipeline = result.paired("interactions", "pipeline")
+    met = "met" if reader <= TARGET else "NOT met"
     beside = paired_ratio(result.stats["interactions_pipeline"], result.stats["generate_pipeline"])
     lines += [
         "   reader = the cores up to the items (no output stage); pipeline = to chat chunks;"
-        " per round = the median of pipeline÷floor within each round",
+        " per round = the median of the ratio ÷ floor within each round",
         f"   Interactions pipeline ÷ generateContent pipeline, per event: {beside:.2f}× (per"
-        " round)",
-        f"[{met}] Interactions pipeline ≤ {TARGET:g}× its json.loads floor (text, compiled):"
-        f" {ratio:.2f}× per round",
+        f" round); Interactions pipeline ÷ its floor: {pipeline:.2f}× per round",
+        f"[{met}] Interactions reader ≤ {TARGET:g}× its json.loads floor (text, compiled):"
+        f" {reader:.2f}× per round",
         "",
     ]
     return "\n".join(lines)

@@ -269,3 +269,22 @@ def test_the_first_model_output_asks_the_outputs_to_keep_the_text_once() -> None
         [frames(CREATED, START, TEXT, STOP, {**START, "index": 1}, {**STOP, "index": 1})]
     )
     assert [i for batch in batches for i in batch if type(i) is Sources] == [Sources(0)]
+
+
+def test_annotations_of_later_output_steps_count_the_bytes_of_the_steps_before() -> None:
+    # an annotation's offsets are UTF-8 bytes within its step: the steps before it move them
+    first = {**START, "step": {"type": "model_output", "content": [{"text": "Café. "}]}}
+    note = {"type": "url_citation", "url": "https://e.x", "start_index": 0, "end_index": 2}
+    delta = {"type": "text_annotation_delta", "annotations": [note]}
+    events: list[dict[str, Any]] = [CREATED, first, STOP]
+    for index in (1, 2):
+        events += [
+            {**START, "index": index},
+            {**TEXT, "index": index},
+            {"event_type": "step.delta", "index": index, "delta": delta},
+            {**STOP, "index": index},
+        ]
+    batches, _ = read([frames(*events, COMPLETED)])
+    cited = [i.citation for batch in batches for i in batch if type(i) is Sources and i.citation]
+    # "Café. " is 7 bytes, each "Hi" 2
+    assert [c["citationSources"][0]["startIndex"] for c in cited] == [7, 9]

@@ -740,3 +740,14 @@ def test_named_events_keep_their_type_and_id() -> None:
     assert decoder.feed(b"event:\nid: \x00\ndata:\n\n") == [msg("", id="7")]
     assert decoder.feed(b"event: done\ndata: [DONE]\n\n") == []
     assert decoder.done
+
+
+def test_a_named_events_id_is_decoded_when_read_on_it_and_on_later_events() -> None:
+    # the fast path keeps an id's bytes until something reads it: the same text then as
+    # the general path decodes (invalid UTF-8 replaced)
+    decoder = SSEDecoder()
+    decoder.feed(b"data: a\n\n")
+    (named,) = decoder.feed(b"event: e\nid: caf\xc3\xa9\xff\ndata: {}\n\n")
+    (lone,) = decoder.feed(b"data: b\n\n")
+    (general,) = decoder.feed(b": a comment\ndata: c\n\n")
+    assert named.id == lone.id == general.id == "caf\u00e9\ufffd"

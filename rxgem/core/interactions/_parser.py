@@ -135,7 +135,8 @@ class InteractionsParser:
                 return [_with_raw(parsed, event)]
         elif type(parsed) is StepStart and parsed.step.type not in KNOWN_STEPS:
             return [_with_raw(parsed, event)]
-        if event.id is not None and parsed.event_id is None:
+        # the event's own id first: Google sends one, and reading the SSE id decodes it
+        if parsed.event_id is None and event.id is not None:
             return [_with_id(parsed, event)]
         return [parsed]
 

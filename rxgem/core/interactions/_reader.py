@@ -118,6 +118,7 @@ class StepReader:
         "_done",
         "_error",
         "_events",
+        "_finished",
         "_has_calls",
         "_interaction_id",
         "_last_event_id",
@@ -137,7 +138,10 @@ class StepReader:
         self._has_calls = False
         self._signature: str | None = None  # a thought's, until a call or the end takes it
         self._recording = False  # the outputs were asked to keep the text
-        self._base = 0  # UTF-8 bytes of the text of the finished model_output steps
+        self._base = 0  # UTF-8 bytes of the text of the finished model_output steps...
+        # ...but those in `_finished`, counted when an annotation needs it (most streams
+        # have none, and counting costs a join and an encode of the whole text)
+        self._finished: list[list[str]] = []
         self._interaction_id: str | None = None
         self._status: str | None = None
         self._last_event_id: str | None = None
@@ -172,11 +176,12 @@ class StepReader:
             if event.event_id is not None:
                 self._last_event_id = event.event_id
             delta = event.delta
-            if delta.type == "text" and delta.text is not None:
+            text = delta.text
+            if text is not None and delta.type == "text":
                 step = self._steps.get(event.index)
                 if step is not None and step.kind == "model_output":
-                    step.pieces.append(delta.text)
-                    return [Text(0, delta.text)]
+                    step.pieces.append(text)
+                    return [Text(0, text)]
             return self._delta(event.index, delta, event.raw)
         if type(event) is Done:
             return []
@@ -284,7 +289,7 @@ class StepReader:
         out.extend(self._unknown(f"content {content.type}", msgspec.to_builtins(content)))
 
     def _annotations(self, out: Batch, annotations: list[Any]) -> None:
-        piece = citation(annotations, self._base)
+        piece = citation(annotations, self._text_base())
         if piece is not None:
             out.append(Sources(0, citation=piece))
 
@@ -342,16 +347,22 @@ class StepReader:
             return self._unknown(kind, raw if raw is not None else msgspec.to_builtins(delta))
         return out
 
+    def _text_base(self) -> int:
+        """The UTF-8 bytes of the text of the finished ``model_output`` steps."""
+        for pieces in self._finished:
+            text = pieces[0] if len(pieces) == 1 else "".join(pieces)
+            self._base += len(text) if text.isascii() else len(text.encode())
+        self._finished.clear()
+        return self._base
+
     def _stop(self, index: int) -> Batch:
         state = self._steps.pop(index, None)
         if state is None:
             raise self._malformed(f"a step.stop event for step {index}, which is not open")
         kind = state.kind
         if kind == "model_output":
-            pieces = state.pieces
-            if pieces:
-                text = pieces[0] if len(pieces) == 1 else "".join(pieces)
-                self._base += len(text) if text.isascii() else len(text.encode())
+            if state.pieces:
+                self._finished.append(state.pieces)
             return []
         if kind == "function_call":
             return [self._call(index, state)]

@@ -131,7 +131,7 @@ class SSEDecoder:
         self._data: list[bytes] = []
         self._event_type: str | None = None
         self._retry: int | None = None
-        self._last_id: str | None = None
+        self._last_id: str | bytes | None = None  # bytes: from the fast path, not decoded
         # The raw JSON being read instead of lines (None when not inside one).
         self._raw: RawJsonBlock | None = None
         self._array: JsonArrayReader | None = None
@@ -184,10 +184,10 @@ class SSEDecoder:
                     return []
                 self._events += 1
                 return [SSEEvent(value, "message", self._last_id)]
-        if self._idle and data[-2:] == b"\n\n" and data.startswith(b"event:"):
+        if self._idle and data.endswith(b"\n\n") and data.startswith(b"event:"):
             event = named_event(data, self._last_id)  # the Interactions API's chunk
             if event is not None:
-                self._last_id = event.id
+                self._last_id = event.raw_id
                 self._events += 1
                 return [event]
         if self._done or not data:

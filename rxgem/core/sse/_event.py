@@ -24,27 +24,42 @@ class SSEEvent:
         event: the event type: ``"message"`` unless an ``event`` field set it;
             ``"raw"`` for a raw JSON block.
         id: the last event id at dispatch time, ``None`` if no ``id`` field was
-            ever seen (always ``None`` for a raw block).
+            ever seen (always ``None`` for a raw block). Given as ``bytes`` (as
+            :class:`~rxgem.core.SSEDecoder` may give it), it is decoded when first read,
+            like ``data``: most readers never read it (an Interactions event carries its
+            own ``event_id``).
         retry: the value of a valid ``retry`` field of this event, else ``None``.
 
     Events compare equal when ``data``, ``event``, ``id`` and ``retry`` are equal.
     """
 
-    __slots__ = ("_text", "event", "id", "payload", "retry")
+    __slots__ = ("_id", "_text", "event", "payload", "retry")
     __match_args__ = ("data", "event", "id", "retry")
 
     def __init__(
         self,
         data: str | bytes,
         event: str = "message",
-        id: str | None = None,
+        id: str | bytes | None = None,
         retry: int | None = None,
     ) -> None:
         self.payload: str | bytes = data
         self._text: str | None = data if isinstance(data, str) else None
         self.event = event
-        self.id = id
+        self._id: str | bytes | None = id
         self.retry = retry
+
+    @property
+    def id(self) -> str | None:
+        value = self._id
+        if isinstance(value, bytes):
+            value = self._id = value.decode("utf-8", "replace")
+        return value
+
+    @property
+    def raw_id(self) -> str | bytes | None:
+        """The id as given, not decoded: what a decoder carries on to the next event."""
+        return self._id
 
     @property
     def data(self) -> str:

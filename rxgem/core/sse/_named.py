@@ -20,11 +20,11 @@ _DONE_MAX = 64
 _DONE_BYTES = b"[DONE]"
 
 
-def named_event(data: bytes, last_id: str | None) -> SSEEvent | None:
+def named_event(data: bytes, last_id: str | bytes | None) -> SSEEvent | None:
     """The event of ``data``, a chunk that starts with ``event:`` and ends with LF LF, read
-    between events (``last_id``: the last event id so far); ``None`` when the chunk is not
-    exactly an ``event:`` line, an ``id:`` line or none, one ``data:`` line and the blank
-    line (or is ``[DONE]``): the general path reads it then."""
+    between events (``last_id``: the last event id so far, maybe not decoded); ``None``
+    when the chunk is not exactly an ``event:`` line, an ``id:`` line or none, one
+    ``data:`` line and the blank line (or is ``[DONE]``): the general path reads it then."""
     if _CR in data:
         return None
     end = data.find(_LF)
@@ -32,10 +32,11 @@ def named_event(data: bytes, last_id: str | None) -> SSEEvent | None:
     if data.startswith(b"id:", start):
         id_end = data.find(_LF, start)
         skip = 4 if data[start + 3] == _SPACE else 3
-        text = data[start + skip : id_end].decode("utf-8", "replace")
+        # kept as bytes: the event decodes it if read (U+0000 is the byte 0 in UTF-8)
+        value = data[start + skip : id_end]
         start = id_end + 1
-        if "\x00" not in text:
-            last_id = text
+        if 0 not in value:
+            last_id = value
     if not data.startswith(b"data:", start) or data.find(_LF, start) != len(data) - 2:
         return None
     payload = data[start + 6 : -2] if data[start + 5] == _SPACE else data[start + 5 : -2]
