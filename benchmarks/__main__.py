@@ -117,6 +117,14 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         " (one HTTP chunk) instead of one HTTP chunk per event",
     )
     parser.add_argument(
+        "--serve-upstream-api",
+        default="generate-content",
+        metavar="API,...",
+        help="rxgem serve --upstream-api in the serve part, each in turn against the same"
+        " answer (generate-content; generate-content,interactions: side by side, the second"
+        " as NAME-interactions)",
+    )
+    parser.add_argument(
         "--serve-args",
         default="",
         metavar="ARGS",
@@ -182,6 +190,17 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         args.serve_variant = [serve.parse_variant(v) for v in args.serve_variant]
     except ValueError as error:
         parser.error(f"--serve-args / --serve-variant: {error}")
+    args.serve_upstream_api = [a for a in args.serve_upstream_api.split(",") if a]
+    wrong = set(args.serve_upstream_api) - set(serve.UPSTREAM_PATHS)
+    if (
+        wrong
+        or not args.serve_upstream_api
+        or len(set(args.serve_upstream_api)) < len(args.serve_upstream_api)
+    ):
+        parser.error(
+            f"--serve-upstream-api: each of {', '.join(serve.UPSTREAM_PATHS)} at most once,"
+            f" comma-separated, not {','.join(args.serve_upstream_api)!r}"
+        )
     if args.serve_variant and args.serve_args:
         parser.error("--serve-args applies to the one rxgem server: put ARGS in each variant")
     if args.litellm_budget is None:
@@ -731,6 +750,8 @@ class Report:
             dirty = f", {len(rx['dirty'])} uncommitted file(s) in rxgem/" if rx.get("dirty") else ""
             ready = ", ".join(f"{t:g}" for t in rx.get("ready_s", []))
             extra = f", args {shlex.join(rx['args'])!r}" if rx.get("args") else ""
+            if rx.get("upstream_api", "generate-content") != "generate-content":
+                extra += f", --upstream-api {rx['upstream_api']}"
             lines.append(
                 f"   {name}: {rx.get('root')} at {rx.get('commit')}{dirty} ({build};"
                 f" the server's extension modules from"
@@ -982,6 +1003,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             variants=args.serve_variant,
             warm_clients=args.serve_warm_clients,
             whole=args.serve_whole,
+            upstream_apis=args.serve_upstream_api,
         )
 
     if args.profile:

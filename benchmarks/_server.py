@@ -7,6 +7,10 @@ line, and serves (every request gets the same capture, one HTTP chunk per event,
 one HTTP chunk) until its standard input is closed, with a listen
 backlog of ``--backlog``: its accept thread competes for the GIL with one thread per open
 connection, so with the default of 128 some of 1000 simultaneous connects are dropped.
+It answers ``POST /v1beta/interactions`` too, with the same answer as an Interactions stream
+(``captures.interactions_answer``: the same text, one piece per ``generateContent`` event,
+sent as prepared bytes as the ``generateContent`` answer is), for ``rxgem serve
+--upstream-api interactions``.
 With ``--http2`` it speaks cleartext HTTP/2 with prior knowledge instead
 (``FakeGemini(http2=True)``, which needs the ``h2`` package): one asyncio thread, many
 streams per connection.
@@ -14,7 +18,8 @@ streams per connection.
 A line ``stats`` on its standard input makes it print one JSON line on stdout: the
 requests it has received (``requests``; by ``"METHOD path"`` in ``paths``; with the key
 ``--key`` in the ``x-goog-api-key`` header or the ``key`` query parameter in ``keyed``; whose
-body holds the benchmark's prompt in ``prompted``; asking for ``alt=sse`` in ``sse``), the
+body holds the benchmark's prompt in ``prompted``; asking for a stream in ``sse``: ``alt=sse``,
+or ``"stream": true`` in an Interactions create body), the
 responses sent completely (``completed``) and cut short by the client (``disconnects``).
 """
 
@@ -29,7 +34,7 @@ from typing import Any
 
 from rxgem.testing import FakeGemini, FakeResponse
 
-from .captures import text_answer
+from .captures import Capture, interactions_answer, text_answer
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,10 +49,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--key", default="", help="the API key the stats look for")
     args = parser.parse_args(argv)
     capture = text_answer(args.events)
-    bounds = list(itertools.accumulate(len(event) for event in capture.events))[:-1]
-    split = [] if args.whole else bounds
-    response = FakeResponse(body=capture.body, split_at=split, pause=args.pause)
-    with FakeGemini(response, backlog=args.backlog, http2=args.http2) as fake:
+
+    def response(capture: Capture) -> FakeResponse:
+        bounds = list(itertools.accumulate(len(event) for event in capture.events))[:-1]
+        split = [] if args.whole else bounds
+        return FakeResponse(body=capture.body, split_at=split, pause=args.pause)
+
+    with FakeGemini(
+        response(capture),
+        backlog=args.backlog,
+        http2=args.http2,
+        interactions=[response(interactions_answer(capture))],
+    ) as fake:
         print(fake.port, flush=True)
         for line in sys.stdin:  # until the parent closes our stdin
             if line.strip() == "stats":
@@ -69,10 +82,20 @@ def _stats(fake: FakeGemini, key: str) -> dict[str, Any]:
         "paths": dict(paths),
         "keyed": keyed,
         "prompted": sum(1 for r in requests if b"Write a long answer." in r.body),
-        "sse": sum(1 for r in requests if r.query.get("alt") == "sse"),
+        "sse": sum(1 for r in requests if r.query.get("alt") == "sse" or _streamed(r.body)),
         "completed": fake.completed,
         "disconnects": fake.disconnects,
     }
+
+
+def _streamed(body: bytes) -> bool:
+    """An Interactions create body asking for a stream."""
+    if b'"stream"' not in body:
+        return False
+    try:
+        return json.loads(body).get("stream") is True
+    except (ValueError, AttributeError):
+        return False
 
 
 if __name__ == "__main__":

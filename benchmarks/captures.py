@@ -17,6 +17,8 @@ The generators (each returns a :class:`Capture`):
 - :func:`interactions_text`: the text answer of :func:`text_answer` as Google's
   Interactions API streams it (``interactions-text``): ``event:`` lines, ``step.*``
   events, usage once at ``interaction.completed``.
+- :func:`interactions_answer`: a :func:`text_answer` capture's own answer as an Interactions
+  stream, event for event (the serve benchmark's ``--serve-upstream-api interactions``).
 - :data:`CAPTURES` / :data:`QUICK_CAPTURES` / :func:`build`: the named captures the
   benchmark runs (by default / with ``--quick``).
 """
@@ -40,6 +42,7 @@ __all__ = [
     "big_args",
     "build",
     "encode_event",
+    "interactions_answer",
     "interactions_text",
     "parallel_calls",
     "text_answer",
@@ -378,6 +381,62 @@ def interactions_text(
         name or f"interactions-text-{deltas}",
         f"Interactions text answer, {deltas} text deltas, usage at the end",
         (*events, b"data: [DONE]\n\n"),
+    )
+
+
+def interactions_answer(capture: Capture, *, name: str = "") -> Capture:
+    """``capture`` (a :func:`text_answer`) as the Interactions API would stream the same
+    answer: the same text in one ``text`` delta per ``generateContent`` event, the last
+    event's usage at ``interaction.completed``, no thought step (the text answer has no
+    signature). Each event of the result holds the frames that stand for one event of
+    ``capture`` (the first also opens the interaction and its ``model_output`` step; the last
+    closes them and ends with ``data: [DONE]``), so an upstream that writes or paces one
+    event at a time sends the same pieces with the same text on both APIs.
+    """
+    texts: list[str] = []
+    usage: dict[str, Any] = {}
+    response_id = ""
+    for raw in capture.events:
+        data = json.loads(raw.decode().removeprefix("data: "))
+        parts = data["candidates"][0]["content"]["parts"]
+        texts.append("".join(p["text"] for p in parts if "text" in p and not p.get("thought")))
+        usage, response_id = data.get("usageMetadata", usage), data.get("responseId", "")
+    iid = "v1_" + response_id
+    created = {"id": iid, "status": "in_progress", "object": "interaction", "model": MODEL}
+    prompt = usage.get("promptTokenCount", 0)
+    completed = {
+        **created,
+        "status": "completed",
+        "usage": {
+            "total_input_tokens": prompt,
+            "input_tokens_by_modality": [{"modality": "text", "tokens": prompt}],
+            "total_output_tokens": usage.get("candidatesTokenCount", 0),
+            "total_thought_tokens": usage.get("thoughtsTokenCount", 0),
+            "total_tokens": usage.get("totalTokenCount", 0),
+        },
+    }
+    groups: list[list[dict[str, Any]]] = [
+        [{"event_type": "step.delta", "index": 0, "delta": {"type": "text", "text": text}}]
+        for text in texts
+    ]
+    groups[0][:0] = [
+        {"event_type": "interaction.created", "interaction": created},
+        {"event_type": "step.start", "index": 0, "step": {"type": "model_output"}},
+    ]
+    groups[-1] += [
+        {"event_type": "step.stop", "index": 0},
+        {"event_type": "interaction.completed", "interaction": completed},
+    ]
+    numbers = iter(range(1, sum(map(len, groups)) + 1))
+    events = [
+        b"".join(_interactions_event(obj, f"{iid}:{next(numbers)}") for obj in group)
+        for group in groups
+    ]
+    events[-1] += b"data: [DONE]\n\n"
+    return Capture(
+        name or f"interactions-{capture.name}",
+        f"{capture.name}'s answer as an Interactions stream, frames grouped per event",
+        tuple(events),
     )
 
 

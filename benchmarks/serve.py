@@ -11,7 +11,11 @@ Every party is its own process, as in a deployment:
   ``api_base`` at the same fake, ``--num_workers 1``, ``LITELLM_LOG=WARNING``), each started
   for one upstream and stopped after its runs; ``--serve-variant`` replaces the one
   ``rxgem serve`` by several (each its own checkout and arguments), measured in turn in every
-  run against the same upstream: a lever side by side in one run;
+  run against the same upstream: a lever side by side in one run; ``--serve-upstream-api
+  generate-content,interactions`` runs each ``rxgem serve`` once per upstream API
+  (``--upstream-api interactions``: the row ``NAME-interactions``), against the same fake,
+  which answers ``POST /v1beta/interactions`` with the same answer as an Interactions
+  stream (the same text, one piece per ``generateContent`` event);
 - **load**: ``python -m benchmarks._load`` (one asyncio loop, raw HTTP/1.1 connections, see
   there), started per run; it reads the server's, the upstream's and its own CPU time
   (``/proc/PID/stat`` of the process tree) at the start and the end of the measured window
@@ -72,12 +76,24 @@ from typing import Any
 
 from ._load import raise_nofile, tree_pids, tree_rss
 
-__all__ = ["ServeResult", "ServeRun", "parse_variant", "percentile", "serve_benchmark"]
+__all__ = [
+    "UPSTREAM_PATHS",
+    "RxgemSpec",
+    "ServeResult",
+    "ServeRun",
+    "parse_variant",
+    "percentile",
+    "serve_benchmark",
+]
 
 ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "bench-client-token"
 GEMINI_KEY = "bench-gemini-key"
 STREAM_PATH = "POST /v1beta/models/gemini-2.5-flash:streamGenerateContent"
+UPSTREAM_PATHS = {  # ``rxgem serve --upstream-api`` → the one request its upstream should see
+    "generate-content": STREAM_PATH,
+    "interactions": "POST /v1beta/interactions",
+}
 SATURATED = (50, 0.0)  # events, pause
 PACED = (50, 0.1)
 OPEN = (30, 2.0)  # slow enough that the server is not saturated while they open
@@ -262,26 +278,28 @@ class UpstreamCheck:
     paths: dict[str, int]
     keyed: int
     prompted: int
-    sse: int
+    sse: int  # asking for a stream: alt=sse, or "stream": true in an Interactions body
+    path: str = STREAM_PATH  # the one request every client request should have made
 
     @property
     def ok(self) -> bool:
         return (
             self.requests == self.expected
-            and self.paths == {STREAM_PATH: self.requests}
+            and self.paths == {self.path: self.requests}
             and self.keyed == self.prompted == self.sse == self.requests
         )
 
     def describe(self) -> str:
+        streamed = "?alt=sse" if self.path == STREAM_PATH else ' with "stream": true'
         if self.ok:
             return (
                 f"{self.server}: {self.requests} upstream requests for {self.expected} client"
-                f" requests, every one {STREAM_PATH}?alt=sse with the key and the prompt"
+                f" requests, every one {self.path}{streamed}, the key and the prompt"
             )
         return (
             f"{self.server}: upstream MISMATCH: {self.requests} requests for {self.expected}"
             f" client requests; paths {self.paths}; with the key {self.keyed}, with the"
-            f" prompt {self.prompted}, alt=sse {self.sse}"
+            f" prompt {self.prompted}, streamed {self.sse}"
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -293,6 +311,7 @@ class UpstreamCheck:
             "keyed": self.keyed,
             "prompted": self.prompted,
             "sse": self.sse,
+            "path": self.path,
             "ok": self.ok,
         }
 
@@ -406,6 +425,7 @@ class RxgemSpec(ServerSpec):
     workers: int = 1
     path: Path | None = None  # import rxgem from this checkout (PYTHONPATH)
     args: list[str] = field(default_factory=list)  # more arguments to ``rxgem serve``, last
+    upstream_api: str = "generate-content"  # ``--upstream-api``, given only when not this
 
     def command(
         self, upstream_port: int, port: int, workdir: Path
@@ -436,6 +456,12 @@ class RxgemSpec(ServerSpec):
             str(self.workers),
             "--log-level",
             "warning",
+            # only when asked: a checkout from before the option still runs the default
+            *(
+                ["--upstream-api", self.upstream_api]
+                if self.upstream_api != "generate-content"
+                else []
+            ),
             *self.args,  # after the others: argparse keeps the last of a repeated option
         ]
         env = dict(os.environ)
@@ -717,6 +743,7 @@ def _rxgem_facts(spec: RxgemSpec) -> dict[str, Any]:
         "accelerators": stack[0] if stack else "?",
         "versions": dict(zip(("rxgem", "uvicorn", "starlette", "httpx"), stack[1:], strict=False)),
         "workers": spec.workers,
+        "upstream_api": spec.upstream_api,
     }
 
 
@@ -815,6 +842,7 @@ def serve_benchmark(
     variants: Sequence[tuple[str, str | None, Sequence[str]]] = (),
     warm_clients: int | None = None,
     whole: bool = False,
+    upstream_apis: Sequence[str] = ("generate-content",),
 ) -> ServeResult:
     """Every run of the module docstring; ``log(message)`` reports progress.
 
@@ -824,31 +852,39 @@ def serve_benchmark(
     and the same direct references: a lever side by side in one run. ``warm_clients``:
     the saturated runs' warm-up clients (default ``max(clients)``). ``whole``: the
     saturated runs' upstream writes each answer at once (one HTTP chunk), not an event
-    per HTTP chunk.
+    per HTTP chunk. ``upstream_apis``: each rxgem server runs once per API in turn (its
+    ``--upstream-api``; named ``NAME-interactions`` for ``interactions``), against the
+    same fake answering the same text on both.
     """
 
     def say(message: str) -> None:
         if log is not None:
             log(message)
 
-    def rxgem_spec(name: str, path: str | None, args: Sequence[str]) -> RxgemSpec:
+    unknown = set(upstream_apis) - set(UPSTREAM_PATHS)
+    if unknown or not upstream_apis:
+        raise ValueError(f"upstream APIs: some of {', '.join(UPSTREAM_PATHS)}, not {unknown}")
+
+    def rxgem_spec(name: str, path: str | None, args: Sequence[str], api: str) -> RxgemSpec:
         spec = RxgemSpec(
-            name,
+            name if api == "generate-content" else f"{name}-{api}",
             "/healthz",
             TOKEN,
             ready_timeout=60.0,
             workers=_workers_in(args, workers),
             path=Path(path) if path else None,
             args=list(args),
+            upstream_api=api,
         )
         spec.facts = _rxgem_facts(spec)
         return spec
 
-    rxgems = [rxgem_spec(name, path or rxgem_path, args) for name, path, args in variants] or [
-        rxgem_spec("rxgem", rxgem_path, rxgem_args)
+    servers = [(name, path or rxgem_path, args) for name, path, args in variants] or [
+        ("rxgem", rxgem_path, rxgem_args)
     ]
+    rxgems = [rxgem_spec(*server, api) for server in servers for api in upstream_apis]
     if len({s.name for s in rxgems}) < len(rxgems):
-        raise ValueError("two --serve-variant with the same name")
+        raise ValueError("two --serve-variant with the same name (NAME-interactions included)")
     litellm, note = _litellm_spec(litellm_python)
     specs: list[ServerSpec] = [*rxgems] + ([litellm] if litellm is not None else [])
     result = ServeResult([], [], {s.name: s.facts for s in specs}, whole=whole)
@@ -993,6 +1029,7 @@ def serve_benchmark(
         finally:
             up.close()
 
+    paths_by_server = {s.name: UPSTREAM_PATHS[s.upstream_api] for s in rxgems}
     for name, stats in after.items():
         paths = {path: count for path, count in stats["paths"].items() if count}
         result.checks.append(
@@ -1004,6 +1041,7 @@ def serve_benchmark(
                 stats["keyed"],
                 stats["prompted"],
                 stats["sse"],
+                paths_by_server.get(name, STREAM_PATH),
             )
         )
     for check in result.checks:
