@@ -198,6 +198,22 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="seconds a stored response is kept (default: until deleted)",
     )
     _add_limits(store, _STORE_LIMITS)
+    record = parser.add_argument_group(
+        "recording",
+        "Cassettes of what Gemini answered, for tests and rxgem convert (docs/testing.md).",
+    )
+    record.add_argument(
+        "--record",
+        metavar="DIR",
+        help="write each exchange with Gemini to its own cassette file in DIR (the request"
+        " and the bytes Gemini sent, never a key or token; default: RXGEM_RECORD; off)",
+    )
+    record.add_argument(
+        "--record-max-files",
+        metavar="N",
+        type=_positive(int),
+        help="stop recording after N cassettes (default 1000)",
+    )
     limits = parser.add_argument_group(
         "limits and timeouts",
         "Each also reads RXGEM_<NAME> (e.g. RXGEM_MAX_REQUEST_BYTES); per worker process.",
@@ -313,6 +329,10 @@ def _environment(args: argparse.Namespace) -> dict[str, str]:
         env[ENV["client_tokens"]] = ",".join(args.client_token)
     if args.pass_through_auth:
         env[ENV["pass_through_auth"]] = "1"
+    if args.record is not None:
+        env[ENV["record"]] = args.record
+    if args.record_max_files is not None:
+        env[ENV["record_max_files"]] = repr(args.record_max_files)
     if args.store is not None:
         env[ENV["store"]] = args.store
     if args.no_store:

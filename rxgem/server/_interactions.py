@@ -56,6 +56,7 @@ class Interactions:
             access_token=credentials.access_token,
             client=self.upstream.next_client(),
             max_line_bytes=self.settings.max_upstream_line_bytes,
+            record=self.upstream.recorder,
         ).pipe(operator)
 
     async def create(self, body: Mapping[str, Any], credentials: Credentials) -> dict[str, Any]:

@@ -91,6 +91,8 @@ ENV: Final = {
     "upstream_client": "RXGEM_UPSTREAM_CLIENT",
     "upstream_api": "RXGEM_UPSTREAM_API",
     "interactions_store": "RXGEM_INTERACTIONS_STORE",
+    "record": "RXGEM_RECORD",
+    "record_max_files": "RXGEM_RECORD_MAX_FILES",
 }
 """The environment variable of each setting (read by ``settings_from_env``)."""
 
@@ -131,6 +133,7 @@ COUNTS: Final = (
     "store_max_chain",
     "store_max_record_bytes",
     "store_max_conversation_bytes",
+    "record_max_files",
 )
 
 
@@ -255,6 +258,10 @@ class ServerSettings:
             ``previous_response_id`` replays the history from the local store, and
             ``background`` is refused (Google runs only stored interactions in the
             background). See docs/server.md on what Google keeps.
+        record: a directory where each upstream exchange is written as a cassette
+            (docs/testing.md), without credentials; off by default.
+        record_max_files: the most cassettes one server process writes (then it
+            stops recording, saying so once in the log).
 
     The secrets are left out of ``repr()``.
     """
@@ -297,6 +304,8 @@ class ServerSettings:
     upstream_client: str = "auto"
     upstream_api: UpstreamAPI = "generate-content"
     interactions_store: bool = False
+    record: str | None = None
+    record_max_files: int = 1000
 
     def __post_init__(self) -> None:
         split = urlsplit(self.upstream)

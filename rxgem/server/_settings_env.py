@@ -58,7 +58,8 @@ def settings_from_env(environ: Mapping[str, str] | None = None) -> ServerSetting
     ``RXGEM_STORE_MAX_CONVERSATION_BYTES``, ``RXGEM_STORE_TIMEOUT``;
     ``RXGEM_UPSTREAM_CLIENT`` (``auto``, ``aiohttp``, ``httpx``), ``RXGEM_UPSTREAM_API``
     (``generate-content``, ``interactions``) and ``RXGEM_INTERACTIONS_STORE``
-    (``1``/``0``). An empty variable means the default.
+    (``1``/``0``), ``RXGEM_RECORD`` (a directory of cassettes) and
+    ``RXGEM_RECORD_MAX_FILES``. An empty variable means the default.
 
     Raises:
         SettingsError: a value is malformed, or the settings are inconsistent.
@@ -92,6 +93,7 @@ def settings_from_env(environ: Mapping[str, str] | None = None) -> ServerSetting
             UpstreamAPI, env.get(ENV["upstream_api"], "").strip().lower() or "generate-content"
         ),
         interactions_store=_flag(env, ENV["interactions_store"]),
+        record=env.get(ENV["record"]) or None,
         **numbers,
     )
 

@@ -28,7 +28,7 @@ from ..core import (
     Stage,
 )
 from ..request import InteractionRequest, ResponsesRequest
-from ..transport import get_model, list_models, models_status
+from ..transport import CassetteDir, get_model, list_models, models_status
 from ._auth import Credentials
 from ._model_list import openai_model, openai_model_list
 from ._settings import ServerSettings
@@ -100,6 +100,12 @@ class Upstream:
         self._clients: list[httpx.AsyncClient] = []
         self._turn = 0
         self._probe: tuple[float, str | None] | None = None
+        self.recorder = (
+            CassetteDir(settings.record, max_files=settings.record_max_files)
+            if settings.record
+            else None
+        )
+        """Where each upstream exchange is written as a cassette (``--record``), if anywhere."""
 
     @property
     def client(self) -> httpx.AsyncClient:
@@ -172,6 +178,7 @@ class Upstream:
             access_token=credentials.access_token,
             client=self.next_client(),
             max_line_bytes=self.settings.max_upstream_line_bytes,
+            record=self.recorder,
             **cast(StreamOptions, self.chat_pipeline),
         )
 
@@ -195,6 +202,7 @@ class Upstream:
             access_token=credentials.access_token,
             client=self.next_client(),
             max_line_bytes=self.settings.max_upstream_line_bytes,
+            record=self.recorder,
             **self.responses_pipeline,
         )
 

@@ -128,7 +128,9 @@ Example (a complete pytest test of the Interactions fake)::
             assert stored is not None and stored["status"] == "requires_action"
 """
 
+from ..transport import CASSETTE_FORMAT, cassette_bytes, cassette_json, read_cassette
 from ._assert import RULES, StreamRuleError, assert_openai_stream
+from ._cassettes import CassetteShelf, cassette_events, cassette_marbles
 from ._fake_gemini import FakeGemini, ReceivedRequest
 from ._fake_interactions import InteractionCall
 from ._fake_response import FakeResponse
@@ -178,11 +180,13 @@ from ._marbles import Marble, MarbleOutput, expect_marbles, run_marbles
 from ._openai_builders import CHUNK_ID, chunk, tool_delta, usage_chunk
 
 __all__ = [
+    "CASSETTE_FORMAT",
     "CHUNK_ID",
     "MODEL",
     "RESPONSE_ID",
     "RULES",
     "THOUGHT_SIGNATURE",
+    "CassetteShelf",
     "FakeGemini",
     "FakeInteraction",
     "FakeResponse",
@@ -202,6 +206,10 @@ __all__ = [
     "call_step",
     "candidate",
     "candidate_fields",
+    "cassette_bytes",
+    "cassette_events",
+    "cassette_json",
+    "cassette_marbles",
     "check_interaction_body",
     "chunk",
     "code",
@@ -221,6 +229,7 @@ __all__ = [
     "invalid_argument",
     "media",
     "partial_args",
+    "read_cassette",
     "response",
     "run_marbles",
     "search_steps",

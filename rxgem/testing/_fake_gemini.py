@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import threading
 from collections.abc import Callable, Sequence
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from .. import samples
+from ._cassettes import CassetteShelf
 from ._fake_interactions import DEFAULT_AGENTS, InteractionsRoutes, Script
 from ._fake_response import FakeResponse, response_fields
 from ._gemini_validation import gemini_request_problems, invalid_argument
@@ -142,6 +144,11 @@ class FakeGemini:
         interaction_check: a check of each Interactions create body (returns problems); a
             body with problems gets Google's 400 ``INVALID_ARGUMENT`` and uses up no run.
             With ``strict`` and no check given: :func:`check_interaction_body`.
+        cassettes: a directory of cassettes (docs/testing.md) to replay: a ``POST``
+            matching one (method, path, query without credentials, canonical JSON body;
+            then without the query) gets its recorded status, content type and bytes; a
+            ``POST`` matching none gets a 404 naming the request and the cassettes there.
+            Other requests (the model list) are answered as usual.
 
     Example (strict)::
 
@@ -166,6 +173,7 @@ class FakeGemini:
         interactions: Sequence[Script] = (),
         agents: Sequence[str] = DEFAULT_AGENTS,
         interaction_check: Callable[[Any], Sequence[str]] | None = None,
+        cassettes: str | os.PathLike[str] | None = None,
     ) -> None:
         items: list[FakeResponse] = []
         for response in responses:
@@ -175,6 +183,7 @@ class FakeGemini:
                 items.append(FakeResponse(body=bytes(response)))
             else:
                 raise TypeError(f"expected FakeResponse or bytes, not {type(response).__name__}")
+        self._cassettes = CassetteShelf(cassettes) if cassettes is not None else None
         self._responses = tuple(items) or (FakeResponse(body=samples.read("text")),)
         self._strict = bool(strict)
         self._models = tuple(models)
@@ -353,6 +362,13 @@ class FakeGemini:
             headers=dict(request.headers),
             body=request.body,
         )
+        if self._cassettes is not None and request.method == "POST":
+            self._record(received, serve=False)
+            with self._lock:
+                replay = self._cassettes.answer(request.method, path, received.query, request.body)
+            if replay is not None:
+                return replay
+            return _google_error(404, self._cassettes.miss(request.method, path, request.body))
         if self._interactions.handles(path):
             self._record(received, serve=False)
             return self._interactions.answer(request.method, path, received.query, request.body)

@@ -5,6 +5,16 @@ delete).
 HTTP only: :mod:`rxgem.client` composes it with the pipeline (``stream_chat``).
 """
 
+from ._cassette import (
+    CASSETTE_FORMAT,
+    CassetteDir,
+    CassetteError,
+    Recorder,
+    cassette_bytes,
+    cassette_json,
+    read_cassette,
+    sniff_cassette,
+)
 from ._exchange import DEFAULT_MAX_LINE_BYTES, TransportOptions, from_gemini
 from ._http import (
     DEFAULT_BASE_URL,
@@ -32,16 +42,22 @@ from ._interactions_exchange import (
 from ._models_api import MAX_MODEL_PAGES, get_model, list_models, models_status
 
 __all__ = [
+    "CASSETTE_FORMAT",
     "DEFAULT_BASE_URL",
     "DEFAULT_MAX_LINE_BYTES",
     "DEFAULT_RESUME",
     "DEFAULT_TIMEOUT",
     "MAX_MODEL_PAGES",
+    "CassetteDir",
+    "CassetteError",
     "InteractionsTransportOptions",
+    "Recorder",
     "RetryPolicy",
     "TransportOptions",
     "api_of",
     "cancel_interaction",
+    "cassette_bytes",
+    "cassette_json",
     "create_interaction",
     "delete_interaction",
     "from_gemini",
@@ -54,6 +70,8 @@ __all__ = [
     "model_segment",
     "model_url",
     "models_status",
+    "read_cassette",
     "resolve_headers",
+    "sniff_cassette",
     "stream_url",
 ]

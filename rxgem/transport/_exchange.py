@@ -36,7 +36,7 @@ would otherwise grow in memory until the process dies. Each chunk costs one ``rf
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypedDict
 
 import httpx
@@ -47,6 +47,7 @@ from reactivex import Observable, abc
 
 from ..bridge import FlowGate
 from ..core import MalformedStreamError
+from ._cassette import Recorder, Tape, recorder_of
 from ._http import (
     RetryPolicy,
     http_error,
@@ -74,6 +75,7 @@ class TransportOptions(TypedDict, total=False):
     retry: RetryPolicy | int | None
     scheduler: abc.SchedulerBase | None
     max_line_bytes: int | None
+    record: Recorder | None
 
 
 def _line_after(chunk: bytes, line: int, limit: int) -> int:
@@ -116,6 +118,7 @@ def from_gemini(
     retry: RetryPolicy | int | None = None,
     scheduler: abc.SchedulerBase | None = None,
     max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
+    record: Recorder | None = None,
 ) -> Observable[bytes]:
     """Stream a Gemini response body as byte chunks.
 
@@ -155,6 +158,10 @@ def from_gemini(
             took the line past the limit, and none of that one. Nothing is buffered
             here, so the SSE decoder downstream never holds more than about this much
             of a line. ``None``: no limit.
+        record: record each HTTP exchange as a cassette (docs/testing.md): a file path
+            (written when the exchange ends, each time) or a callable given the cassette
+            dict. Credentials never reach it; a recording that fails is logged, the
+            stream goes on.
 
     Raises:
         ValueError: at call time, for ``max_line_bytes`` not a positive int or None.
@@ -178,6 +185,7 @@ def from_gemini(
     ):
         raise ValueError(f"max_line_bytes must be a positive int or None, not {max_line_bytes!r}")
     exchange = _Exchange(url, send_headers, body, timeout, policy, max_line_bytes)
+    exchange.sink = recorder_of(record)
 
     def subscribe(
         observer: abc.ObserverBase[bytes], default: abc.SchedulerBase | None = None
@@ -212,6 +220,15 @@ class _Exchange:
         self.timeout = timeout
         self.policy = policy
         self.max_line_bytes = max_line_bytes
+        self.sink: Callable[[dict[str, Any]], None] | None = None
+
+    def tape(self, content: bytes, response: httpx.Response) -> Tape | None:
+        """A recording of this connection, when recording."""
+        if self.sink is None:
+            return None
+        tape = Tape(self.sink, "generate-content", "POST", self.url, content, self.headers)
+        tape.open(response.status_code, response.headers)
+        return tape
 
     @property
     def json(self) -> bytes:
@@ -234,23 +251,32 @@ class _Exchange:
             started = False
             line = 0  # bytes since the last b"\n"
             too_long = False
+            tape: Tape | None = None
+            content = self.json
             try:
                 with http.stream(
-                    "POST", self.url, content=self.json, headers=self.headers, timeout=self.timeout
+                    "POST", self.url, content=content, headers=self.headers, timeout=self.timeout
                 ) as response:
                     with run.lock:
                         run.response = response
                     if run.cancelled.is_set():
                         return
+                    tape = self.tape(content, response)
                     if response.status_code != 200:
+                        answer = response.read()
+                        if tape is not None:
+                            tape.add(answer)
+                            tape.complete = True
                         error: Exception = http_error(
                             response.status_code,
                             response.headers,
-                            response.read(),
+                            answer,
                             response.reason_phrase,
                         )
                     else:
                         for chunk in response.iter_bytes():
+                            if tape is not None:
+                                tape.add(chunk)
                             if run.cancelled.is_set():
                                 return
                             if limit is not None:
@@ -261,6 +287,9 @@ class _Exchange:
                             started = True
                             observer.on_next(chunk)
                         if not too_long:
+                            if tape is not None:
+                                tape.complete = True
+                                tape.close()  # before the consumer hears the end
                             if not run.cancelled.is_set():
                                 run.settle()
                                 observer.on_completed()
@@ -275,6 +304,8 @@ class _Exchange:
             finally:
                 with run.lock:
                     run.response = None
+                if tape is not None:
+                    tape.close()
             if too_long and limit is not None:  # the response is closed
                 if not run.cancelled.is_set():
                     observer.on_error(_line_too_long(limit))
@@ -299,19 +330,28 @@ class _Exchange:
             started = False
             line = 0  # bytes since the last b"\n"
             too_long = False
+            tape: Tape | None = None
+            content = self.json
             try:
                 async with http.stream(
-                    "POST", self.url, content=self.json, headers=self.headers, timeout=self.timeout
+                    "POST", self.url, content=content, headers=self.headers, timeout=self.timeout
                 ) as response:
+                    tape = self.tape(content, response)
                     if response.status_code != 200:
+                        answer = await response.aread()
+                        if tape is not None:
+                            tape.add(answer)
+                            tape.complete = True
                         error: Exception = http_error(
                             response.status_code,
                             response.headers,
-                            await response.aread(),
+                            answer,
                             response.reason_phrase,
                         )
                     else:
                         async for chunk in response.aiter_bytes():
+                            if tape is not None:
+                                tape.add(chunk)
                             if limit is not None:
                                 line = _line_after(chunk, line, limit)
                                 if line < 0:
@@ -322,6 +362,9 @@ class _Exchange:
                             if gate is not None and not gate.is_open:
                                 await gate.ready()  # before the next read
                         if not too_long:
+                            if tape is not None:
+                                tape.complete = True
+                                tape.close()
                             observer.on_completed()
                             return
             except httpx.HTTPError as exc:
@@ -329,6 +372,9 @@ class _Exchange:
             except Exception as exc:  # raised downstream, inside on_next
                 observer.on_error(exc)
                 return
+            finally:
+                if tape is not None:
+                    tape.close()  # a cancelled task too
             if too_long and limit is not None:  # the response is closed
                 observer.on_error(_line_too_long(limit))
                 return

@@ -16,7 +16,7 @@ request runs, backpressure and disposal are as for :func:`~rxgem.from_gemini`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import httpx
@@ -27,6 +27,7 @@ from reactivex import Observable, abc
 
 from ..bridge import FlowGate
 from ..core import GeminiAPIError, GeminiTransportError, TruncatedStreamError
+from ._cassette import Recorder, Tape, recorder_of
 from ._exchange import DEFAULT_MAX_LINE_BYTES, TransportOptions
 from ._http import (
     RetryPolicy,
@@ -76,6 +77,7 @@ class _Session:
         self.policy = policy
         self.resume = resume
         self.framer = EventFramer(max_bytes)
+        self.sink: Callable[[dict[str, Any]], None] | None = None
         self.attempt = 0  # retries of the create
         self.failures = 0  # reconnections in a row without a new event
         self.seen = 0  # events when the last connection started
@@ -93,6 +95,15 @@ class _Session:
         if self.framer.last_event_id is not None:
             params["last_event_id"] = self.framer.last_event_id
         return "GET", url, None, self.get_headers, params
+
+    def tape(self, method: str, content: bytes | None, response: httpx.Response) -> Tape | None:
+        """A recording of this connection, when recording."""
+        if self.sink is None:
+            return None
+        url = str(response.request.url)
+        tape = Tape(self.sink, "interactions", method, url, content, self.headers)
+        tape.open(response.status_code, response.headers)
+        return tape
 
     def after(self, error: Exception | None) -> tuple[float | None, Exception]:
         """After a connection that ended without the end of the stream (``error`` is
@@ -146,6 +157,7 @@ def from_interactions(
     max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
     resume: int = DEFAULT_RESUME,
     interaction_id: str | None = None,
+    record: Recorder | None = None,
 ) -> Observable[bytes]:
     """Stream an Interactions run's SSE body as byte chunks of whole events, resumed when cut.
 
@@ -164,6 +176,8 @@ def from_interactions(
         resume: how many reconnections in a row, without a new event between them,
             may resume a cut stream (the first at once, then 0.25 s, 0.5 s, ... up to
             4 s apart); each is a new request with ``timeout``. ``0``: never resume.
+        record: as for :func:`~rxgem.from_gemini`: one cassette per HTTP connection
+            (a resumed stream's ``GET`` is a cassette of its own).
         The others: as for :func:`~rxgem.from_gemini` (``retry`` retries the create
         only, before its first event).
 
@@ -192,6 +206,7 @@ def from_interactions(
     body = {**request, "stream": True}
     encoded = msgspec.json.encode(body)
     stored = body.get("store") is not False
+    sink = recorder_of(record)
 
     def subscribe(
         observer: abc.ObserverBase[bytes], default: abc.SchedulerBase | None = None
@@ -199,6 +214,7 @@ def from_interactions(
         session = _Session(
             base_url, send_headers, encoded, stored, policy, resume, max_line_bytes, interaction_id
         )
+        session.sink = sink
         return start(
             lambda http, run: _sync_connections(session, observer, http, run, timeout),
             lambda http, gate: _async_connections(session, observer, http, gate, timeout),
@@ -224,6 +240,7 @@ def _sync_connections(
     while not run.cancelled.is_set():
         method, url, content, headers, params = session.request()
         error: Exception | None = None
+        tape: Tape | None = None
         try:
             with http.stream(
                 method, url, content=content, headers=headers, params=params, timeout=timeout
@@ -232,13 +249,19 @@ def _sync_connections(
                     run.response = response
                 if run.cancelled.is_set():
                     return
+                tape = session.tape(method, content, response)
                 if response.status_code != 200:
                     body = response.read()
+                    if tape is not None:
+                        tape.add(body)
+                        tape.complete = True
                     error = http_error(
                         response.status_code, response.headers, body, response.reason_phrase
                     )
                 else:
                     for chunk in response.iter_bytes():
+                        if tape is not None:
+                            tape.add(chunk)
                         if run.cancelled.is_set():
                             return
                         whole = session.framer.feed(chunk)
@@ -251,6 +274,9 @@ def _sync_connections(
                             observer.on_error(session.framer.failure)
                         return
                     if session.framer.finished:
+                        if tape is not None:
+                            tape.complete = True
+                            tape.close()  # before the consumer hears the end
                         if not run.cancelled.is_set():
                             run.settle()
                             observer.on_completed()
@@ -266,6 +292,8 @@ def _sync_connections(
         finally:
             with run.lock:
                 run.response = None
+            if tape is not None:
+                tape.close()
         delay, final = session.after(error)
         if delay is None:
             if not run.cancelled.is_set():
@@ -285,17 +313,24 @@ async def _async_connections(
     while True:
         method, url, content, headers, params = session.request()
         error: Exception | None = None
+        tape: Tape | None = None
         try:
             async with http.stream(
                 method, url, content=content, headers=headers, params=params, timeout=timeout
             ) as response:
+                tape = session.tape(method, content, response)
                 if response.status_code != 200:
                     body = await response.aread()
+                    if tape is not None:
+                        tape.add(body)
+                        tape.complete = True
                     error = http_error(
                         response.status_code, response.headers, body, response.reason_phrase
                     )
                 else:
                     async for chunk in response.aiter_bytes():
+                        if tape is not None:
+                            tape.add(chunk)
                         whole = session.framer.feed(chunk)
                         if whole:
                             observer.on_next(whole)
@@ -305,6 +340,9 @@ async def _async_connections(
                         if whole and gate is not None and not gate.is_open:
                             await gate.ready()  # before the next read
                     if session.framer.finished:
+                        if tape is not None:
+                            tape.complete = True
+                            tape.close()
                         observer.on_completed()
                         return
         except httpx.HTTPError as exc:
@@ -312,6 +350,9 @@ async def _async_connections(
         except Exception as exc:  # raised downstream, inside on_next
             observer.on_error(exc)
             return
+        finally:
+            if tape is not None:
+                tape.close()  # a cancelled task too
         delay, final = session.after(error)
         if delay is None:
             observer.on_error(final)

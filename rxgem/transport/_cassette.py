@@ -1,0 +1,313 @@
+"""Cassettes: one upstream exchange (request and the response bytes as received) as JSON.
+
+The format (``"format": "rxgem-cassette/1"``, documented in docs/testing.md) carries the
+upstream API, the method, the path and query (never ``key=``), the request body, the
+status, the content type and the response bytes (``body_text`` when they are UTF-8, else
+``body_base64``), with timestamps. Never a credential: headers are not kept but the
+content type, and every credential the request carried is replaced by ``[redacted]``
+wherever it appears (body, response, URL).
+
+:func:`cassette_json` builds one (the server's inspector uses it too); :class:`Tape`
+records one connection of the transport; :class:`CassetteDir` writes each to its own
+file in a directory, bounded; :func:`read_cassette` loads and checks one.
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import parse_qsl, urlsplit
+
+__all__ = [
+    "CASSETTE_FORMAT",
+    "CassetteDir",
+    "CassetteError",
+    "Recorder",
+    "Tape",
+    "cassette_bytes",
+    "cassette_json",
+    "read_cassette",
+    "recorder_of",
+    "secrets_of",
+    "sniff_cassette",
+]
+
+CASSETTE_FORMAT = "rxgem-cassette/1"
+REDACTED = "[redacted]"
+_SECRET_PARAMS = frozenset({"key", "api_key", "access_token", "token"})
+_SECRET_HEADERS = ("x-goog-api-key", "authorization")
+_log = logging.getLogger("rxgem.record")
+
+Upstream = Literal["generate-content", "interactions"]
+Recorder = str | os.PathLike[str] | Callable[[dict[str, Any]], None]
+"""The ``record=`` option of the transport: a file path (each exchange overwrites it) or
+a callable given each exchange's cassette dict."""
+
+
+class CassetteError(ValueError):
+    """A file that is not a cassette this version reads."""
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _scrub(text: str, secrets: Iterable[str]) -> str:
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+def secrets_of(headers: Mapping[str, str]) -> list[str]:
+    """The credentials among request ``headers`` (the key, the bearer token and its header)."""
+    out: list[str] = []
+    for name in _SECRET_HEADERS:
+        value = headers.get(name)
+        if value:
+            out.append(value)
+            if value.lower().startswith("bearer "):
+                out.append(value[7:])
+    return sorted(out, key=len, reverse=True)  # the longer first: "Bearer t" before "t"
+
+
+def cassette_json(
+    *,
+    upstream: Upstream,
+    method: str,
+    url: str,
+    request_body: bytes | Mapping[str, Any] | None,
+    status: int,
+    content_type: str | None,
+    response: bytes,
+    started_at: str | None = None,
+    finished_at: str | None = None,
+    complete: bool = True,
+    secrets: Iterable[str] = (),
+) -> dict[str, Any]:
+    """A cassette (a JSON-ready dict) of one exchange, with ``secrets`` and any ``key=``
+    query parameter replaced by ``[redacted]``. ``json.dumps`` it to write it."""
+    secrets = list(secrets)
+    parts = urlsplit(url)
+    query = {
+        name: (REDACTED if name.lower() in _SECRET_PARAMS else _scrub(value, secrets))
+        for name, value in parse_qsl(parts.query, keep_blank_values=True)
+    }
+    body: Any = None
+    if isinstance(request_body, bytes | bytearray):
+        text = _scrub(bytes(request_body).decode("utf-8", "replace"), secrets)
+        try:
+            body = json.loads(text)
+        except ValueError:
+            body = text
+    elif request_body is not None:
+        body = json.loads(_scrub(json.dumps(request_body), secrets))
+    raw = response
+    answer: dict[str, Any] = {"status": status, "content_type": content_type}
+    try:
+        answer["body_text"] = _scrub(raw.decode("utf-8"), secrets)
+    except UnicodeDecodeError:
+        for secret in secrets:
+            raw = raw.replace(secret.encode(), REDACTED.encode())
+        answer["body_base64"] = base64.b64encode(raw).decode("ascii")
+    return {
+        "format": CASSETTE_FORMAT,
+        "upstream": upstream,
+        "request": {
+            "method": method.upper(),
+            "host": parts.hostname or "",
+            "path": _scrub(parts.path, secrets),
+            "query": query,
+            "body": body,
+        },
+        "response": answer,
+        "complete": complete,
+        "started_at": started_at or _now(),
+        "finished_at": finished_at or _now(),
+    }
+
+
+def read_cassette(source: str | os.PathLike[str] | bytes | Mapping[str, Any]) -> dict[str, Any]:
+    """A cassette from a file, its bytes or its dict, checked.
+
+    Raises:
+        CassetteError: not a cassette (no ``"format": "rxgem-cassette/1"``, or a part missing).
+    """
+    if isinstance(source, Mapping):
+        data: Any = dict(source)
+    else:
+        raw = source if isinstance(source, bytes) else Path(source).read_bytes()
+        try:
+            data = json.loads(raw)
+        except ValueError as exc:
+            raise CassetteError(f"not a cassette: not JSON ({exc})") from None
+    if not isinstance(data, dict) or data.get("format") != CASSETTE_FORMAT:
+        raise CassetteError(f'not a cassette: no "format": "{CASSETTE_FORMAT}"')
+    request, response = data.get("request"), data.get("response")
+    if not isinstance(request, dict) or not isinstance(response, dict):
+        raise CassetteError("not a cassette: no request or response object")
+    if not isinstance(response.get("status"), int) or not (
+        isinstance(response.get("body_text"), str) or isinstance(response.get("body_base64"), str)
+    ):
+        raise CassetteError("not a cassette: the response has no status or no body")
+    return data
+
+
+def cassette_bytes(cassette: str | os.PathLike[str] | bytes | Mapping[str, Any]) -> bytes:
+    """The response bytes of a cassette, exactly as they were received."""
+    response = read_cassette(cassette)["response"]
+    text = response.get("body_text")
+    if isinstance(text, str):
+        return text.encode("utf-8")
+    return base64.b64decode(response["body_base64"])
+
+
+def sniff_cassette(head: bytes) -> bool:
+    """Whether a file starting with ``head`` looks like a cassette (for ``rxgem convert``)."""
+    return head.lstrip().startswith(b"{") and CASSETTE_FORMAT.encode() in head[:4096]
+
+
+class Tape:
+    """One connection being recorded: opened with the response's status, fed its bytes,
+    closed once (then handed to the sink; a sink that fails is logged, never raised)."""
+
+    __slots__ = (
+        "_chunks",
+        "_closed",
+        "_request",
+        "_sink",
+        "_started",
+        "complete",
+        "content_type",
+        "status",
+    )
+
+    def __init__(
+        self,
+        sink: Callable[[dict[str, Any]], None],
+        upstream: Upstream,
+        method: str,
+        url: str,
+        content: bytes | None,
+        headers: Mapping[str, str],
+    ) -> None:
+        self._sink = sink
+        self._request = (upstream, method, url, content, secrets_of(headers))
+        self._started = _now()
+        self._chunks: list[bytes] = []
+        self._closed = False
+        self.status = 0
+        self.content_type: str | None = None
+        self.complete = False
+
+    def open(self, status: int, headers: Mapping[str, str]) -> None:
+        self.status = status
+        self.content_type = headers.get("content-type")
+
+    def add(self, chunk: bytes) -> None:
+        self._chunks.append(chunk)
+
+    def close(self) -> None:
+        if self._closed or not self.status:
+            return
+        self._closed = True
+        upstream, method, url, content, secrets = self._request
+        try:
+            self._sink(
+                cassette_json(
+                    upstream=upstream,
+                    method=method,
+                    url=url,
+                    request_body=content,
+                    status=self.status,
+                    content_type=self.content_type,
+                    response=b"".join(self._chunks),
+                    started_at=self._started,
+                    complete=self.complete,
+                    secrets=secrets,
+                )
+            )
+        except Exception as exc:  # a recording never breaks the request
+            _log.warning("rxgem: a cassette was not recorded: %s", type(exc).__name__)
+
+
+def _write_file(path: Path, cassette: Mapping[str, Any]) -> None:
+    path.write_text(json.dumps(cassette, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+
+
+def recorder_of(record: Recorder | None) -> Callable[[dict[str, Any]], None] | None:
+    """The sink of a ``record=`` option: a callable as is, a path written each time."""
+    if record is None or callable(record):
+        return record
+    path = Path(record)
+    return lambda cassette: _write_file(path, cassette)
+
+
+class CassetteDir:
+    """A sink writing each cassette to its own new file in ``directory``.
+
+    Names are the recorder's own (``{time}-{n}-{upstream}-{status}.json``), never built
+    from the request, so a client cannot steer where a file goes. At most ``max_files``
+    files and ``max_bytes`` in all are written by this recorder (then it stops, saying so
+    once); a write that fails (unwritable directory, disk full) is logged once and the
+    request goes on.
+    """
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        max_files: int = 1000,
+        max_bytes: int = 256 * 1024 * 1024,
+    ) -> None:
+        self.directory = Path(directory)
+        self.max_files = max_files
+        self.max_bytes = max_bytes
+        self.files = 0
+        self.bytes = 0
+        self._counter = itertools.count(1)
+        self._lock = threading.Lock()
+        self._warned: set[str] = set()
+
+    def _warn_once(self, what: str, message: str) -> None:
+        if what not in self._warned:
+            self._warned.add(what)
+            _log.warning(message)
+
+    def __call__(self, cassette: Mapping[str, Any]) -> None:
+        text = (json.dumps(cassette, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+        with self._lock:
+            if self.files >= self.max_files or self.bytes + len(text) > self.max_bytes:
+                self._warn_once(
+                    "full",
+                    f"rxgem: recording stopped: {self.files} cassettes, {self.bytes} bytes"
+                    f" written to {self.directory} (the limit is {self.max_files} files,"
+                    f" {self.max_bytes} bytes)",
+                )
+                return
+            n = next(self._counter)
+            self.files += 1
+            self.bytes += len(text)
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+        status = int(cassette.get("response", {}).get("status", 0))
+        upstream = "interactions" if cassette.get("upstream") == "interactions" else "gc"
+        name = f"{stamp}-{os.getpid()}-{n:06d}-{upstream}-{status}.json"
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            with open(self.directory / name, "xb") as out:
+                out.write(text)
+        except OSError as exc:
+            self._warn_once(
+                "write",
+                f"rxgem: cannot write cassettes to {self.directory}"
+                f" ({exc.strerror or type(exc).__name__}); requests go on unrecorded",
+            )
