@@ -27,6 +27,7 @@ from reactivex import operators as ops
 from ..converter import interaction_chunks, interaction_events
 from ..core import MalformedStreamError, RxGemError, Upstream, stages_of
 from ..operators import gemini_to_openai, gemini_to_responses, responses_sse_encode, sse_encode
+from ..transport import CassetteError, cassette_bytes, read_cassette, sniff_cassette
 from ._common import UsageError, fail, silence_broken_pipe
 from ._pipeline_flags import Output, add_pipeline_flags, pipeline_options, refuse_flags
 from ._upstream_of import Found, upstream_of
@@ -60,7 +61,12 @@ def add_convert_parser(commands: Any) -> argparse.ArgumentParser:
         " written, then an OpenAI error frame (Responses: response.failed); the exit code is"
         " then 1.",
     )
-    convert.add_argument("file", nargs="?", default="-", help="capture file, or - for stdin")
+    convert.add_argument(
+        "file",
+        nargs="?",
+        default="-",
+        help="capture file, a cassette (rxgem serve --record), or - for stdin",
+    )
     convert.add_argument(
         "--to",
         choices=get_args(Output),
@@ -225,6 +231,29 @@ def _whole(
     return reactivex.compose(ops.to_list(), ops.flat_map(outputs), ops.catch(described), encode)
 
 
+def _uncassette(pieces: Iterator[bytes], args: argparse.Namespace) -> Iterator[bytes]:
+    """The pieces of the capture; of a cassette (docs/testing.md), its response bytes,
+    with ``--from`` set to its upstream (a ``--from`` naming the other is refused)."""
+    first = next(pieces, b"")
+    if not sniff_cassette(first):
+        return itertools.chain((first,), pieces)
+    whole = first + b"".join(pieces)
+    try:
+        cassette = read_cassette(whole)
+    except CassetteError as exc:
+        raise UsageError(str(exc)) from None
+    upstream = cassette.get("upstream")
+    if upstream not in get_args(Upstream):
+        raise UsageError(f"the cassette's upstream {upstream!r} is not one rxgem reads")
+    if args.upstream not in (None, upstream):
+        raise UsageError(
+            f"--from {args.upstream} was given, but this cassette was recorded from"
+            f" {upstream}: leave --from out"
+        )
+    args.upstream = upstream
+    return iter((cassette_bytes(cassette),))
+
+
 def _head(pieces: Iterator[bytes]) -> tuple[list[bytes], Found]:
     """The first pieces, read until they show what the capture is, and what it is."""
     read: list[bytes] = []
@@ -275,7 +304,7 @@ def run_convert(args: argparse.Namespace) -> int:
         failure.append(error)
 
     try:
-        pieces = _chunks_of(source)
+        pieces = _uncassette(_chunks_of(source), args)
         first, found = _head(pieces)
         if found.source == "interaction-object" and args.upstream != "generate-content":
             convert = _whole(args, described)

@@ -40,12 +40,12 @@ def cassette_events(cassette: str | os.PathLike[str] | bytes | Mapping[str, Any]
 
 def cassette_marbles(
     cassette: str | os.PathLike[str] | bytes | Mapping[str, Any],
-) -> tuple[str, dict[str, bytes]]:
+) -> tuple[str, dict[str | float, bytes]]:
     """A marble source and its lookup for :func:`~rxgem.testing.run_marbles`: one event
     per marble (``e0``, ``e1``, ...), one frame apart, then completion:
     ``("-e0-e1-e2-|", {"e0": b"data: ...", ...})``."""
     events = cassette_events(cassette)
-    lookup = {f"e{n}": event for n, event in enumerate(events)}
+    lookup: dict[str | float, bytes] = {f"e{n}": event for n, event in enumerate(events)}
     return "".join(f"-{name}" for name in lookup) + "-|", lookup
 
 
