@@ -1,0 +1,137 @@
+"""``rxgem serve --record DIR``: each exchange with Gemini becomes a cassette in DIR, on both
+upstream APIs, streamed and not, with no key and no client token in it; ``rxgem convert``
+reads a cassette and gives what the server sent; FakeGemini replays the directory and the
+openai SDK gets the same answer; a client cannot steer names or paths; a directory that
+cannot be written leaves the requests answered and says so once."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from server_harness import HELLO, KEY, MODEL, TOKEN, sdk, serving, settings_for
+
+from rxgem.cli import main
+from rxgem.cli.serve import add_serve_parser
+from rxgem.testing import FakeGemini, FakeInteraction, read_cassette, text_step
+from rxgem.transport import cassette_bytes
+
+_NAME = re.compile(r"\d{8}T\d{6}-\d+-\d{6}-(gc|interactions)-\d{3}\.json")
+
+
+def _ask(url: str, *, stream: bool) -> str:
+    with sdk(url) as client:
+        if stream:
+            parts = client.chat.completions.create(model=MODEL, messages=HELLO, stream=True)
+            return "".join(c.choices[0].delta.content or "" for c in parts if c.choices)
+        answer = client.chat.completions.create(model=MODEL, messages=HELLO)
+        return answer.choices[0].message.content or ""
+
+
+def _converted(path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> str:
+    assert main(["convert", str(path)]) == 0
+    out = capsysbinary.readouterr().out.decode()
+    content = ""
+    for line in out.splitlines():
+        if line.startswith("data: {"):
+            for choice in json.loads(line[6:])["choices"]:
+                content += choice["delta"].get("content") or ""
+    return content
+
+
+def _cassettes(directory: Path) -> list[Path]:
+    files = sorted(directory.iterdir())
+    for path in files:
+        assert _NAME.fullmatch(path.name), path.name
+        raw = path.read_text("utf-8")
+        assert KEY not in raw
+        assert TOKEN not in raw
+    return files
+
+
+@pytest.mark.parametrize("upstream_api", ["generate-content", "interactions"])
+def test_serve_records_replays_and_convert_reads(
+    upstream_api: str, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    tapes = tmp_path / "tapes"
+    runs = [FakeInteraction(steps=[text_step("Hello from Interactions")])]
+    with (
+        FakeGemini(interactions=runs) as fake,
+        serving(settings_for(fake, record=str(tapes), upstream_api=upstream_api)) as url,
+    ):
+        answers = [_ask(url, stream=True), _ask(url, stream=False)]
+    assert answers[0] == answers[1] != ""
+    files = _cassettes(tapes)
+    assert len(files) == 2
+    for path in files:
+        cassette = read_cassette(path)
+        assert cassette["upstream"] == upstream_api
+        assert cassette["response"]["status"] == 200
+        assert cassette["complete"] is True
+        assert _converted(path, capsysbinary) == answers[0]
+    with (
+        FakeGemini(cassettes=tapes) as replay,
+        serving(settings_for(replay, upstream_api=upstream_api)) as url,
+    ):
+        assert _ask(url, stream=True) == answers[0]
+        assert _ask(url, stream=False) == answers[0]
+    assert cassette_bytes(files[0]).strip()
+
+
+def test_a_client_cannot_steer_the_recording(tmp_path: Path) -> None:
+    tapes = tmp_path / "deep" / "tapes"
+    with (
+        FakeGemini() as fake,
+        serving(settings_for(fake, record=str(tapes))) as url,
+        sdk(url) as client,
+    ):
+        # refused or answered: what matters is where files go and what they are named
+        for model in ("../../../../evil", "..%2F..%2Fevil", "models/x/../../evil", MODEL):
+            with contextlib.suppress(Exception):
+                client.chat.completions.create(model=model, messages=HELLO)
+        for previous in ("../../evil", "/etc/passwd"):
+            with contextlib.suppress(Exception):
+                client.responses.create(model=MODEL, input="Hi", previous_response_id=previous)
+    everything = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    assert all(str(p).startswith("deep") for p in everything), everything
+    files = _cassettes(tapes)
+    assert len(files) >= 1
+    for path in files:
+        assert "evil" not in path.name
+
+
+def test_an_unwritable_record_dir_is_logged_once_and_answers_go_on(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with (
+        caplog.at_level(logging.WARNING),
+        FakeGemini() as fake,
+        serving(settings_for(fake, record=str(blocker / "tapes"))) as url,
+    ):
+        answers = [_ask(url, stream=True), _ask(url, stream=False)]
+    assert all(answers)
+    messages = [r.getMessage() for r in caplog.records if r.name == "rxgem.record"]
+    assert len(messages) == 1
+    assert "cannot write cassettes" in messages[0]
+    assert all(r.exc_info is None for r in caplog.records)
+    assert not any("Traceback" in r.getMessage() for r in caplog.records)
+
+
+def test_the_serve_flags_set_the_settings() -> None:
+    import argparse
+
+    from rxgem.cli.serve import _environment
+
+    parser = argparse.ArgumentParser()
+    add_serve_parser(parser.add_subparsers())
+    args: Any = parser.parse_args(["serve", "--record", "tapes", "--record-max-files", "5"])
+    env = _environment(args)
+    assert env["RXGEM_RECORD"] == "tapes"
+    assert env["RXGEM_RECORD_MAX_FILES"] == "5"
