@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 import os
 import re
 import sys
 import warnings
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any, cast
 
 from reactivex import Observable
@@ -357,7 +360,33 @@ class _Chat:
 
 def run_chat(args: argparse.Namespace) -> int:
     """One prompt, or a conversation on stdin; the exit code."""
-    return _Chat(args, _chat_transport(args)).run()
+    transport = _chat_transport(args)
+    if args.record is not None:
+        transport["record"] = _turn_files(Path(args.record))
+    return _Chat(args, transport).run()
+
+
+def _turn_files(first: Path) -> Callable[[dict[str, Any]], None]:
+    """A ``record=`` sink: the first exchange to ``first``, the next ones beside it
+    (``chat-2.json``, ``chat-3.json``, ...); a write that fails is said once."""
+    turns = itertools.count(1)
+    warned: list[bool] = []
+
+    def write(cassette: dict[str, Any]) -> None:
+        n = next(turns)
+        path = first if n == 1 else first.with_name(f"{first.stem}-{n}{first.suffix or '.json'}")
+        try:
+            path.write_text(json.dumps(cassette, ensure_ascii=False, indent=1) + "\n", "utf-8")
+        except OSError as exc:
+            if not warned:
+                warned.append(True)
+                print(
+                    f"rxgem chat: cannot record to {path}: {exc.strerror or exc}"
+                    " (the chat goes on)",
+                    file=sys.stderr,
+                )
+
+    return write
 
 
 def add_chat_parser(commands: Any) -> argparse.ArgumentParser:
@@ -401,5 +430,11 @@ def add_chat_parser(commands: Any) -> argparse.ArgumentParser:
         "--base-url", metavar="URL", help="API base URL (default: Google AI Studio v1beta)"
     )
     chat.add_argument("--json", action="store_true", help="print the OpenAI SSE stream instead")
+    chat.add_argument(
+        "--record",
+        metavar="FILE",
+        help="write what Gemini answers as a cassette to FILE (later turns beside it:"
+        " FILE-2.json, ...), without the key; read it with rxgem convert (docs/testing.md)",
+    )
     chat.set_defaults(run=run_chat)
     return chat
