@@ -214,6 +214,15 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
         type=_positive(int),
         help="stop recording after N cassettes (default 1000)",
     )
+    inspect = parser.add_argument_group("live inspector")
+    inspect.add_argument(
+        "--inspect",
+        action="store_true",
+        default=None,
+        help="show the recent requests, stage by stage as they stream, at /inspect"
+        " (with --client-token, open /inspect?token=TOKEN once)",
+    )
+    _add_limits(inspect, _INSPECT_LIMITS)
     limits = parser.add_argument_group(
         "limits and timeouts",
         "Each also reads RXGEM_<NAME> (e.g. RXGEM_MAX_REQUEST_BYTES); per worker process.",
@@ -252,6 +261,10 @@ _STORE_LIMITS: Final[tuple[tuple[str, type[int] | type[float], str], ...]] = (
     ("store_max_record_bytes", int, "the largest stored response, bytes"),
     ("store_max_conversation_bytes", int, "the most bytes of a conversation's stored responses"),
     ("store_timeout", float, "seconds a store operation may take (503 beyond)"),
+)
+_INSPECT_LIMITS: Final[tuple[tuple[str, type[int] | type[float], str], ...]] = (
+    ("inspect_requests", int, "how many requests /inspect keeps"),
+    ("inspect_kb", int, "KiB of each request's body and response /inspect keeps"),
 )
 _DEFAULTS: Final = {f.name: f.default for f in fields(ServerSettings)}
 
@@ -307,7 +320,7 @@ def _environment(args: argparse.Namespace) -> dict[str, str]:
         "upstream_api": args.upstream_api,
         "keep_alive": None if args.keep_alive is None else repr(args.keep_alive),
     }
-    for name, *_ in (*_LIMITS, *_STORE_LIMITS):
+    for name, *_ in (*_LIMITS, *_STORE_LIMITS, *_INSPECT_LIMITS):
         value = getattr(args, name)
         given[name] = None if value is None else repr(value)
     for name, value in given.items():
@@ -323,6 +336,8 @@ def _environment(args: argparse.Namespace) -> dict[str, str]:
         env[ENV["metrics"]] = "1"
     if args.interactions_store:
         env[ENV["interactions_store"]] = "1"
+    if args.inspect:
+        env[ENV["inspect"]] = "1"
     if args.client_token:
         if any("," in token for token in args.client_token):
             raise SettingsError("a client token cannot contain a comma")

@@ -37,6 +37,7 @@ from ._to_responses import to_responses
 
 # Not public: `gemini_to_responses` with an `on_start` hook, for `rxgem.client`.
 from ._pipeline import responses_operator as responses_operator  # isort: skip
+from ._pipeline import responses_stages as responses_stages  # isort: skip
 
 __all__ = [
     "NamedOperator",

@@ -29,6 +29,7 @@ __all__ = [
     "interactions_to_responses",
     "pipeline_stages",
     "responses_operator",
+    "responses_stages",
 ]
 
 
@@ -51,6 +52,16 @@ def pipeline_stages(**options: Unpack[PipelineOptions]) -> list[NamedOperator]:
         ``read_steps`` and ``to_openai``.
     """
     settings = PipelineSettings(options)
+    return [
+        (stage.name, over_core(stage, make))
+        for stage, make in zip(settings.stages, settings.makers, strict=True)
+    ]
+
+
+def responses_stages(**options: Unpack[ResponsesPipelineOptions]) -> list[NamedOperator]:
+    """The stages of ``gemini_to_responses(**options)``, as :func:`pipeline_stages`
+    gives those of ``gemini_to_openai``: the same ones with ``to_responses`` last."""
+    settings = PipelineSettings(options, RESPONSES_STAGES)
     return [
         (stage.name, over_core(stage, make))
         for stage, make in zip(settings.stages, settings.makers, strict=True)

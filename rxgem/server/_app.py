@@ -21,6 +21,8 @@ from ._admission import Admission, Drain, install_drain_signal
 from ._chat import ChatRoutes
 from ._handling import Handling, HostGuard, exception_handlers
 from ._hosts import HostCheck
+from ._inspect_page import InspectorGate
+from ._inspector import Inspector
 from ._labels import (
     CANCEL_ROUTE,
     CHAT_ROUTE,
@@ -103,7 +105,12 @@ def create_app(settings: ServerSettings, *, telemetry: Telemetry | None = None) 
     """
     logger = logging.getLogger(LOGGER_NAME)
     logger.setLevel(settings.logging_level)
-    upstream = Upstream(settings)
+    inspector = (
+        Inspector(settings.inspect_requests, settings.inspect_kb * 1024, settings.secrets)
+        if settings.inspect
+        else None
+    )
+    upstream = Upstream(settings, inspector)
     drain = Drain(settings.shutdown_grace)
     admission = Admission(settings.max_concurrent_requests, drain)
     handling = Handling(settings, upstream, logger, drain)
@@ -152,6 +159,11 @@ def create_app(settings: ServerSettings, *, telemetry: Telemetry | None = None) 
     hosts = HostCheck(settings.host, settings.allowed_hosts)
     if hosts.enabled:
         middleware.append(Middleware(HostGuard, check=hosts, exempt=PROBES))
+    if inspector is not None:  # inside the Host check, outside CORS
+        options = (upstream.chat_pipeline, upstream.responses_pipeline)
+        middleware.append(
+            Middleware(InspectorGate, inspector=inspector, settings=settings, options=options)
+        )
     middleware.append(Middleware(admission.middleware))
     if settings.cors_origins:
         middleware.append(_cors(settings.cors_origins))
@@ -166,4 +178,5 @@ def create_app(settings: ServerSettings, *, telemetry: Telemetry | None = None) 
     app.state.drain = drain
     app.state.admission = admission
     app.state.telemetry = telemetry
+    app.state.inspector = inspector
     return app

@@ -93,6 +93,9 @@ ENV: Final = {
     "interactions_store": "RXGEM_INTERACTIONS_STORE",
     "record": "RXGEM_RECORD",
     "record_max_files": "RXGEM_RECORD_MAX_FILES",
+    "inspect": "RXGEM_INSPECT",
+    "inspect_requests": "RXGEM_INSPECT_REQUESTS",
+    "inspect_kb": "RXGEM_INSPECT_KB",
 }
 """The environment variable of each setting (read by ``settings_from_env``)."""
 
@@ -134,6 +137,8 @@ COUNTS: Final = (
     "store_max_record_bytes",
     "store_max_conversation_bytes",
     "record_max_files",
+    "inspect_requests",
+    "inspect_kb",
 )
 
 
@@ -262,6 +267,12 @@ class ServerSettings:
             (docs/testing.md), without credentials; off by default.
         record_max_files: the most cassettes one server process writes (then it
             stops recording, saying so once in the log).
+        inspect: serve the live inspector at ``/inspect`` (off by default): the
+            recent upstream exchanges, drawn stage by stage as they stream
+            (:mod:`rxgem.server._inspector`); not with pass-through auth.
+        inspect_requests: how many exchanges the inspector keeps (the oldest go).
+        inspect_kb: how many KiB of each exchange's request body and of its response
+            the inspector keeps (the rest is counted, not kept).
 
     The secrets are left out of ``repr()``.
     """
@@ -306,6 +317,9 @@ class ServerSettings:
     interactions_store: bool = False
     record: str | None = None
     record_max_files: int = 1000
+    inspect: bool = False
+    inspect_requests: int = 20
+    inspect_kb: int = 256
 
     def __post_init__(self) -> None:
         split = urlsplit(self.upstream)
@@ -338,6 +352,11 @@ class ServerSettings:
             value = getattr(self, name)
             if isinstance(value, bool) or not (isinstance(value, int | float) and value > 0):
                 raise SettingsError(f"{name} must be a positive number of seconds, not {value!r}")
+        if self.inspect and self.pass_through_auth:
+            raise SettingsError(
+                "the inspector shows every client's requests: it needs client tokens"
+                " (--client-token) or open auth, not pass-through auth"
+            )
         if self.upstream_client not in UPSTREAM_CLIENTS:
             raise SettingsError(
                 f"upstream client must be one of {', '.join(UPSTREAM_CLIENTS)},"
@@ -429,6 +448,7 @@ class ServerSettings:
             ENV["upstream_client"]: self.upstream_client,
             ENV["upstream_api"]: self.upstream_api,
             ENV["interactions_store"]: "1" if self.interactions_store else "0",
+            ENV["inspect"]: "1" if self.inspect else "0",
         }
         for name in (*SECONDS, *COUNTS):
             value = getattr(self, name)

@@ -94,6 +94,7 @@ def settings_from_env(environ: Mapping[str, str] | None = None) -> ServerSetting
         ),
         interactions_store=_flag(env, ENV["interactions_store"]),
         record=env.get(ENV["record"]) or None,
+        inspect=_flag(env, ENV["inspect"]),
         **numbers,
     )
 

@@ -30,6 +30,7 @@ from ..core import (
 from ..request import InteractionRequest, ResponsesRequest
 from ..transport import CassetteDir, get_model, list_models, models_status
 from ._auth import Credentials
+from ._inspector import Inspector
 from ._model_list import openai_model, openai_model_list
 from ._settings import ServerSettings
 
@@ -83,8 +84,10 @@ class Upstream:
     (:mod:`rxgem.server.stream`).
     """
 
-    def __init__(self, settings: ServerSettings) -> None:
+    def __init__(self, settings: ServerSettings, inspector: Inspector | None = None) -> None:
         self.settings = settings
+        self.inspector = inspector
+        """With the inspector on, what captures every generation (else nothing does)."""
         interactions = settings.upstream_api == "interactions"
         chat, responses = (
             (INTERACTIONS_STAGES, INTERACTIONS_RESPONSES_STAGES)
@@ -139,11 +142,17 @@ class Upstream:
                     timeout=timeout,
                     follow_redirects=False,
                     cookies=_NoCookies(),
-                    transport=_aiohttp_transport(limits) if aiohttp else None,
+                    transport=self._transport(limits, aiohttp),
                 )
                 for _ in range(shards)
             ]
         return self._clients
+
+    def _transport(self, limits: httpx.Limits, aiohttp: bool) -> httpx.AsyncBaseTransport | None:
+        inner = _aiohttp_transport(limits) if aiohttp else None
+        if self.inspector is None:
+            return inner
+        return self.inspector.transport(inner or httpx.AsyncHTTPTransport(limits=limits))
 
     def next_client(self) -> httpx.AsyncClient:
         """The pool the next chat request takes."""

@@ -1,0 +1,87 @@
+"""The live inspector's page and script (served by :mod:`rxgem.server._inspect_page`).
+
+The script writes every value it gets with ``textContent``; the one piece of markup it
+inserts is the diagram's SVG, drawn by :mod:`rxgem.viz`, which escapes every text it
+draws. The page's Content-Security-Policy allows no inline script either.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = ["PAGE", "SCRIPT"]
+
+PAGE: Final = b"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>rxgem inspector</title>
+<style>
+body{font-family:system-ui,sans-serif;margin:1em;color:#222}
+.exchange{border:1px solid #ccc;border-radius:6px;margin:0 0 1em;padding:.5em .8em}
+.head{display:flex;gap:1.2em;flex-wrap:wrap;align-items:baseline}
+.model{font-weight:600}.bad{color:#b00}.diagram{overflow-x:auto}
+</style></head>
+<body data-state="loading">
+<h1>rxgem inspector</h1>
+<p>The last requests to Gemini, newest first, drawn stage by stage as they stream.
+<span id="feed-state">connecting</span></p>
+<div id="exchanges"></div>
+<script src="/inspect/app.js"></script>
+</body></html>
+"""
+
+SCRIPT: Final = b"""(() => {
+  "use strict";
+  const list = document.getElementById("exchanges");
+  const state = document.getElementById("feed-state");
+  const shown = new Map();
+  const ms = (v) => (v === null || v === undefined) ? "-" : v.toFixed(0) + " ms";
+  const field = (parent, cls, text) => {
+    const span = document.createElement("span");
+    span.className = cls;
+    span.textContent = text;
+    parent.appendChild(span);
+    return span;
+  };
+  const show = (x) => {
+    let box = shown.get(x.id);
+    if (!box) {
+      box = document.createElement("section");
+      box.className = "exchange";
+      box.dataset.id = String(x.id);
+      list.prepend(box);
+      shown.set(x.id, box);
+    }
+    box.replaceChildren();
+    box.dataset.done = String(x.done);
+    const head = document.createElement("div");
+    head.className = "head";
+    field(head, "model", x.model || "(no model)");
+    field(head, "route", x.route + " " + x.request_id);
+    field(head, "status " + (x.status === 200 ? "" : "bad"),
+          "HTTP " + (x.status === null ? "..." : x.status));
+    field(head, "timing", "first byte " + ms(x.first_byte_ms) + ", total " +
+          (x.done ? ms(x.duration_ms) : "streaming"));
+    field(head, "size", x.bytes + " bytes" + (x.truncated ? " (truncated)" : ""));
+    if (x.error) field(head, "error bad", x.error);
+    const link = document.createElement("a");
+    link.href = "/inspect/exchanges/" + x.id + ".json";
+    link.textContent = "download";
+    link.setAttribute("download", "rxgem-exchange-" + x.id + ".json");
+    head.appendChild(link);
+    box.appendChild(head);
+    const diagram = document.createElement("div");
+    diagram.className = "diagram";
+    diagram.innerHTML = x.svg;  // drawn by rxgem.viz: every text in it is escaped
+    box.appendChild(diagram);
+  };
+  const events = new EventSource("/inspect/events");
+  events.onopen = () => { state.textContent = "live"; document.body.dataset.state = "live"; };
+  events.onerror = () => { state.textContent = "reconnecting"; };
+  events.onmessage = (message) => show(JSON.parse(message.data));
+  events.addEventListener("keep", (message) => {
+    const kept = new Set(JSON.parse(message.data));
+    for (const [id, box] of shown) {
+      if (!kept.has(id)) { box.remove(); shown.delete(id); }
+    }
+  });
+})();
+"""

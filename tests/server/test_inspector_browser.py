@@ -1,0 +1,134 @@
+"""The live inspector's page in headless Chromium (Playwright, as test_server_browser.py).
+
+A stream started after the page opened shows on it, diagram and all, within a second,
+while it is still streaming; what Gemini or a model name says is shown as text, never
+run as markup. Skips, saying why, without ``/usr/bin/chromium`` or ``playwright``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from server_harness import HELLO, MODEL, TOKEN, event_ends
+from test_inspector import AUTH, CHAT, inspecting, serving_app
+
+from rxgem import samples
+from rxgem.testing import FakeGemini, FakeResponse
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not shutil.which(CHROMIUM):
+        pytest.skip(f"no {CHROMIUM}: install Debian's Chromium (apt-get install chromium)")
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="the playwright package is missing (it is in '.[dev]')"
+    )
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS, timeout=15_000
+        )
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def _open(browser: Any, url: str) -> Any:
+    """The inspector page, opened once with the token (then held in its cookie), live."""
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(f"{url}/inspect?token={TOKEN}")
+    assert page.url == f"{url}/inspect"  # the token left the address
+    page.wait_for_selector("body[data-state=live]", timeout=5_000)
+    page.errors = errors
+    return page
+
+
+def test_a_stream_started_after_the_page_opened_appears_within_a_second(browser: Any) -> None:
+    body = samples.read("text")
+    slow = FakeResponse(body=body, split_at=event_ends(body), pause=0.6)
+    with FakeGemini(slow) as fake, serving_app(inspecting(fake)) as (url, _):
+        request = {"model": MODEL, "messages": HELLO, "stream": True}
+        # a first request warms the server (imports, the upstream pool), not the inspector
+        assert httpx.post(f"{url}{CHAT}", json=request, headers=AUTH).status_code == 200
+        page = _open(browser, url)
+        page.wait_for_selector("section.exchange[data-done=true]", timeout=5_000)
+        assert page.locator("section.exchange").count() == 1
+        answers: list[int] = []
+        started = time.monotonic()
+        thread = threading.Thread(
+            target=lambda: answers.append(
+                httpx.post(f"{url}{CHAT}", json=request, headers=AUTH, timeout=30).status_code
+            )
+        )
+        thread.start()
+        new = page.locator("section.exchange").first
+        page.wait_for_selector("section.exchange[data-id='2'] .diagram svg", timeout=1_000)
+        seen = time.monotonic() - started
+        streaming = new.get_attribute("data-done")
+        lanes = new.locator(".diagram svg").inner_html()
+        thread.join(30)
+        page.wait_for_selector("section.exchange[data-id='2'][data-done=true]", timeout=5_000)
+        text = new.locator(".head").inner_text()
+        final = new.locator(".diagram svg").inner_html()
+        assert page.errors == []
+        page.close()
+    assert answers == [200]
+    assert seen < 1.0
+    assert streaming == "false"  # shown while it was still streaming
+    assert ">decode_sse<" in lanes
+    assert MODEL in text
+    assert "HTTP 200" in text
+    for lane in ("bytes", "decode_sse", "parse", "to_openai"):
+        assert f">{lane}<" in final
+
+
+def test_model_names_and_content_are_shown_as_text(browser: Any) -> None:
+    said = (
+        b'data: {"candidates":[{"content":{"role":"model","parts":[{"text":'
+        + httpx.Response(200, json=HOSTILE).content
+        + b'}]},"finishReason":"STOP"}]}\r\n\r\n'
+    )
+    with FakeGemini(said) as fake, serving_app(inspecting(fake)) as (url, app):
+        assert (
+            httpx.post(
+                f"{url}{CHAT}", json={"model": MODEL, "messages": HELLO}, headers=AUTH
+            ).status_code
+            == 200
+        )
+        # no client can send such a model name (400): put one in as if Gemini's URL said it
+        inspector = app.state.inspector
+        inspector.begin(httpx.Request("POST", f"{fake.base_url}/models/{HOSTILE}:generate"))
+        page = _open(browser, url)
+        page.wait_for_function("document.querySelectorAll('section.exchange').length == 2")
+        page.wait_for_timeout(300)
+        pwned = page.evaluate("window.__pwned === undefined ? null : window.__pwned")
+        models = page.locator("section.exchange .model").all_inner_texts()
+        scripts = page.locator("section.exchange script").count()
+        images = page.locator("section.exchange img").count()
+        svg = page.locator("section.exchange .diagram svg").first.inner_html()
+        page.close()
+    assert pwned is None
+    assert scripts == 0
+    assert images == 0
+    assert HOSTILE in models
+    assert "&lt;img" in svg or "&lt;script" in svg or "onerror" not in svg
