@@ -13,6 +13,8 @@ line on stderr (``rxgem: error: …``), never a traceback.
 from __future__ import annotations
 
 import argparse
+import difflib
+import sys
 
 from .. import __version__
 from ..core import RxGemError
@@ -25,23 +27,50 @@ from .serve import add_serve_parser
 __all__ = ["main"]
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The ``rxgem`` parser, and each command's own parser by name."""
     parser = argparse.ArgumentParser(
         prog="rxgem",
-        description="Turn Gemini streamGenerateContent SSE into OpenAI chat.completion.chunk SSE.",
+        description="Gemini's streams as OpenAI's: convert a capture, try the offline demo,"
+        " chat with Gemini, or serve an OpenAI-compatible endpoint in front of it.",
+        epilog="Run 'rxgem COMMAND --help' for a command's options.",
     )
     parser.add_argument("--version", action="version", version=f"rxgem {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
     add_convert_parser(commands)
     add_demo_parser(commands)
     add_serve_parser(commands)
     add_chat_parser(commands)
-    return parser
+    return parser, dict(commands.choices)
+
+
+def _unknown(command: argparse.ArgumentParser, extras: list[str]) -> str:
+    """The message for arguments ``command`` does not take, with the nearest flag it has."""
+    flags = [flag for action in command._actions for flag in action.option_strings]
+    message = f"unrecognized arguments: {' '.join(extras)}"
+    for extra in extras:
+        name = extra.partition("=")[0]
+        if not name.startswith("-"):
+            continue
+        word = name.lstrip("-")
+        # a flag with the word given as one of its parts (--token: --client-token) first
+        near = [flag for flag in flags if word and word in flag.lstrip("-").split("-")]
+        near = near[:3] or difflib.get_close_matches(name, flags, n=3, cutoff=0.6)
+        if near:
+            message += f" (did you mean {' or '.join(near)}?)"
+            break
+    return message
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``rxgem`` command."""
-    args = _parser().parse_args(argv)
+    parser, commands = _parser()
+    args, extras = parser.parse_known_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return 2
+    if extras:
+        commands[args.command].error(_unknown(commands[args.command], extras))
     try:
         code: int = args.run(args)
     except UsageError as exc:

@@ -61,6 +61,32 @@ _CHAT: tuple[Output, ...] = ("chat",)
 ALIASES: Mapping[str, tuple[str, ...]] = {"include_usage": ("--no-usage",)}
 """Each option's flags besides the one made from its name (kept for the docs that use them)."""
 
+_HELP: Mapping[str, str] = {
+    "api": "which API's numbering to read enums sent as integers with: gemini (AI Studio)"
+    " or vertex (Vertex AI), which number some finish and block reasons differently",
+    "slot_policy": "how a tool call that comes whole and without an id is told apart from"
+    " an earlier one: latest (it updates the latest call of that name whose arguments it"
+    " repeats or extends), positional (the call at the same part position), every_part"
+    " (each part is a new call)",
+    "announce": "first: show each answer's first tool call as soon as it starts;"
+    " none: hold every call until the answer ends",
+    "allow_truncated": "accept a stream cut off before Gemini said it was done: end it"
+    " with what arrived instead of an error",
+    "model": "the model name written in the output (default: the one Gemini reports)",
+    "include_usage": "leave out the final usage chunk (token counts)",
+    "reasoning_field": "where the model's thinking goes in each chunk: reasoning_content,"
+    " reasoning, or none to leave it out",
+    "render_code": "do not copy code execution (code and its result) into the text as"
+    " Markdown blocks (it stays in extra_content.google.parts)",
+    "signature_in_id": "put each tool call's thought signature in its id as well, for"
+    " clients that drop fields they do not know",
+    "include_encrypted_reasoning": "put Gemini's thought signatures in reasoning items'"
+    " encrypted_content",
+    "response_id": "the response id written in every event (default: made from Gemini's)",
+}
+"""Each option's help at a terminal, in the words of the flag (an option's doc is written
+for the Python API: its objects and defaults); an option not here gets its doc."""
+
 _NONE = "none"
 _ROLE = re.compile(r":[a-z]+:`~?(?:[\w.]*\.)?(\w+)(?:\(\))?`")  # :class:`~rxgem.X` -> X
 _CODE = re.compile(r"``(.+?)``")  # ``x`` -> x
@@ -105,7 +131,8 @@ def _is_mapping(kind: Any) -> bool:
 
 def _flag(name: str, kind: Any, default: Any, doc: str) -> _Flag | None:
     dashed = name.replace("_", "-")
-    help_text = _plain(doc)
+    worded = _HELP.get(name)
+    help_text = worded.replace("%", "%%") if worded is not None else _plain(doc)
     if get_origin(kind) is Callable or _is_mapping(kind):
         return None
     if kind is bool and default is True:
@@ -115,7 +142,7 @@ def _flag(name: str, kind: Any, default: Any, doc: str) -> _Flag | None:
             {
                 "action": "store_const",
                 "const": False,
-                "help": f"{help_text} (on by default; this flag turns it off)",
+                "help": help_text if worded is not None else f"turn off: {help_text}",
             },
             bool,
         )
@@ -132,7 +159,8 @@ def _flag(name: str, kind: Any, default: Any, doc: str) -> _Flag | None:
             raise TypeError(f"option {name!r}: None and {_NONE!r} would be spelled alike")
         by_word = {_NONE if value is None else str(value): value for value in choices}
         shown = _NONE if default is None else str(default)
-        help_text = _plain(doc.replace("``None``", f"``{_NONE}``"))
+        if worded is None:
+            help_text = _plain(doc.replace("``None``", f"``{_NONE}``"))
         return _Flag(
             name,
             (f"--{dashed}", *ALIASES.get(name, ())),

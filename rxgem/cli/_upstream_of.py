@@ -5,6 +5,9 @@ without ``--from``).
   ``step.*``, or whose JSON (SSE ``data:`` or a JSON line) has an ``event_type``.
 - An Interaction object (a non-streamed answer): one JSON object with ``steps`` or
   ``"object": "interaction"``.
+- OpenAI output (what ``convert`` writes, not what it reads): an SSE event whose
+  ``event:`` is ``response.*``, or whose JSON has ``"object": "chat.completion.chunk"``
+  or a ``type`` of ``response.*`` (a Responses event).
 - A ``generateContent`` stream: anything else (its first response has ``candidates``,
   ``usageMetadata``…; an input that is neither is left to its reader to refuse).
 
@@ -21,9 +24,9 @@ from typing import Final, Literal
 
 __all__ = ["Found", "Source", "upstream_of"]
 
-Source = Literal["generate-content", "interactions", "interaction-object"]
+Source = Literal["generate-content", "interactions", "interaction-object", "openai"]
 """What a capture is: a ``generateContent`` stream, an Interactions stream, an Interaction
-object."""
+object, or OpenAI output (chat chunks or Responses events, which ``convert`` refuses)."""
 
 LOOK: Final = 64 * 1024
 """The bytes read at most before deciding (a first event longer than this is not read to
@@ -36,6 +39,10 @@ _EVENT_LINE: Final = re.compile(r"^event:[ ]?(interaction\.|step\.)", re.MULTILI
 _SSE_FIELD: Final = re.compile(r"^(data|event|id|retry)(:|$)|^:")
 _BLANK_LINE: Final = re.compile(r"(?:\r\n|\r|\n)(?:\r\n|\r|\n)")
 _OBJECT_INTERACTION: Final = re.compile(r'"object"\s*:\s*"interaction"')
+_OPENAI_EVENT_LINE: Final = re.compile(r"^event:[ ]?response\.", re.MULTILINE)
+_OPENAI_JSON: Final = re.compile(
+    r'"object"\s*:\s*"chat\.completion(?:\.chunk)?"|"type"\s*:\s*"response\.'
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +105,8 @@ def _json(text: str, ended: bool, where: str) -> Found | None:
         return Found("interactions", True, f"{where} has an event_type")
     if "steps" in keys or ("object" in keys and _OBJECT_INTERACTION.search(text)):
         return Found("interaction-object", True, f"{where} is an Interaction object (steps)")
+    if keys & {"object", "type"} and not keys & _GENERATE_KEYS and _OPENAI_JSON.search(text):
+        return Found("openai", True, f"{where} is OpenAI output")
     if keys & _GENERATE_KEYS:
         shown = sorted(keys & _GENERATE_KEYS)[0]
         return Found("generate-content", True, f"{where} has {shown} and no event_type")
@@ -125,6 +134,8 @@ def upstream_of(head: bytes, ended: bool) -> Found | None:
     if not event:
         return None if not ended else Found("generate-content", False, "it holds no event")
     complete = blank is not None or ended or len(head) >= LOOK
+    if _OPENAI_EVENT_LINE.search(event):
+        return Found("openai", True, "its first event is a Responses event")
     if _EVENT_LINE.search(event):
         kind = next(line for line in event.splitlines() if line.startswith("event:"))
         return Found("interactions", True, f"its first event is {kind.strip()}")

@@ -25,6 +25,7 @@ from reactivex import operators as ops
 from ..core import (
     ChatCompletionChunk,
     ChunkAccumulator,
+    GeminiAPIError,
     InvalidRequestError,
     RxGemError,
 )
@@ -43,7 +44,13 @@ _WARNING_PATH = re.compile(r"(reasoning_effort|model|tools(?:[\[.]\S*)?): ")
 _NO_KEY = (
     "no Gemini API key: pass --api-key KEY or set GEMINI_API_KEY (or GOOGLE_API_KEY);"
     " get a key at https://aistudio.google.com/apikey"
-    " (for Vertex AI: --vertex PROJECT/LOCATION --access-token TOKEN)"
+    " (for Vertex AI: --vertex PROJECT/LOCATION --access-token TOKEN);"
+    " or try it offline, without a key: rxgem chat --fake"
+)
+_NOT_GEMINI = (
+    "{url} answered {status} to Gemini's API path: it looks like an OpenAI endpoint"
+    " (rxgem serve is one: point an OpenAI client at its /v1). rxgem chat talks to Gemini:"
+    " leave --base-url out, give a Gemini base URL (FakeGemini's base_url), or pass --fake"
 )
 
 
@@ -69,6 +76,10 @@ def _vertex_base_url(spec: str) -> str:
 
 def _chat_transport(args: argparse.Namespace) -> dict[str, Any]:
     """``base_url`` and the credential (``api_key`` or ``access_token``) from the flags."""
+    if args.fake:
+        if args.base_url is not None or args.vertex is not None:
+            raise UsageError("--fake is the upstream: leave out --base-url and --vertex")
+        return {"base_url": args.fake, "api_key": "fake-gemini-key"}
     if args.api_key is not None and args.access_token is not None:
         raise UsageError("give --api-key or --access-token, not both")
     base_url = args.base_url
@@ -172,6 +183,17 @@ class _Chat:
                 self.warned.add(text)
                 print(f"rxgem: warning: {self._redact(text)}", file=sys.stderr)
 
+    def _not_gemini(self, exc: RxGemError) -> str | None:
+        """For a 405, or a 404 not worded as Gemini's, from a ``--base-url``:
+        the message saying it is no Gemini endpoint, and what to give instead."""
+        url = self.args.base_url
+        if url is None or not isinstance(exc, GeminiAPIError):
+            return None
+        # Gemini's own 404 (an unknown model) names a google.rpc status; an OpenAI body does not
+        if exc.http_status == 405 or (exc.http_status == 404 and exc.status is None):
+            return f"{exc}: " + _NOT_GEMINI.format(url=url, status=exc.http_status)
+        return None
+
     def _explain(self, exc: InvalidRequestError) -> str:
         reason = exc.reason  # the client-facing reason: no library hint in it
         return f"{self._where(exc.where)}: {reason}" if exc.where else reason
@@ -211,7 +233,7 @@ class _Chat:
             else:
                 self._show_text(stream, accumulator)
         except RxGemError as exc:
-            self.error(str(exc))
+            self.error(self._not_gemini(exc) or str(exc))
             return None
         choices = accumulator.result()["choices"]
         message: dict[str, Any] = dict(choices[0]["message"]) if choices else {}
@@ -360,10 +382,21 @@ class _Chat:
 
 def run_chat(args: argparse.Namespace) -> int:
     """One prompt, or a conversation on stdin; the exit code."""
+    if not args.fake:
+        return _Chat(args, _transport(args)).run()
+    from ..testing import FakeGemini
+
+    with FakeGemini() as fake:
+        args.fake = fake.base_url
+        return _Chat(args, _transport(args)).run()
+
+
+def _transport(args: argparse.Namespace) -> dict[str, Any]:
+    """The transport's keywords: where, the credential, and the recording sink."""
     transport = _chat_transport(args)
     if args.record is not None:
         transport["record"] = _turn_files(Path(args.record))
-    return _Chat(args, transport).run()
+    return transport
 
 
 def _turn_files(first: Path) -> Callable[[dict[str, Any]], None]:
@@ -393,7 +426,8 @@ def add_chat_parser(commands: Any) -> argparse.ArgumentParser:
     """Add ``chat`` to the sub-parsers ``commands``; its ``run`` is :func:`run_chat`."""
     chat: argparse.ArgumentParser = commands.add_parser(
         "chat",
-        help="talk to Gemini from the terminal, in OpenAI Chat Completions (needs a key)",
+        help="talk to Gemini from the terminal, in OpenAI Chat Completions (needs a key,"
+        " or --fake)",
         description="Send a prompt to Gemini as an OpenAI Chat Completions request and stream"
         " the answer: text as it arrives, reasoning dimmed, tool calls with their final"
         " arguments, usage at the end. Without a prompt, a conversation: one message per"
@@ -403,8 +437,10 @@ def add_chat_parser(commands: Any) -> argparse.ArgumentParser:
     chat.add_argument(
         "prompt", nargs="?", help="the user message (without one: a conversation on stdin)"
     )
-    chat.add_argument("--model", default="gemini-2.5-flash", help="default: gemini-2.5-flash")
-    chat.add_argument("--system", help="a system message")
+    chat.add_argument(
+        "--model", default="gemini-2.5-flash", help="the Gemini model (default: gemini-2.5-flash)"
+    )
+    chat.add_argument("--system", metavar="TEXT", help="a system message to start with")
     chat.add_argument(
         "--tools",
         metavar="FILE",
@@ -413,10 +449,12 @@ def add_chat_parser(commands: Any) -> argparse.ArgumentParser:
     chat.add_argument(
         "--reasoning-effort",
         choices=_EFFORTS,
-        help="how much the model thinks (mapped to Gemini's thinkingConfig)",
+        help="how much the model thinks before answering (default: the model's own)",
     )
     chat.add_argument(
-        "--api-key", metavar="KEY", help="default: GEMINI_API_KEY, else GOOGLE_API_KEY"
+        "--api-key",
+        metavar="KEY",
+        help="your Gemini API key (default: GEMINI_API_KEY, else GOOGLE_API_KEY)",
     )
     chat.add_argument(
         "--access-token", metavar="TOKEN", help="an OAuth token sent instead of a key (Vertex AI)"
@@ -427,9 +465,19 @@ def add_chat_parser(commands: Any) -> argparse.ArgumentParser:
         help="Vertex AI in this project and location (needs --access-token)",
     )
     chat.add_argument(
-        "--base-url", metavar="URL", help="API base URL (default: Google AI Studio v1beta)"
+        "--base-url",
+        metavar="URL",
+        help="a Gemini API base URL (default: Google AI Studio); not an OpenAI one",
     )
-    chat.add_argument("--json", action="store_true", help="print the OpenAI SSE stream instead")
+    chat.add_argument(
+        "--fake",
+        action="store_true",
+        help="answer from FakeGemini, started in this process, instead of Gemini (offline,"
+        " no key needed)",
+    )
+    chat.add_argument(
+        "--json", action="store_true", help="print the raw OpenAI SSE stream instead of text"
+    )
     chat.add_argument(
         "--record",
         metavar="FILE",

@@ -25,7 +25,7 @@ from reactivex import Observable
 from reactivex import operators as ops
 
 from ..converter import interaction_chunks, interaction_events
-from ..core import MalformedStreamError, RxGemError, Upstream, stages_of
+from ..core import MalformedStreamError, RxGemError, TruncatedStreamError, Upstream, stages_of
 from ..operators import gemini_to_openai, gemini_to_responses, responses_sse_encode, sse_encode
 from ..transport import CassetteError, cassette_bytes, read_cassette, sniff_cassette
 from ._common import UsageError, fail, silence_broken_pipe
@@ -158,6 +158,12 @@ def _upstream(args: argparse.Namespace, found: Found) -> Upstream:
     Raises:
         UsageError: ``--from`` names one API and the capture's first event the other.
     """
+    if found.source == "openai":
+        raise UsageError(
+            f"this is already OpenAI output ({found.why}), what rxgem convert writes:"
+            " convert reads a Gemini capture (a streamGenerateContent or Interactions"
+            " stream, or an Interaction object)"
+        )
     upstream: Upstream = (
         "generate-content" if found.source == "generate-content" else "interactions"
     )
@@ -306,6 +312,8 @@ def run_convert(args: argparse.Namespace) -> int:
     try:
         pieces = _uncassette(_chunks_of(source), args)
         first, found = _head(pieces)
+        if found.source == "openai":
+            _upstream(args, found)  # refuses it
         if found.source == "interaction-object" and args.upstream != "generate-content":
             convert = _whole(args, described)
         else:
@@ -320,5 +328,8 @@ def run_convert(args: argparse.Namespace) -> int:
     if reader_gone:
         silence_broken_pipe()
     if failure:
-        return fail(str(failure[0]), 1)
+        hint = ""
+        if isinstance(failure[0], TruncatedStreamError):
+            hint = " (pass --allow-truncated to end it with what arrived)"
+        return fail(f"{failure[0]}{hint}", 1)
     return 0

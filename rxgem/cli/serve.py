@@ -389,6 +389,22 @@ def _log_config(level: str) -> dict[str, Any]:
     return config
 
 
+_AUTH: Final = {
+    "open": "no client token: any client is let in (--client-token TOKEN requires one)",
+    "tokens": "token required: clients send one of the --client-token tokens as their bearer token",
+    "pass-through": "pass-through: each client's bearer token is its own Gemini key",
+}
+
+
+def _say_store_and_auth(settings: ServerSettings) -> None:
+    """The startup lines saying where responses are stored and how clients get in."""
+    from ..store import store_location
+
+    stored = "not stored (--no-store)" if settings.no_store else store_location(settings.store)
+    print(f"rxgem serve: responses: {stored}", file=sys.stderr)
+    print(f"rxgem serve: auth: {_AUTH[settings.auth_mode]}", file=sys.stderr)
+
+
 def run_serve(args: argparse.Namespace) -> int:
     """Run the server until it is stopped (Ctrl-C, SIGTERM); the exit code."""
     try:
@@ -430,6 +446,7 @@ def _run(args: argparse.Namespace, uvicorn: Any, create_app: Any) -> int:
     except OSError as exc:
         return _fail(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
     print(f"rxgem serve: upstream: {settings.upstream_summary}", file=sys.stderr)
+    _say_store_and_auth(settings)
     if settings.auth_mode == "open" and not _is_loopback(args.host):
         print(
             f"rxgem serve: warning: no client tokens: anyone who can reach {args.host}"

@@ -332,10 +332,34 @@ def internal_error() -> ErrorReply:
     return ErrorReply(500, "api_error", "the server failed to handle the request")
 
 
-def http_reply(status: int, message: str) -> ErrorReply:
-    """A reply for an HTTP-level refusal (unknown route, wrong method, body too large)."""
+def http_reply(status: int, message: str, path: str = "") -> ErrorReply:
+    """A reply for an HTTP-level refusal (unknown route, wrong method, body too large);
+    a 404 for ``path`` says how to reach the route a client most likely meant."""
     code = {404: "not_found", 405: "method_not_allowed", 413: "request_too_large"}.get(status)
-    return ErrorReply(status, _type_of(status), message, code=code)
+    hint = _unknown_path_hint(path) if status in (404, 405) else ""
+    return ErrorReply(
+        status, _type_of(status), f"{message}: {hint}" if hint else message, code=code
+    )
+
+
+_OPENAI_PATHS: Final = ("/chat/completions", "/responses", "/models")
+_GEMINI_PATH: Final = re.compile(r"/models/[^/]+:\w*[gG]enerateContent$|^/v1beta/")
+
+
+def _unknown_path_hint(path: str) -> str:
+    """What a client meant by an unknown ``path``: an OpenAI path without ``/v1`` (an SDK
+    base URL without it), or a Gemini path (a Gemini client pointed at this server)."""
+    if _GEMINI_PATH.search(path):
+        return (
+            "this is an OpenAI-compatible server (rxgem serve), not Gemini's API: call it with"
+            " an OpenAI client (POST /v1/chat/completions or /v1/responses)"
+        )
+    if any(path == known or path.startswith(known + "/") for known in _OPENAI_PATHS):
+        return (
+            f"this server's OpenAI routes are under /v1 (/v1{path[:40]}):"
+            " add /v1 to the client's base URL, e.g. base_url='http://HOST:PORT/v1'"
+        )
+    return ""
 
 
 class Refusal(Exception):

@@ -236,7 +236,8 @@ async def _gone(request: Request, exc: Exception) -> None:
 
 async def _http_exception(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
-    response = reply_response(http_reply(exc.status_code, exc.detail), access_record(request.scope))
+    reply = http_reply(exc.status_code, exc.detail, request.url.path)
+    response = reply_response(reply, access_record(request.scope))
     if exc.headers:
         response.headers.update(exc.headers)
     return response

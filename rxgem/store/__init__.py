@@ -55,7 +55,7 @@ from ._limits import (
     DEFAULT_TIMEOUT,
     MAX_PAGE,
 )
-from ._open import open_store
+from ._open import open_store, store_location
 from ._paths import default_path
 from ._protocol import ResponseStore
 from ._records import ItemsPage, Order, StoredItem, StoredTurn
@@ -88,6 +88,7 @@ __all__ = [
     "StoredTurn",
     "default_path",
     "open_store",
+    "store_location",
     "valid_item_id",
     "valid_turn_id",
 ]

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from ._limits import DEFAULT_MAX_CHAIN, DEFAULT_MAX_ITEMS, DEFAULT_MAX_RECORD_BYTES, DEFAULT_TIMEOUT
+from ._paths import default_path
 from ._protocol import ResponseStore
 from ._sqlite import SQLiteStore
 
-__all__ = ["open_store"]
+__all__ = ["open_store", "store_location"]
 
 _REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
@@ -69,3 +71,17 @@ def open_store(
         max_items=max_items,
         max_chain=max_chain,
     )
+
+
+def store_location(url_or_path: str | None) -> str:
+    """Where the store ``url_or_path`` names keeps responses, for people: the SQLite
+    file's absolute path, or the Redis URL without its user and password."""
+    if url_or_path is not None and url_or_path.startswith(_REDIS_SCHEMES):
+        parts = urlsplit(url_or_path)
+        host = parts.netloc.rpartition("@")[2]
+        return f"Redis at {parts.scheme}://{host}{parts.path}"
+    if url_or_path is None:
+        path = default_path()
+    else:
+        path = Path(url_or_path.removeprefix("sqlite:///")).expanduser()
+    return f"SQLite file {path.absolute()}"

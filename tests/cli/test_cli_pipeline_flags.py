@@ -174,13 +174,16 @@ def test_the_help_shows_plain_docs_and_defaults(capsys: pytest.CaptureFixture[st
     shown = " ".join(capsys.readouterr().out.split())
     assert "``" not in shown
     assert ":class:" not in shown
-    assert "instead of TruncatedStreamError" in shown
+    assert "TruncatedStreamError" not in shown  # words for a terminal, not the API's
+    assert "SlotPolicy" not in shown
+    assert "this flag turns it off" not in shown
+    assert "end it with what arrived instead of an error" in shown
     assert "(default: first)" in shown
-    assert "or none to drop thought text" in shown
+    assert "or none to leave it out" in shown
     for argv, _, _ in MEANINGS.values():
         assert argv[0] in shown
     assert "--to {chat,responses}" in shown
-    assert "[--to chat only] also put each call's thought signature" in shown
+    assert "[--to chat only] put each tool call's thought signature" in shown
     assert "[--to responses only] put Gemini's thought signatures" in shown
     assert "[--to chat only] --api" not in shown  # both outputs take it
 

@@ -54,3 +54,19 @@ def test_no_route_builds_an_error_body_by_hand() -> None:
         if re.search(r"\bErrorReply\(", line)
     ]
     assert by_hand == []
+
+
+def test_a_path_without_v1_is_a_404_that_says_to_add_it(tmp_path: Path) -> None:
+    settings = settings_for("http://127.0.0.1:9", store=str(tmp_path / "responses.sqlite3"))
+    with serving(settings) as url:
+        answers = [
+            httpx.post(f"{url}{path}", headers=AUTH) for path in ("/chat/completions", "/responses")
+        ]
+        gemini = httpx.post(f"{url}/v1beta/models/gemini-2.5-flash:streamGenerateContent")
+    for answer in answers:
+        assert _refused(answer)[:2] == (404, "not_found_error")
+        error = answer.json()["error"]
+        assert error["code"] == "not_found"
+        assert "add /v1 to the client's base URL" in error["message"]
+    assert gemini.status_code == 404
+    assert "OpenAI-compatible server" in gemini.json()["error"]["message"]

@@ -74,6 +74,8 @@ _UNSUPPORTED: dict[str, str] = {
     "conversation": "rxgem keeps no conversations objects; continue with previous_response_id",
     "prompt": "rxgem has no stored prompt templates; send the instructions and input",
     "max_tool_calls": "Gemini cannot limit the number of tool calls",
+    "n": "a Responses request has one answer (n is Chat Completions');"
+    " send several requests, or n to /v1/chat/completions",
 }
 _UNKNOWN = "rxgem knows no such Responses field"
 
