@@ -12,18 +12,20 @@ are replaced by ``[redacted]`` in everything shown or downloaded.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextvars
 import itertools
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Final
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import httpx
 import msgspec
+
+from ..transport import cassette_json
 
 __all__ = ["REDACTED", "Exchange", "Inspector", "redact", "serving_request"]
 
@@ -105,28 +107,39 @@ class Exchange:
         return redact(self.body, self.secrets)
 
     def cassette(self) -> dict[str, Any]:
-        """The exchange as a JSON-ready object (see docs/server.md, "The inspector")."""
-        response = self.response_bytes()
-        request = self.request_bytes()
-        return {
-            "rxgem_exchange": 1,
+        """The exchange as a cassette (:func:`rxgem.transport.cassette_json`: the format
+        ``rxgem convert`` and ``FakeGemini`` replay read), with what the inspector knows
+        besides under ``"inspector"``."""
+        ended = self.started + (self.ended if self.ended is not None else 0.0)
+        cassette = cassette_json(
+            upstream="interactions" if "/interactions" in self.url else "generate-content",
+            method=self.method,
+            url=self.url,
+            request_body=self.body or None,
+            status=self.status or 0,
+            content_type=self.content_type or None,
+            response=self.response_bytes(),
+            started_at=_iso(self.started),
+            finished_at=_iso(ended) if self.done else None,
+            complete=self.done and self.error is None and not self.truncated,
+            secrets=[secret.decode("utf-8", "replace") for secret in self.secrets],
+        )
+        cassette["inspector"] = {
             "route": self.route,
-            "request": {"method": self.method, "url": self.url, **_body(request)},
-            "response": {
-                "status": self.status,
-                "content_type": self.content_type,
-                **_body(response),
-            },
+            "request_id": self.request_id,
+            "model": self.model,
             "truncated": self.truncated,
             "error": self.error,
         }
+        return cassette
 
 
-def _body(data: bytes) -> dict[str, str]:
-    try:
-        return {"body": data.decode()}
-    except UnicodeDecodeError:
-        return {"body_base64": base64.b64encode(data).decode()}
+def _iso(moment: float) -> str:
+    return (
+        datetime.fromtimestamp(moment, UTC)
+        .isoformat(timespec="milliseconds")
+        .replace("+00:00", "Z")
+    )
 
 
 class Inspector:
