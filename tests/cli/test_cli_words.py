@@ -140,3 +140,30 @@ def test_serve_says_where_responses_go_and_who_gets_in(tmp_path: Path) -> None:
     assert f"rxgem serve: responses: SQLite file {store}" in said
     assert "rxgem serve: auth: token required" in said
     assert "sekret-token-1" not in said
+
+
+def test_chat_at_an_openai_endpoint_says_so(tmp_path: Path) -> None:
+    import http.server
+    import threading
+
+    class OpenAIOnly(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # what rxgem serve answers a Gemini path under /v1
+            body = b'{"error": {"message": "Method Not Allowed", "type": "invalid_request_error"}}'
+            self.send_response(405)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), OpenAIOnly) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        base = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        done = run("chat", "--base-url", base, "--api-key", "k-12345678", "hi", cwd=tmp_path)
+        server.shutdown()
+    assert done.returncode == 1
+    assert "looks like an OpenAI endpoint" in done.stderr
+    assert "--fake" in done.stderr
+    assert "k-12345678" not in done.stderr

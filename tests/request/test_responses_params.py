@@ -446,3 +446,12 @@ def test_warnings_still_reach_the_callers_filters() -> None:
         warnings.simplefilter("error", UnsupportedWarning)
         with pytest.raises(UnsupportedWarning):
             responses_to_gemini_request({"model": G3, "input": "x", "tools": [custom]})
+
+
+def test_a_responses_request_refuses_n_naming_chat() -> None:
+    from rxgem.core import InvalidRequestError
+    from rxgem.request import responses_to_gemini_request
+
+    with pytest.raises(InvalidRequestError, match="chat/completions") as caught:
+        responses_to_gemini_request({"model": "gemini-2.5-flash", "input": "hi", "n": 2})
+    assert caught.value.where == "n"
