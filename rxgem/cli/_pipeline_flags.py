@@ -208,7 +208,7 @@ def _flags() -> tuple[_Flag, ...]:
 def add_pipeline_flags(
     parser: argparse.ArgumentParser,
     only: Collection[str] | None = None,
-    description: str = "how the Gemini stream is translated (each flag one option)",
+    description: str = "how the Gemini stream is translated",
     outputs: Collection[Output] = _CHAT,
 ) -> None:
     """Add a flag for each option of the pipelines of ``outputs`` (of those named in

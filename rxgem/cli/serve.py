@@ -68,9 +68,12 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="address to bind (default 127.0.0.1; a loopback address answers only loopback"
         " Host names unless --allowed-host names others)",
     )
-    parser.add_argument("--port", type=int, default=8000, help="port to bind (default 8000)")
+    parser.add_argument(
+        "--port", metavar="N", type=int, default=8000, help="port to bind (default 8000)"
+    )
     parser.add_argument(
         "--workers",
+        metavar="N",
         type=int,
         default=None,
         help=f"worker processes sharing the socket (default: the cores, here {cpu_count()})",
