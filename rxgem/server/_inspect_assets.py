@@ -62,6 +62,9 @@ SCRIPT: Final = b"""(() => {
           (x.done ? ms(x.duration_ms) : "streaming"));
     field(head, "size", x.bytes + " bytes" + (x.truncated ? " (truncated)" : ""));
     if (x.error) field(head, "error bad", x.error);
+    if (x.drawn_pieces < x.pieces) {
+      field(head, "drawn", "diagram: the first " + x.drawn_pieces + " of " + x.pieces + " pieces");
+    }
     const link = document.createElement("a");
     link.href = "/inspect/exchanges/" + x.id + ".json";
     link.textContent = "download";

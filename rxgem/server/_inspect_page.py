@@ -40,6 +40,8 @@ INSPECT_PATH: Final = "/inspect"
 _COOKIE: Final = "rxgem_inspect"
 _KEEP_ALIVE: Final = 15.0
 _THROTTLE: Final = 0.1
+DRAWN_PIECES: Final = 40
+"""How many pieces of a response its diagram shows (the first ones)."""
 _HEADERS: Final = [
     (b"cache-control", b"no-store"),
     (b"x-content-type-options", b"nosniff"),
@@ -56,14 +58,18 @@ _HEADERS: Final = [
 
 def draw(exchange: Exchange, options: dict[str, Any]) -> str:
     """The marble diagram (SVG) of the exchange's response bytes so far, replayed
-    through the stages of its route (``options``: the server's pipeline options)."""
+    through the stages of its route (``options``: the server's pipeline options).
+
+    Of its first :data:`DRAWN_PIECES` pieces only: a diagram's cost grows with its
+    marbles, and one past that many is more than a page shows (the download has all)."""
     # imported here: a server without the inspector never loads rxgem.viz
     from reactivex.testing import TestScheduler
 
     from ..operators import pipeline_stages, responses_stages
     from ..viz import Recorder
 
-    redacted = [redact(piece, exchange.secrets) for _, piece in exchange.pieces]
+    pieces = exchange.pieces[:DRAWN_PIECES]
+    redacted = [redact(piece, exchange.secrets) for _, piece in pieces]
     if not redacted or exchange.status != 200:
         return ""
     made: dict[str, Any] = {
@@ -77,7 +83,7 @@ def draw(exchange: Exchange, options: dict[str, Any]) -> str:
         stages = pipeline_stages(**made)
     scheduler = TestScheduler()
     end = (len(redacted) + 1) * 10
-    complete = exchange.done and exchange.error is None
+    complete = exchange.done and exchange.error is None and len(exchange.pieces) == len(pieces)
 
     def subscribe(
         observer: abc.ObserverBase[bytes], _: abc.SchedulerBase | None = None
@@ -102,14 +108,19 @@ def draw(exchange: Exchange, options: dict[str, Any]) -> str:
     return recorder.diagram(x="order").to_svg()
 
 
-def _summary(exchange: Exchange, options: dict[str, Any]) -> dict[str, Any]:
-    try:
-        svg = draw(exchange, options)
-    except Exception as exc:  # a drawing that fails must not take the feed down
-        svg = ""
-        problem: str | None = f"no diagram: {type(exc).__name__}"
+async def _summary(exchange: Exchange, options: dict[str, Any]) -> dict[str, Any]:
+    key = (min(len(exchange.pieces), DRAWN_PIECES), exchange.done and exchange.error is None)
+    problem: str | None = None
+    if exchange.drawn is not None and exchange.drawn[0] == key:
+        svg = exchange.drawn[1]  # drawn already (for another page, or nothing new in it)
     else:
-        problem = None
+        try:  # on a thread: the server's loop goes on answering meanwhile
+            svg = await asyncio.to_thread(draw, exchange, options)
+        except Exception as exc:  # a drawing that fails must not take the feed down
+            svg = ""
+            problem = f"no diagram: {type(exc).__name__}"
+        else:
+            exchange.drawn = (key, svg)
     return {
         "id": exchange.number,
         "route": exchange.route,
@@ -123,6 +134,8 @@ def _summary(exchange: Exchange, options: dict[str, Any]) -> dict[str, Any]:
         "bytes": exchange.size,
         "request_bytes": exchange.body_size,
         "truncated": exchange.truncated,
+        "pieces": len(exchange.pieces),
+        "drawn_pieces": min(len(exchange.pieces), DRAWN_PIECES),
         "done": exchange.done,
         "svg": svg,
     }
@@ -250,7 +263,7 @@ class InspectorGate:
             for exchange in kept:
                 if sent.get(exchange.number) != exchange.version:
                     sent[exchange.number] = exchange.version
-                    summary = _summary(exchange, self.options_of(exchange))
+                    summary = await _summary(exchange, self.options_of(exchange))
                     frames.append(b"data: " + msgspec.json.encode(summary) + b"\n\n")
             if frames:  # what the page still shows of the ones dropped goes too
                 numbers = [e.number for e in kept]

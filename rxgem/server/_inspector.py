@@ -90,6 +90,8 @@ class Exchange:
     ended: float | None = None
     error: str | None = None
     version: int = 0
+    drawn: tuple[tuple[int, bool], str] | None = field(default=None, repr=False)
+    """The last diagram drawn, with what it was drawn from (pieces, complete)."""
 
     @property
     def done(self) -> bool:

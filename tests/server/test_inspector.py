@@ -23,6 +23,8 @@ from server_harness import HELLO, KEY, MODEL, TOKEN, settings_for
 
 from rxgem import samples
 from rxgem.server import ServerSettings, create_app
+from rxgem.server._inspect_page import DRAWN_PIECES, draw
+from rxgem.server._inspector import Exchange
 from rxgem.server._runner import uvicorn_config
 from rxgem.server._settings import SettingsError
 from rxgem.testing import FakeGemini
@@ -244,3 +246,28 @@ def test_the_serve_flags_set_the_inspector() -> None:
     assert env["RXGEM_INSPECT_REQUESTS"] == "5"
     assert env["RXGEM_INSPECT_KB"] == "8"
     assert "RXGEM_INSPECT" not in _environment(parser.parse_args(["serve"]))
+
+
+def test_a_diagram_draws_the_first_pieces_only() -> None:
+    event = b'data: {"candidates":[{"content":{"role":"model","parts":[{"text":"hi "}]}}]}\r\n\r\n'
+
+    def exchange(pieces: int, *, done: bool) -> Exchange:
+        return Exchange(
+            number=1,
+            route=CHAT,
+            request_id="req_1",
+            method="POST",
+            url="http://gemini/models/m:streamGenerateContent",
+            model="m",
+            body=b"{}",
+            body_size=2,
+            started=0.0,
+            secrets=(),
+            status=200,
+            pieces=[(0.0, event)] * pieces,
+            ended=1.0 if done else None,
+        )
+
+    many = draw(exchange(DRAWN_PIECES * 5, done=True), {})
+    assert many == draw(exchange(DRAWN_PIECES, done=False), {})  # bounded: drawn as so far
+    assert many != draw(exchange(DRAWN_PIECES - 1, done=False), {})
