@@ -15,7 +15,7 @@ import pytest
 import reactivex
 from reactivex import operators as ops
 
-from rxgem import GeminiAPIError, gemini_to_openai
+from rxgem import GeminiAPIError, chat_completions, gemini_to_openai
 from rxgem.testing import (
     CassetteShelf,
     FakeGemini,
@@ -289,3 +289,19 @@ def test_a_cassette_becomes_a_marble_test(tmp_path: Path) -> None:
     assert "".join(c for c in contents if c) == "Helloworld"
     direct = reactivex.of(cassette_bytes(path)).pipe(gemini_to_openai(clock=lambda: 0))
     assert len(direct.pipe(ops.to_list()).run()) >= 2
+
+
+def test_the_client_functions_take_record(tmp_path: Path) -> None:
+    path = tmp_path / "client.json"
+    body = {"model": "gemini-2.5-flash", "messages": [{"role": "user", "content": "Hi"}]}
+    with FakeGemini(FakeResponse(body=_answer("Hello"))) as fake:
+        chunks = (
+            chat_completions(
+                {**body, "stream": True}, api_key=KEY, base_url=fake.base_url, record=path
+            )
+            .pipe(ops.to_list())
+            .run()
+        )
+    assert chunks
+    assert read_cassette(path)["request"]["body"]["contents"][0]["parts"] == [{"text": "Hi"}]
+    assert cassette_bytes(path) == _answer("Hello")
