@@ -346,7 +346,8 @@ class ServerSettings:
                 "no Gemini API key: set GEMINI_API_KEY (or RXGEM_API_KEY, GOOGLE_API_KEY) or"
                 " pass --api-key to rxgem serve; for Vertex AI an access token"
                 " (RXGEM_ACCESS_TOKEN, --access-token); or pass-through auth"
-                " (RXGEM_PASS_THROUGH_AUTH=1, --pass-through-auth)"
+                " (RXGEM_PASS_THROUGH_AUTH=1, --pass-through-auth); or try it offline,"
+                " without a key: rxgem serve --fake"
             )
         for name in SECONDS:
             value = getattr(self, name)

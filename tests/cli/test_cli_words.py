@@ -74,6 +74,16 @@ def test_the_no_key_error_offers_fake(tmp_path: Path) -> None:
     assert "rxgem chat --fake" in done.stderr
 
 
+def test_serve_without_a_key_offers_fake(tmp_path: Path) -> None:
+    pytest.importorskip("uvicorn")
+    keys = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "RXGEM_API_KEY", "RXGEM_ACCESS_TOKEN")
+    env = {k: v for k, v in os.environ.items() if k not in keys}
+    done = run("serve", "--port", str(_free_port()), cwd=tmp_path, env=env)
+    assert done.returncode == 2
+    assert "no Gemini API key" in done.stderr
+    assert "rxgem serve --fake" in done.stderr
+
+
 def test_chat_fake_answers_offline(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("GEMINI_API_KEY", "GOOGLE_API_KEY")}
     done = run("chat", "--fake", "hi", cwd=tmp_path, env=env)
