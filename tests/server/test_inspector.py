@@ -271,3 +271,28 @@ def test_a_diagram_draws_the_first_pieces_only() -> None:
     many = draw(exchange(DRAWN_PIECES * 5, done=True), {})
     assert many == draw(exchange(DRAWN_PIECES, done=False), {})  # bounded: drawn as so far
     assert many != draw(exchange(DRAWN_PIECES - 1, done=False), {})
+
+
+@pytest.mark.parametrize(
+    ("route", "request_body", "last_lane"),
+    [
+        (CHAT, {"messages": HELLO}, "to_openai"),
+        ("/v1/responses", {"input": "Say good morning."}, "to_responses"),
+    ],
+)
+def test_the_interactions_upstream_is_drawn_through_its_own_stages(
+    route: str, request_body: dict[str, Any], last_lane: str
+) -> None:
+    body = {"model": MODEL, "stream": True, **request_body}
+    with (
+        FakeGemini() as fake,
+        serving_app(inspecting(fake, upstream_api="interactions")) as (url, _),
+    ):
+        r = httpx.post(f"{url}{route}", json=body, headers=AUTH, timeout=30)
+        assert r.status_code == 200
+        [summary] = first_frames(url, 1)
+        download = httpx.get(f"{url}/inspect/exchanges/{summary['id']}.json", headers=AUTH)
+    assert summary["model"] == MODEL
+    for lane in ("parse_interactions", "read_steps", last_lane):
+        assert f">{lane}<" in summary["svg"]
+    assert read_cassette(download.content)["upstream"] == "interactions"
