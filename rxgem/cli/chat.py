@@ -76,6 +76,8 @@ def _vertex_base_url(spec: str) -> str:
 
 def _chat_transport(args: argparse.Namespace) -> dict[str, Any]:
     """``base_url`` and the credential (``api_key`` or ``access_token``) from the flags."""
+    if args.fake_scenario is not None and not args.fake:
+        raise UsageError("--fake-scenario needs --fake")
     if args.fake:
         if args.base_url is not None or args.vertex is not None:
             raise UsageError("--fake is the upstream: leave out --base-url and --vertex")
@@ -386,7 +388,11 @@ def run_chat(args: argparse.Namespace) -> int:
         return _Chat(args, _transport(args)).run()
     from ..testing import FakeGemini
 
-    with FakeGemini() as fake:
+    try:
+        fake = FakeGemini(scenario=args.fake_scenario)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--fake-scenario: {exc}") from None
+    with fake:
         args.fake = fake.base_url
         return _Chat(args, _transport(args)).run()
 
@@ -474,6 +480,11 @@ def add_chat_parser(commands: Any) -> argparse.ArgumentParser:
         action="store_true",
         help="answer from FakeGemini, started in this process, instead of Gemini (offline,"
         " no key needed)",
+    )
+    chat.add_argument(
+        "--fake-scenario",
+        metavar="NAME|FILE",
+        help="with --fake, one scenario for every answer (see rxgem serve --help)",
     )
     chat.add_argument(
         "--json", action="store_true", help="print the raw OpenAI SSE stream instead of text"

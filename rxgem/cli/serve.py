@@ -105,7 +105,15 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--fake",
         action="store_true",
         help="answer from FakeGemini, started in this process, instead of Gemini (no key"
-        " needed: try the server and its clients offline; every answer is the text sample)",
+        " needed: try the server and its clients offline; it answers as Gemini would: a"
+        " call to an offered tool, an answer once its result comes back, text otherwise)",
+    )
+    parser.add_argument(
+        "--fake-scenario",
+        metavar="NAME|FILE",
+        help="with --fake, give every answer from one scenario: text, thinking, tool-call,"
+        " parallel-calls, tool-answer, code-execution, blocked, error-mid-stream, truncated;"
+        " or a file: a .sse capture, or Gemini response objects as JSON or JSONL",
     )
     parser.add_argument(
         "--api-key",
@@ -419,10 +427,15 @@ def run_serve(args: argparse.Namespace) -> int:
     from ..testing import FakeGemini
 
     with contextlib.ExitStack() as stack:
+        if args.fake_scenario and not args.fake:
+            return _fail("--fake-scenario needs --fake")
         if args.fake:
             if args.upstream:
                 return _fail("--fake is the upstream: leave out --upstream")
-            fake = stack.enter_context(FakeGemini())
+            try:
+                fake = stack.enter_context(FakeGemini(scenario=args.fake_scenario))
+            except (OSError, ValueError) as exc:
+                return _fail(f"--fake-scenario: {exc}")
             args.upstream = fake.base_url
             if not (args.pass_through_auth or args.api_key or args.access_token):
                 args.api_key = "fake-gemini-key"

@@ -134,6 +134,7 @@ from ._cassettes import CassetteShelf, cassette_events, cassette_marbles
 from ._fake_gemini import FakeGemini, ReceivedRequest
 from ._fake_interactions import InteractionCall
 from ._fake_response import FakeResponse
+from ._fake_scenarios import SCENARIOS, choose_scenario, schema_value
 from ._gemini_builders import (
     MODEL,
     RESPONSE_ID,
@@ -185,6 +186,7 @@ __all__ = [
     "MODEL",
     "RESPONSE_ID",
     "RULES",
+    "SCENARIOS",
     "THOUGHT_SIGNATURE",
     "CassetteShelf",
     "FakeGemini",
@@ -211,6 +213,7 @@ __all__ = [
     "cassette_json",
     "cassette_marbles",
     "check_interaction_body",
+    "choose_scenario",
     "chunk",
     "code",
     "code_result",
@@ -232,6 +235,7 @@ __all__ = [
     "read_cassette",
     "response",
     "run_marbles",
+    "schema_value",
     "search_steps",
     "text",
     "text_step",

@@ -26,6 +26,7 @@ from .. import samples
 from ._cassettes import CassetteShelf
 from ._fake_interactions import DEFAULT_AGENTS, InteractionsRoutes, Script
 from ._fake_response import FakeResponse, response_fields
+from ._fake_scenarios import Scenarios
 from ._gemini_validation import gemini_request_problems, invalid_argument
 from ._http_wire import LAST_CHUNK, Request, chunk, chunk_head, response_head
 from ._interactions_validation import check_interaction_body
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = ["FakeGemini", "FakeResponse", "ReceivedRequest"]
 
 _STREAM_PATH: Final = re.compile(r"/v1beta/models/([^/]+):streamGenerateContent")
+_GENERATE: Final = re.compile(r"/v1beta/models/([^/]+):(streamGenerateContent|generateContent)")
 _MODEL_PATH: Final = re.compile(r"/v1beta/models/([^/:]+)")
 _MODELS: Final = (
     "gemini-2.5-flash",
@@ -109,11 +111,15 @@ class FakeGemini:
     Gemini's model list (``models``, one page) and model (uses up no response). Any
     other method or path gets a Google-style 404 JSON error (and uses up no
     response). Every request is recorded in :attr:`requests` before it
-    is answered. Connections are kept alive between requests.
+    is answered. Connections are kept alive between requests. With no ``responses``,
+    it answers as Gemini would (:mod:`._fake_scenarios`); an unknown model (not in
+    ``models``) then gets Gemini's 404 on every route.
 
     Args:
         *responses: ``FakeResponse`` objects, or bytes (``FakeResponse(body=...)``).
-            With none, it serves the ``text`` sample capture.
+            With none, scenarios answer (above); given, they win, for any model name.
+        scenario: one scenario for every answer: a name of :data:`SCENARIOS` or a file
+            (see :func:`~rxgem.testing._fake_scenarios.load_scenario`).
         backlog: the listen queue (default 128); raise it when a test opens
             hundreds of connections at once, or some of them are refused.
         strict: check each request body as Gemini does, with the rules of the model the
@@ -174,6 +180,7 @@ class FakeGemini:
         agents: Sequence[str] = DEFAULT_AGENTS,
         interaction_check: Callable[[Any], Sequence[str]] | None = None,
         cassettes: str | os.PathLike[str] | None = None,
+        scenario: str | os.PathLike[str] | None = None,
     ) -> None:
         items: list[FakeResponse] = []
         for response in responses:
@@ -185,10 +192,13 @@ class FakeGemini:
                 raise TypeError(f"expected FakeResponse or bytes, not {type(response).__name__}")
         self._cassettes = CassetteShelf(cassettes) if cassettes is not None else None
         self._responses = tuple(items) or (FakeResponse(body=samples.read("text")),)
+        self._scripted = bool(items)
+        self._scenarios = Scenarios(scenario, models=models)
         self._strict = bool(strict)
         self._models = tuple(models)
         if interaction_check is None and self._strict:
             interaction_check = check_interaction_body
+        interactions = interactions or (self._scenarios.interaction,)
         self._interactions = InteractionsRoutes(
             interactions, models=self._models, agents=agents, check=interaction_check
         )
@@ -375,6 +385,11 @@ class FakeGemini:
         if request.method == "GET" and (path == "/v1beta/models" or _MODEL_PATH.fullmatch(path)):
             self._record(received, serve=False)
             return self._model_answer(path)
+        generate = _GENERATE.fullmatch(path) if request.method == "POST" else None
+        if generate is not None and not self._scripted:  # answered from scenarios
+            self._record(received, serve=False)
+            model, method = generate[1], generate[2]
+            return self._scenarios.answer(model, method, request.body, strict=self._strict)
         route = _STREAM_PATH.fullmatch(path) if request.method == "POST" else None
         refusal = None
         if route is not None and self._strict:

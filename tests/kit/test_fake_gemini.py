@@ -327,7 +327,8 @@ def test_responses_in_order_then_the_last_repeats(client: httpx.Client) -> None:
     ],
 )
 def test_unknown_route_is_a_google_404(client: httpx.Client, method: str, path: str) -> None:
-    with FakeGemini() as fake:
+    # scripted responses are for streamGenerateContent only (scenarios answer generateContent)
+    with FakeGemini(TEXT) as fake:
         base = f"http://127.0.0.1:{fake.port}"
         reply = client.request(method, f"{base}{path}", json=REQUEST)
         assert reply.status_code == 404
@@ -743,7 +744,9 @@ def test_a_listen_backlog_of_512_serves_after_300_connects_at_once() -> None:
         for sock in sockets:
             sock.close()
         with httpx.Client(base_url=fake.base_url) as client:
-            response = client.post("/models/m:streamGenerateContent", params={"alt": "sse"})
+            response = client.post(
+                "/models/gemini-2.5-flash:streamGenerateContent", params={"alt": "sse"}
+            )
         assert response.status_code == 200
 
 

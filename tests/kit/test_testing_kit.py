@@ -500,7 +500,16 @@ def test_the_testing_api_is_exactly_this() -> None:
         *("code", "code_result", "media", "file", "candidate_fields"),
         *("gemini_request_problems", "invalid_argument", "check_interaction_body"),
         *("FakeInteraction", "InteractionCall", "ScriptedStep", "THOUGHT_SIGNATURE"),
-        *("call_step", "code_steps", "search_steps", "text_step", "thought_step"),
+        *(
+            "SCENARIOS",
+            "choose_scenario",
+            "schema_value",
+            "call_step",
+            "code_steps",
+            "search_steps",
+            "text_step",
+            "thought_step",
+        ),
         *("interaction_events", "interaction_frame", "interaction_object"),
         *("interaction_stream", "interaction_usage", "url_citation"),
     }

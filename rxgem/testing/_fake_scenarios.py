@@ -1,0 +1,377 @@
+"""FakeGemini's scenarios: an answer chosen from what a request offers, as Gemini would give it.
+
+With no scripted responses, FakeGemini reads each request and answers from a named
+scenario (:data:`SCENARIOS`): tools offered and no tool result yet get a call to one of
+them, with arguments made from its JSON schema (:func:`schema_value`); a tool result
+gets an answer that mentions it; a thinking config gets thoughts; anything else gets the
+``text`` sample. A scenario can be forced by name, or by a file (:func:`load_scenario`):
+a recorded capture (``.sse``: the bytes of a ``streamGenerateContent?alt=sse`` body,
+sent as they are), or a script of ``GenerateContentResponse`` objects, one JSON list or
+one object per line (JSONL), sent as SSE events.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from os import PathLike
+from pathlib import Path
+from typing import Any, Final
+
+from .. import samples
+from ._fake_interactions import InteractionCall, google_error
+from ._fake_response import FakeResponse
+from ._gemini_builders import (
+    api_error,
+    blocked,
+    call,
+    code,
+    code_result,
+    event,
+    finish,
+    text,
+    thought,
+    usage,
+)
+from ._gemini_validation import gemini_request_problems, invalid_argument
+from ._interaction_script import (
+    FakeInteraction,
+    call_step,
+    code_steps,
+    interaction_usage,
+    text_step,
+    thought_step,
+)
+
+__all__ = [
+    "SCENARIOS",
+    "Scenarios",
+    "choose_scenario",
+    "gemini_scenario",
+    "interaction_scenario",
+    "load_scenario",
+    "schema_value",
+]
+
+SCENARIOS: Final = (
+    "text",
+    "thinking",
+    "tool-call",
+    "parallel-calls",
+    "tool-answer",
+    "code-execution",
+    "blocked",
+    "error-mid-stream",
+    "truncated",
+)
+"""The scenario names, for ``scenario=`` and ``--fake-scenario``."""
+_SIGNATURE: Final = "c2NlbmFyaW8tc2lnbmF0dXJl"
+_GREETING: Final = "Hello from FakeGemini."
+
+
+# --------------------------------------------------------------------------- arguments
+
+
+def schema_value(schema: Any, name: str = "value") -> Any:
+    """A value valid for a JSON schema (Gemini's or OpenAI's): its required properties,
+    types, enums, the first of ``anyOf``; ``name`` is used for strings."""
+    if not isinstance(schema, Mapping):
+        return name
+    if schema.get("enum"):
+        return schema["enum"][0]
+    if "const" in schema:
+        return schema["const"]
+    if "default" in schema:
+        return schema["default"]
+    for key in ("anyOf", "oneOf", "allOf"):
+        if schema.get(key):
+            return schema_value(schema[key][0], name)
+    kind = schema.get("type", "object" if "properties" in schema else "string")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    kind = str(kind).lower()
+    if kind == "object":
+        properties = schema.get("properties") or {}
+        required = schema.get("required") or list(properties)[:1]
+        return {k: schema_value(properties.get(k), k) for k in required if k in properties}
+    if kind == "array":
+        return [schema_value(schema.get("items"), name)] * max(1, int(schema.get("minItems", 1)))
+    if kind == "integer":
+        return int(schema.get("minimum", 1))
+    if kind == "number":
+        return float(schema.get("minimum", 1.5))
+    if kind == "boolean":
+        return True
+    if kind == "null":
+        return None
+    return name
+
+
+# --------------------------------------------------------------------------- reading a request
+
+
+def _tools(body: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """The (name, parameters schema) of each function a request offers, in order."""
+    found: list[tuple[str, Any]] = []
+    for tool in body.get("tools") or ():
+        if not isinstance(tool, Mapping):
+            continue
+        if tool.get("type") == "function" and tool.get("name"):  # Interactions
+            found.append((str(tool["name"]), tool.get("parameters")))
+        for key in ("functionDeclarations", "function_declarations"):
+            for decl in tool.get(key) or ():
+                if isinstance(decl, Mapping) and decl.get("name"):
+                    schema = decl.get("parameters") or decl.get("parametersJsonSchema")
+                    found.append((str(decl["name"]), schema))
+    return found
+
+
+def _results(body: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """The (name, result) of the tool results in the request's last turn."""
+    if "contents" in body:
+        contents = body.get("contents") or []
+        last = contents[-1] if contents and isinstance(contents[-1], Mapping) else {}
+        return [
+            (str(p["functionResponse"].get("name")), p["functionResponse"].get("response"))
+            for p in last.get("parts") or ()
+            if isinstance(p, Mapping) and isinstance(p.get("functionResponse"), Mapping)
+        ]
+    steps = body.get("input")
+    steps = steps if isinstance(steps, list) else []
+    tail: list[Mapping[str, Any]] = []
+    for step in reversed(steps):
+        if not isinstance(step, Mapping) or step.get("type") != "function_result":
+            break
+        tail.insert(0, step)
+    return [(str(s.get("name")), s.get("result")) for s in tail]
+
+
+def _thinks(body: Mapping[str, Any]) -> bool:
+    config = body.get("generationConfig") or body.get("generation_config") or {}
+    thinking = config.get("thinkingConfig") or {}
+    if thinking.get("includeThoughts"):
+        return True
+    return config.get("thinking_summaries") not in (None, "none") or bool(
+        config.get("thinking_level") and config.get("thinking_summaries")
+    )
+
+
+def choose_scenario(body: Any) -> str:
+    """The scenario a request body (generateContent or Interactions create) asks for."""
+    if not isinstance(body, Mapping):
+        return "text"
+    if _results(body):
+        return "tool-answer"
+    if _tools(body):
+        return "tool-call"
+    if _thinks(body):
+        return "thinking"
+    return "text"
+
+
+def _arguments(body: Mapping[str, Any], count: int) -> list[tuple[str, dict[str, Any]]]:
+    tools = _tools(body) or [("lookup", {"type": "object", "properties": {"query": {}}})]
+    picked = [tools[i % len(tools)] for i in range(count)]
+    out = []
+    for name, schema in picked:
+        value = schema_value(schema or {"type": "object"}, name)
+        out.append((name, value if isinstance(value, dict) else {}))
+    return out
+
+
+def _summary(results: Sequence[tuple[str, Any]]) -> str:
+    said = "; ".join(
+        f"{name} returned {json.dumps(result, ensure_ascii=False)}" for name, result in results
+    )
+    return f"From the tool results: {said}." if said else "There was no tool result."
+
+
+# --------------------------------------------------------------------------- generateContent
+
+
+def gemini_scenario(name: str, body: Any, *, model: str) -> bytes:
+    """The ``streamGenerateContent?alt=sse`` body of scenario ``name`` for ``body``."""
+    request = body if isinstance(body, Mapping) else {}
+
+    def ev(*pieces: Any) -> bytes:
+        return event(*pieces, model=model)
+
+    if name == "text":
+        return samples.read("text")
+    if name == "thinking":
+        return b"".join(
+            (
+                ev(thought("Thinking about the question first.")),
+                ev(text("Here is a considered answer.", sig=_SIGNATURE)),
+                ev(text(" Nothing else to add."), finish("STOP"), usage(8, 9, thoughts=6)),
+            )
+        )
+    if name in ("tool-call", "parallel-calls"):
+        calls = _arguments(request, 1 if name == "tool-call" else 2)
+        parts = [
+            call(tool, sig=_SIGNATURE if i == 0 else None, **args)
+            for i, (tool, args) in enumerate(calls)
+        ]
+        return ev(*parts, finish("STOP"), usage(12, 6))
+    if name == "tool-answer":
+        words = _summary(_results(request))
+        return ev(text(words[: len(words) // 2])) + ev(
+            text(words[len(words) // 2 :]), finish("STOP"), usage(20, 12)
+        )
+    if name == "code-execution":
+        return b"".join(
+            (
+                ev(code("print(sum(range(10)))")),
+                ev(code_result("45\n")),
+                ev(text("The sum of 0..9 is 45."), finish("STOP"), usage(10, 14)),
+            )
+        )
+    if name == "blocked":
+        return event(blocked("SAFETY"), usage(9, 0), model=model)
+    if name == "error-mid-stream":
+        return ev(text("The answer starts here")) + event(
+            api_error(503, "UNAVAILABLE", "The model is overloaded. Please try again later."),
+            response_id=None,
+            model=None,
+        )
+    if name == "truncated":
+        return ev(text("This answer stops")) + ev(text(" in the middle of"))
+    raise ValueError(f"no scenario named {name!r}; scenarios: {', '.join(SCENARIOS)}")
+
+
+def load_scenario(path: str | PathLike[str]) -> bytes:
+    """A scenario file's SSE body: a capture as is, or a JSON/JSONL script as events."""
+    if not Path(path).is_file():
+        raise ValueError(
+            f"no scenario or file named {str(path)!r}; scenarios: {', '.join(SCENARIOS)}"
+        )
+    raw = Path(path).read_bytes()
+    stripped = raw.lstrip()
+    if stripped.startswith((b"data:", b":", b"event:", b"id:")) or not stripped:
+        return raw
+    try:
+        data = json.loads(raw)
+        objects = data if isinstance(data, list) else [data]
+    except ValueError:
+        try:
+            objects = [json.loads(line) for line in raw.splitlines() if line.strip()]
+        except ValueError as exc:
+            raise ValueError(f"{path}: neither SSE, JSON nor JSONL: {exc}") from None
+    if not all(isinstance(o, dict) for o in objects):
+        raise ValueError(f"{path}: a script holds GenerateContentResponse objects")
+    return b"".join(b"data: " + json.dumps(o).encode() + b"\r\n\r\n" for o in objects)
+
+
+def merged_response(sse: bytes) -> dict[str, Any]:
+    """The events of an SSE body as one ``generateContent`` response (its parts joined)."""
+    merged: dict[str, Any] = {}
+    parts: list[Any] = []
+    for line in sse.splitlines():
+        if not line.startswith(b"data:"):
+            continue
+        data = json.loads(line[5:])
+        if "error" in data:
+            return dict(data)  # the caller answers with Google's error status
+        for candidate in data.get("candidates") or ():
+            parts.extend((candidate.get("content") or {}).get("parts") or ())
+            rest = {k: v for k, v in candidate.items() if k != "content"}
+            merged.setdefault("candidates", [{}])[0].update(rest)
+        merged.update({k: v for k, v in data.items() if k != "candidates"})
+    if "candidates" in merged:
+        merged["candidates"][0]["content"] = {"parts": parts, "role": "model"}
+    return merged
+
+
+# --------------------------------------------------------------------------- Interactions
+
+
+def interaction_scenario(name: str, body: Any) -> FakeInteraction:
+    """The Interactions run of scenario ``name`` for a create ``body``."""
+    request = body if isinstance(body, Mapping) else {}
+    if name == "text":
+        return FakeInteraction(steps=(text_step(_GREETING, pieces=2),))
+    if name == "thinking":
+        return FakeInteraction(
+            steps=(
+                thought_step("Thinking about the question first.", signature=_SIGNATURE),
+                text_step("Here is a considered answer.", pieces=2),
+            ),
+            usage=interaction_usage(8, 9, thought=6),
+        )
+    if name in ("tool-call", "parallel-calls"):
+        calls = _arguments(request, 1 if name == "tool-call" else 2)
+        steps = tuple(call_step(t, a, id=f"call-{i + 1}") for i, (t, a) in enumerate(calls))
+        return FakeInteraction(steps=(thought_step(signature=_SIGNATURE), *steps))
+    if name == "tool-answer":
+        return FakeInteraction(steps=(text_step(_summary(_results(request)), pieces=2),))
+    if name == "code-execution":
+        return FakeInteraction(
+            steps=(
+                *code_steps("print(sum(range(10)))", "45\n", id="code-1"),
+                text_step("The sum of 0..9 is 45."),
+            )
+        )
+    if name == "blocked":
+        return FakeInteraction(
+            steps=(),
+            status="failed",
+            error={"code": "invalid_argument", "message": "The prompt was blocked (SAFETY)."},
+        )
+    if name == "error-mid-stream":
+        return FakeInteraction(
+            steps=(text_step("The answer starts here"),),
+            status="failed",
+            error={
+                "code": "unavailable",
+                "message": "The model is overloaded. Please try again later.",
+            },
+        )
+    if name == "truncated":
+        return FakeInteraction(
+            steps=(text_step("This answer stops", pieces=2),), cut_after=(4,), clean_cuts=True
+        )
+    raise ValueError(f"no scenario named {name!r}; scenarios: {', '.join(SCENARIOS)}")
+
+
+# --------------------------------------------------------------------------- FakeGemini's answers
+
+
+class Scenarios:
+    """FakeGemini's answers from scenarios: chosen by request, or one forced (a name or file)."""
+
+    def __init__(self, scenario: str | PathLike[str] | None, *, models: Sequence[str]) -> None:
+        self._models = tuple(models)
+        self._forced: str | None = None
+        self._file: bytes | None = None
+        if isinstance(scenario, str) and scenario in SCENARIOS:
+            self._forced = scenario
+        elif scenario is not None:
+            self._file = load_scenario(scenario)
+
+    def interaction(self, call: InteractionCall) -> FakeInteraction:
+        """The run answering an Interactions create."""
+        return interaction_scenario(self._forced or choose_scenario(call.body), call.body)
+
+    def answer(self, model: str, method: str, raw: bytes, *, strict: bool) -> FakeResponse:
+        """The answer to ``method`` (``generateContent`` or ``streamGenerateContent``);
+        with ``strict``, Google's 400 to a request Gemini would refuse."""
+        if model.removeprefix("models/") not in self._models:
+            return google_error(404, f"models/{model} is not found for API version v1beta.")
+        problems = gemini_request_problems(raw, model=model) if strict else []
+        if problems:
+            return FakeResponse(status=400, error=invalid_argument(problems))
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None  # answered as text, as before scenarios (strict mode refuses it)
+        if self._file is not None:
+            sse = self._file
+        else:
+            sse = gemini_scenario(self._forced or choose_scenario(body), body, model=model)
+        if method == "streamGenerateContent":
+            return FakeResponse(body=sse)
+        whole = merged_response(sse)
+        if "error" in whole:
+            return FakeResponse(status=int(whole["error"].get("code", 500)), error=whole["error"])
+        data = json.dumps(whole).encode()
+        return FakeResponse(body=data, content_type="application/json; charset=UTF-8")

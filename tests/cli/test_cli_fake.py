@@ -1,0 +1,148 @@
+"""``rxgem serve --fake`` and ``rxgem chat --fake`` answer as Gemini would (the openai SDK)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+from server_harness import TOKEN, sdk, serve_process
+
+MODEL = "gemini-2.5-flash"
+WEATHER: Any = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "The weather in a city",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+            },
+            "required": ["city", "unit"],
+        },
+    },
+}
+ASK: Any = [{"role": "user", "content": "Weather in Paris?"}]
+OFFLINE = {"GEMINI_API_KEY": "", "GOOGLE_API_KEY": ""}
+
+
+def test_serve_fake_calls_the_offered_tool_then_answers_with_its_result() -> None:
+    with (
+        serve_process("--workers", "1", "--fake", "--client-token", TOKEN, env=OFFLINE) as (url, _),
+        sdk(url) as client,
+    ):
+        with client.chat.completions.stream(model=MODEL, messages=ASK, tools=[WEATHER]) as s:
+            first = s.get_final_completion()
+        (call,) = first.choices[0].message.tool_calls or []
+        result = {"role": "tool", "tool_call_id": call.id, "content": '{"temperature": 21}'}
+        with client.chat.completions.stream(
+            model=MODEL,
+            messages=[*ASK, first.choices[0].message.model_dump(exclude_none=True), result],
+            tools=[WEATHER],
+        ) as s:
+            second = s.get_final_completion()
+        flat = {"type": "function", **WEATHER["function"]}
+        response = client.responses.create(model=MODEL, input="Weather in Paris?", tools=[flat])
+        (item,) = [i for i in response.output if i.type == "function_call"]
+        output = {"type": "function_call_output", "call_id": item.call_id, "output": "sunny"}
+        answered = client.responses.create(
+            model=MODEL, previous_response_id=response.id, input=[output], tools=[flat]
+        )
+    assert first.choices[0].finish_reason == "tool_calls"
+    assert json.loads(call.function.arguments) == {"city": "city", "unit": "celsius"}
+    assert second.choices[0].finish_reason == "stop"
+    assert "21" in (second.choices[0].message.content or "")
+    assert json.loads(item.arguments) == {"city": "city", "unit": "celsius"}
+    assert "sunny" in answered.output_text
+
+
+@pytest.mark.parametrize("model", ["gpt-4o", "gemini-2.5-flahs"])
+def test_serve_fake_passes_on_geminis_404_for_an_unknown_model(model: str) -> None:
+    with (
+        serve_process("--workers", "1", "--fake", "--client-token", TOKEN, env=OFFLINE) as (url, _),
+        sdk(url) as client,
+    ):
+        with pytest.raises(openai.NotFoundError) as chat:
+            client.chat.completions.create(model=model, messages=ASK)
+        with pytest.raises(openai.NotFoundError) as responses:
+            client.responses.create(model=model, input="Hi", stream=True)
+        with pytest.raises(openai.NotFoundError):
+            client.models.retrieve(model)
+    assert model in str(chat.value)
+    assert model in str(responses.value)
+
+
+def test_serve_fake_scenario_by_name_and_by_file(tmp_path: Path) -> None:
+    script = tmp_path / "answer.jsonl"
+    lines = [
+        {"candidates": [{"content": {"role": "model", "parts": [{"text": "Scripted"}]}}]},
+        {
+            "candidates": [
+                {"content": {"role": "model", "parts": [{"text": "!"}]}, "finishReason": "STOP"}
+            ]
+        },
+    ]
+    script.write_text("\n".join(json.dumps(line) for line in lines))
+    argv = ["--workers", "1", "--fake", "--client-token", TOKEN]
+    with (
+        serve_process(*argv, "--fake-scenario", "code-execution", env=OFFLINE) as (url, _),
+        sdk(url) as client,
+    ):
+        coded = client.chat.completions.create(model=MODEL, messages=ASK)
+    with (
+        serve_process(*argv, "--fake-scenario", str(script), env=OFFLINE) as (url, _),
+        sdk(url) as client,
+    ):
+        scripted = client.chat.completions.create(model=MODEL, messages=ASK)
+    assert "45" in (coded.choices[0].message.content or "")
+    assert scripted.choices[0].message.content == "Scripted!"
+
+
+def run_cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("GEMINI_API_KEY", "GOOGLE_API_KEY")}
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "rxgem"), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+
+
+def test_chat_fake_answers_offline_without_a_key(tmp_path: Path) -> None:
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([WEATHER]))
+    plain = run_cli("chat", "--fake", "Hi")
+    called = run_cli("chat", "--fake", "--tools", str(tools), "--json", "Weather in Paris?")
+    forced = run_cli("chat", "--fake", "--fake-scenario", "text", "Hi")
+    assert plain.returncode == 0, plain.stderr
+    assert "[reasoning]" in plain.stdout  # rxgem chat asks for thoughts
+    assert called.returncode == 0, called.stderr
+    assert '"get_weather"' in called.stdout
+    assert '"finish_reason":"tool_calls"' in called.stdout.replace(" ", "")
+    assert "good morning" in forced.stdout
+
+
+def test_a_fake_scenario_that_is_neither_a_name_nor_a_file_is_refused() -> None:
+    result = run_cli("chat", "--fake", "--fake-scenario", "tool-cal", "Hi")
+    alone = run_cli("chat", "--fake-scenario", "text", "Hi")
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert "no scenario or file named 'tool-cal'; scenarios: text, thinking" in result.stderr
+    assert alone.returncode == 2
+    assert "--fake-scenario needs --fake" in alone.stderr
+
+
+def test_serve_help_names_every_scenario() -> None:
+    from rxgem.testing import SCENARIOS
+
+    shown = " ".join(run_cli("serve", "--help").stdout.split()).replace("- ", "-")
+    assert all(f" {name}" in shown for name in SCENARIOS), shown

@@ -1,0 +1,315 @@
+"""FakeGemini answers as Gemini would: scenarios chosen by the request or forced, both APIs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from rxgem import Converter, RxGemError
+from rxgem.testing import (
+    SCENARIOS,
+    FakeGemini,
+    FakeResponse,
+    assert_openai_stream,
+    choose_scenario,
+    schema_value,
+)
+from rxgem.testing._fake_scenarios import gemini_scenario, interaction_scenario
+
+KEY = {"x-goog-api-key": "test-key"}
+MODEL = "gemini-2.5-flash"
+WEATHER = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string"},
+        "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+        "days": {"type": "integer", "minimum": 1},
+        "hourly": {"type": "boolean"},
+        "note": {"type": "string"},
+    },
+    "required": ["city", "unit", "days", "hourly"],
+}
+TOOLS = [{"functionDeclarations": [{"name": "get_weather", "parameters": WEATHER}]}]
+HI = {"role": "user", "parts": [{"text": "Weather in Paris?"}]}
+
+
+def sse_json(body: bytes) -> list[dict[str, Any]]:
+    return [json.loads(line[5:]) for line in body.splitlines() if line.startswith(b"data:")]
+
+
+def chunks_of(body: bytes) -> tuple[list[Any], RxGemError | None]:
+    converter = Converter(model=MODEL)
+    out: list[Any] = []
+    try:
+        out += converter.feed(body)
+        out += converter.close()
+    except RxGemError as error:
+        return out + list(error.chunks), error
+    return out, None
+
+
+# -------------------------------------------------------------------- choosing
+
+
+@pytest.mark.parametrize(
+    ("body", "scenario"),
+    [
+        ({"contents": [HI]}, "text"),
+        ({"contents": [HI], "tools": TOOLS}, "tool-call"),
+        (
+            {
+                "contents": [
+                    HI,
+                    {"role": "model", "parts": [{"functionCall": {"name": "get_weather"}}]},
+                    {"role": "user", "parts": [{"functionResponse": {"name": "get_weather"}}]},
+                ],
+                "tools": TOOLS,
+            },
+            "tool-answer",
+        ),
+        (
+            {"contents": [HI], "generationConfig": {"thinkingConfig": {"includeThoughts": True}}},
+            "thinking",
+        ),
+        ({"model": MODEL, "input": "Hi"}, "text"),
+        (
+            {"model": MODEL, "input": "Hi", "tools": [{"type": "function", "name": "f"}]},
+            "tool-call",
+        ),
+        (
+            {
+                "model": MODEL,
+                "input": [{"type": "function_result", "name": "f", "call_id": "1", "result": "ok"}],
+                "tools": [{"type": "function", "name": "f"}],
+            },
+            "tool-answer",
+        ),
+        (
+            {"model": MODEL, "input": "Hi", "generation_config": {"thinking_summaries": "auto"}},
+            "thinking",
+        ),
+        ("not a body", "text"),
+    ],
+)
+def test_the_request_chooses_the_scenario(body: Any, scenario: str) -> None:
+    assert choose_scenario(body) == scenario
+
+
+def test_arguments_follow_the_schema() -> None:
+    value = schema_value(WEATHER)
+    assert value == {"city": "city", "unit": "celsius", "days": 1, "hourly": True}
+    nested = {
+        "type": "OBJECT",  # Gemini's own spelling
+        "properties": {
+            "tags": {"type": "ARRAY", "items": {"type": "STRING"}, "minItems": 2},
+            "size": {"type": ["null", "number"]},
+            "mode": {"anyOf": [{"const": "fast"}, {"type": "string"}]},
+        },
+        "required": ["tags", "size", "mode"],
+    }
+    assert schema_value(nested) == {"tags": ["tags", "tags"], "size": 1.5, "mode": "fast"}
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(value, WEATHER)
+
+
+# -------------------------------------------------------------------- each scenario's stream
+
+
+EXPECTED = {
+    "text": ("stop", None),
+    "thinking": ("stop", None),
+    "tool-call": ("tool_calls", None),
+    "parallel-calls": ("tool_calls", None),
+    "tool-answer": ("stop", None),
+    "code-execution": ("stop", None),
+    "blocked": ("content_filter", None),
+    "error-mid-stream": (None, "GeminiAPIError"),
+    "truncated": (None, "TruncatedStreamError"),
+}
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_each_scenario_is_a_valid_gemini_stream(name: str) -> None:
+    body = {"contents": [HI], "tools": TOOLS}
+    sse = gemini_scenario(name, body, model=MODEL)
+    events = sse_json(sse)
+    assert events
+    genai = pytest.importorskip("google.genai.types")
+    for event in events:
+        if "error" not in event:
+            genai.GenerateContentResponse.model_validate(event)
+    chunks, error = chunks_of(sse)
+    finish, failure = EXPECTED[name]
+    assert (type(error).__name__ if error else None) == failure
+    result = assert_openai_stream(chunks, tools=["get_weather"], complete=error is None)
+    if finish is not None:
+        assert result["choices"][0]["finish_reason"] == finish
+    if name in ("tool-call", "parallel-calls"):
+        calls = result["choices"][0]["message"]["tool_calls"]
+        assert len(calls) == (1 if name == "tool-call" else 2)
+        for tool_call in calls:
+            assert tool_call["function"]["name"] == "get_weather"
+            assert json.loads(tool_call["function"]["arguments"]) == schema_value(WEATHER)
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_each_scenario_is_a_valid_interactions_run(name: str) -> None:
+    genai_types = pytest.importorskip("google.genai._gaos.types.interactions")
+    pydantic = pytest.importorskip("pydantic")
+    tools = [{"type": "function", "name": "get_weather", "parameters": WEATHER}]
+    create = {"model": MODEL, "input": "Hi", "tools": tools, "stream": True}
+    with FakeGemini(interactions=[interaction_scenario(name, create)]) as fake:
+        response = httpx.post(f"{fake.base_url}/interactions", json=create, headers=KEY)
+    assert response.status_code == 200
+    events = sse_json(response.content.replace(b"data: [DONE]", b""))
+    assert events[0]["event_type"] == "interaction.created"
+    for event in events:
+        pydantic.TypeAdapter(genai_types.InteractionSSEEvent).validate_python(event)
+    calls = [e["step"] for e in events if e.get("step", {}).get("type") == "function_call"]
+    if name in ("tool-call", "parallel-calls"):
+        assert len(calls) == (1 if name == "tool-call" else 2)
+        assert calls[0]["name"] == "get_weather"
+    if name == "truncated":
+        assert events[-1]["event_type"] != "interaction.completed"
+
+
+# -------------------------------------------------------------------- served
+
+
+def post(fake: FakeGemini, body: Any, *, model: str = MODEL, stream: bool = True) -> httpx.Response:
+    method = "streamGenerateContent?alt=sse" if stream else "generateContent"
+    return httpx.post(f"{fake.base_url}/models/{model}:{method}", json=body, headers=KEY)
+
+
+def test_a_tool_round_trip_by_request_alone() -> None:
+    with FakeGemini(strict=True) as fake:
+        first = post(fake, {"contents": [HI], "tools": TOOLS})
+        (part,) = sse_json(first.content)[0]["candidates"][0]["content"]["parts"]
+        args = part["functionCall"]["args"]
+        reply = {"name": "get_weather", "response": {"temperature": 21}}
+        turn = [
+            HI,
+            {"role": "model", "parts": [part]},
+            {"role": "user", "parts": [{"functionResponse": reply}]},
+        ]
+        second = post(fake, {"contents": turn, "tools": TOOLS})
+    assert args == schema_value(WEATHER)
+    said = "".join(
+        p.get("text", "")
+        for e in sse_json(second.content)
+        for p in e["candidates"][0]["content"]["parts"]
+    )
+    assert "get_weather" in said
+    assert '"temperature": 21' in said
+
+
+def test_generate_content_answers_the_scenario_as_one_response() -> None:
+    with FakeGemini(scenario="thinking") as fake:
+        whole = post(fake, {"contents": [HI]}, stream=False).json()
+        failed = FakeGemini(scenario="error-mid-stream")
+        with failed:
+            error = post(failed, {"contents": [HI]}, stream=False)
+    parts = whole["candidates"][0]["content"]["parts"]
+    assert parts[0]["thought"] is True
+    assert whole["candidates"][0]["finishReason"] == "STOP"
+    assert error.status_code == 503
+    assert error.json()["error"]["status"] == "UNAVAILABLE"
+
+
+@pytest.mark.parametrize("model", ["gpt-4o", "gemini-2.5-flahs"])
+def test_unknown_models_get_geminis_404_on_every_route(model: str) -> None:
+    with FakeGemini() as fake:
+        answers = [
+            post(fake, {"contents": [HI]}, model=model),
+            post(fake, {"contents": [HI]}, model=model, stream=False),
+            httpx.get(f"{fake.base_url}/models/{model}", headers=KEY),
+            httpx.post(
+                f"{fake.base_url}/interactions",
+                json={"model": model, "input": "Hi"},
+                headers=KEY,
+            ),
+        ]
+    for answer in answers:
+        assert answer.status_code == 404
+        assert answer.json()["error"] == {
+            "code": 404,
+            "message": f"models/{model} is not found for API version v1beta.",
+            "status": "NOT_FOUND",
+        }
+
+
+def test_explicit_responses_win_over_scenarios() -> None:
+    with FakeGemini(b"data: {}\r\n\r\n", scenario="tool-call") as fake:
+        answer = post(fake, {"contents": [HI], "tools": TOOLS}, model="m")
+    assert answer.content == b"data: {}\r\n\r\n"
+    with FakeGemini(FakeResponse(status=429, error={"code": 429})) as fake:
+        assert post(fake, {"contents": [HI]}).status_code == 429
+
+
+def test_a_forced_scenario_answers_every_request() -> None:
+    with FakeGemini(scenario="parallel-calls") as fake:
+        answer = post(fake, {"contents": [HI], "tools": TOOLS})
+        plain = post(fake, {"contents": [HI]})  # no tools: a made-up one is called
+    parts = sse_json(answer.content)[0]["candidates"][0]["content"]["parts"]
+    assert [p["functionCall"]["name"] for p in parts] == ["get_weather", "get_weather"]
+    assert "functionCall" in sse_json(plain.content)[0]["candidates"][0]["content"]["parts"][0]
+
+
+def test_interactions_answer_from_scenarios_by_default() -> None:
+    tools = [{"type": "function", "name": "get_weather", "parameters": WEATHER}]
+    with FakeGemini() as fake:
+        called = httpx.post(
+            f"{fake.base_url}/interactions",
+            json={"model": MODEL, "input": "Hi", "tools": tools},
+            headers=KEY,
+        ).json()
+        call = next(s for s in called["steps"] if s["type"] == "function_call")
+        result = {"type": "function_result", "name": "get_weather", "call_id": call["id"]}
+        answered = httpx.post(
+            f"{fake.base_url}/interactions",
+            json={
+                "model": MODEL,
+                "previous_interaction_id": called["id"],
+                "input": [{**result, "result": "sunny"}],
+                "tools": tools,
+            },
+            headers=KEY,
+        ).json()
+    assert called["status"] == "requires_action"
+    assert call["arguments"] == schema_value(WEATHER)
+    (step,) = answered["steps"]
+    assert "sunny" in step["content"][0]["text"]
+
+
+@pytest.mark.parametrize("form", ["sse", "json", "jsonl"])
+def test_a_scenario_file_is_a_capture_or_a_script(tmp_path: Path, form: str) -> None:
+    objects = [
+        {"candidates": [{"content": {"role": "model", "parts": [{"text": "From a file"}]}}]},
+        {
+            "candidates": [
+                {"content": {"role": "model", "parts": [{"text": "."}]}, "finishReason": "STOP"}
+            ]
+        },
+    ]
+    path = tmp_path / f"answer.{form}"
+    if form == "sse":
+        path.write_bytes(b"".join(b"data: " + json.dumps(o).encode() + b"\n\n" for o in objects))
+    elif form == "json":
+        path.write_text(json.dumps(objects))
+    else:
+        path.write_text("\n".join(json.dumps(o) for o in objects))
+    with FakeGemini(scenario=path) as fake:
+        answer = post(fake, {"contents": [HI]})
+    assert sse_json(answer.content) == objects
+
+
+def test_a_bad_scenario_is_refused_at_once(tmp_path: Path) -> None:
+    (tmp_path / "bad.json").write_text("[1, 2]")
+    with pytest.raises(ValueError, match="GenerateContentResponse"):
+        FakeGemini(scenario=tmp_path / "bad.json")
+    with pytest.raises(ValueError, match="scenarios: text, thinking, tool-call"):
+        FakeGemini(scenario="no-such-scenario")
