@@ -109,11 +109,10 @@ class FakeGemini:
     with the given responses: one per such request, in order, the last one
     repeating; ``GET /v1beta/models`` and ``GET /v1beta/models/{model}`` with
     Gemini's model list (``models``, one page) and model (uses up no response). Any
-    other method or path gets a Google-style 404 JSON error (and uses up no
-    response). Every request is recorded in :attr:`requests` before it
-    is answered. Connections are kept alive between requests. With no ``responses``,
-    it answers as Gemini would (:mod:`._fake_scenarios`); an unknown model (not in
-    ``models``) then gets Gemini's 404 on every route.
+    other method or path gets a Google-style 404 JSON error (and uses up no response).
+    Every request is recorded in :attr:`requests` before it is answered. Connections are
+    kept alive between requests. With no ``responses``, it answers as Gemini would
+    (:mod:`._fake_scenarios`), and an unknown model gets Gemini's 404 on every route.
 
     Args:
         *responses: ``FakeResponse`` objects, or bytes (``FakeResponse(body=...)``).
