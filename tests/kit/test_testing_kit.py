@@ -512,6 +512,8 @@ def test_the_testing_api_is_exactly_this() -> None:
         ),
         *("interaction_events", "interaction_frame", "interaction_object"),
         *("interaction_stream", "interaction_usage", "url_citation"),
+        *("CASSETTE_FORMAT", "CassetteShelf", "cassette_bytes", "cassette_events"),
+        *("cassette_json", "cassette_marbles", "read_cassette"),
     }
     for name in rxgem.testing.__all__:
         value = getattr(rxgem.testing, name)
