@@ -31,6 +31,7 @@ from ..core import (
 )
 from ..operators import sse_encode
 from ._common import UsageError, fail
+from ._fake import add_fake_scenario, fake_gemini
 
 __all__ = ["add_chat_parser", "run_chat"]
 
@@ -76,8 +77,6 @@ def _vertex_base_url(spec: str) -> str:
 
 def _chat_transport(args: argparse.Namespace) -> dict[str, Any]:
     """``base_url`` and the credential (``api_key`` or ``access_token``) from the flags."""
-    if args.fake_scenario is not None and not args.fake:
-        raise UsageError("--fake-scenario needs --fake")
     if args.fake:
         if args.base_url is not None or args.vertex is not None:
             raise UsageError("--fake is the upstream: leave out --base-url and --vertex")
@@ -384,14 +383,9 @@ class _Chat:
 
 def run_chat(args: argparse.Namespace) -> int:
     """One prompt, or a conversation on stdin; the exit code."""
-    if not args.fake:
+    fake = fake_gemini(args)
+    if fake is None:
         return _Chat(args, _transport(args)).run()
-    from ..testing import FakeGemini
-
-    try:
-        fake = FakeGemini(scenario=args.fake_scenario)
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"--fake-scenario: {exc}") from None
     with fake:
         args.fake = fake.base_url
         return _Chat(args, _transport(args)).run()
@@ -481,11 +475,7 @@ def add_chat_parser(commands: Any) -> argparse.ArgumentParser:
         help="answer from FakeGemini, started in this process, instead of Gemini (offline,"
         " no key needed)",
     )
-    chat.add_argument(
-        "--fake-scenario",
-        metavar="NAME|FILE",
-        help="with --fake, one scenario for every answer (see rxgem serve --help)",
-    )
+    add_fake_scenario(chat)
     chat.add_argument(
         "--json", action="store_true", help="print the raw OpenAI SSE stream instead of text"
     )

@@ -37,6 +37,7 @@ from ..server import (
     SettingsError,
     settings_from_env,
 )
+from ._fake import add_fake_scenario, fake_gemini
 from ._pipeline_flags import add_pipeline_flags, pipeline_options
 
 __all__ = ["add_serve_parser", "run_serve"]
@@ -105,16 +106,9 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--fake",
         action="store_true",
         help="answer from FakeGemini, started in this process, instead of Gemini (no key"
-        " needed: try the server and its clients offline; it answers as Gemini would: a"
-        " call to an offered tool, an answer once its result comes back, text otherwise)",
+        " needed: try the server and its clients offline)",
     )
-    parser.add_argument(
-        "--fake-scenario",
-        metavar="NAME|FILE",
-        help="with --fake, give every answer from one scenario: text, thinking, tool-call,"
-        " parallel-calls, tool-answer, code-execution, blocked, error-mid-stream, truncated;"
-        " or a file: a .sse capture, or Gemini response objects as JSON or JSONL",
-    )
+    add_fake_scenario(parser)
     parser.add_argument(
         "--api-key",
         metavar="KEY",
@@ -424,18 +418,13 @@ def run_serve(args: argparse.Namespace) -> int:
     except ImportError:
         return _fail("rxgem serve needs the server extra: pip install 'rxgem[server]'")
     from ..server import create_app
-    from ..testing import FakeGemini
 
     with contextlib.ExitStack() as stack:
-        if args.fake_scenario and not args.fake:
-            return _fail("--fake-scenario needs --fake")
-        if args.fake:
+        fake = fake_gemini(args)  # a bad --fake-scenario: rxgem: error: ...
+        if fake is not None:
             if args.upstream:
                 return _fail("--fake is the upstream: leave out --upstream")
-            try:
-                fake = stack.enter_context(FakeGemini(scenario=args.fake_scenario))
-            except (OSError, ValueError) as exc:
-                return _fail(f"--fake-scenario: {exc}")
+            stack.enter_context(fake)
             args.upstream = fake.base_url
             if not (args.pass_through_auth or args.api_key or args.access_token):
                 args.api_key = "fake-gemini-key"
