@@ -2,7 +2,8 @@
 
 A stream started after the page opened shows on it, diagram and all, within a second,
 while it is still streaming; what Gemini or a model name says is shown as text, never
-run as markup. Skips, saying why, without ``/usr/bin/chromium`` or ``playwright``.
+run as markup; a page of another origin cannot read it, though the browser holds
+its cookie. Skips, saying why, without ``/usr/bin/chromium`` or ``playwright``.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import shutil
 import threading
 import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
@@ -132,3 +134,61 @@ def test_model_names_and_content_are_shown_as_text(browser: Any) -> None:
     assert images == 0
     assert HOSTILE in models
     assert "&lt;img" in svg or "&lt;script" in svg or "onerror" not in svg
+
+
+READER = """<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,">
+</head><body><script>
+(async () => {
+  const server = new URLSearchParams(location.search).get("server");
+  const out = [];
+  for (const path of ["/inspect/exchanges/1.json", "/inspect"]) {
+    try {
+      const r = await fetch(server + path, {credentials: "include"});
+      out.push(path + " read " + r.status + " " + (await r.text()).length);
+    } catch (error) {
+      out.push(path + " blocked " + error.name);
+    }
+  }
+  document.body.dataset.result = out.join("; ");
+})();
+</script></body></html>
+"""
+
+
+class _ReaderPage(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:
+        body = READER.encode()
+        self.send_response(200)
+        self.send_header("content-type", "text/html; charset=utf-8")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def test_a_page_of_another_origin_cannot_read_the_inspector(browser: Any) -> None:
+    # the inspector's cookie is in the browser (same host, another port: same site), yet
+    # without CORS the other page's script is never given an answer
+    other = ThreadingHTTPServer(("127.0.0.1", 0), _ReaderPage)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    try:
+        with FakeGemini() as fake, serving_app(inspecting(fake)) as (url, _):
+            request = {"model": MODEL, "messages": HELLO}
+            assert httpx.post(f"{url}{CHAT}", json=request, headers=AUTH).status_code == 200
+            context = browser.new_context()
+            mine = context.new_page()
+            mine.goto(f"{url}/inspect?token={TOKEN}")
+            mine.wait_for_selector("section.exchange", timeout=5_000)
+            theirs = context.new_page()
+            theirs.goto(f"http://127.0.0.1:{other.server_address[1]}/?server={url}")
+            theirs.wait_for_selector("body[data-result]", state="attached", timeout=5_000)
+            result = theirs.locator("body").get_attribute("data-result")
+            context.close()
+    finally:
+        other.shutdown()
+        other.server_close()
+    assert result == ("/inspect/exchanges/1.json blocked TypeError; /inspect blocked TypeError")
