@@ -1,25 +1,33 @@
-"""The notebooks run top to bottom on this interpreter, offline; they are committed clean."""
+"""The notebooks run top to bottom on this interpreter, offline; they are committed clean, and
+their rendered pages in docs/notebooks/ show what they do now (``python -m notebooks``)."""
 
 from __future__ import annotations
 
-import json
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
-KERNEL = "rxgem-tests"
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:  # `python -m pytest` has it; a bare `pytest` may not
+    sys.path.insert(0, str(ROOT))
+
+from notebooks import render  # noqa: E402
+
+NOTEBOOKS = render.notebooks()
+NO_DIAGRAM = {"02_tool_call_slots.ipynb"}  # its diagrams are side by side, in HTML
 
 
-def test_there_are_four_narrated_notebooks() -> None:
+def test_there_are_five_narrated_notebooks() -> None:
     assert [p.name for p in NOTEBOOKS] == [
         "01_tour.ipynb",
         "02_tool_call_slots.ipynb",
         "03_live_stream.ipynb",
         "04_rich_content.ipynb",
+        "05_your_operator.ipynb",
     ]
     for path in NOTEBOOKS:
         notebook = nbformat.read(path, as_version=4)
@@ -39,41 +47,40 @@ def test_committed_without_outputs(path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def kernel_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A kernelspec that runs ipykernel on this very interpreter, whatever else is installed."""
-    root = tmp_path_factory.mktemp("jupyter")
-    spec = root / "kernels" / KERNEL
-    spec.mkdir(parents=True)
-    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-    kernel = {"argv": argv, "display_name": "rxgem tests", "language": "python"}
-    (spec / "kernel.json").write_text(json.dumps(kernel), encoding="utf-8")
-    return root
+def executed() -> Iterator[Callable[[Path], Any]]:
+    """Each notebook run once, top to bottom, offline, on this interpreter (cached)."""
+    runs: dict[Path, Any] = {}
+
+    def run(path: Path) -> Any:
+        if path not in runs:
+            runs[path] = render.execute(path)  # CellExecutionError names the failing cell
+        return runs[path]
+
+    with render.this_interpreter():
+        yield run
 
 
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_notebook_runs_clean(
-    path: Path, kernel_dir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    monkeypatch.setenv("JUPYTER_PATH", str(kernel_dir))
-    monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "runtime"))
-    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
-    for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY"):  # offline: FakeGemini stands in
-        monkeypatch.delenv(name, raising=False)
-    notebook = nbformat.read(path, as_version=4)
-    client = NotebookClient(
-        notebook,
-        kernel_name=KERNEL,
-        timeout=120,
-        allow_errors=False,
-        resources={"metadata": {"path": str(path.parent)}},
-    )
-    client.execute()  # raises CellExecutionError naming the cell when one raises
+def test_notebook_runs_clean(path: Path, executed: Callable[[Path], Any]) -> None:
+    notebook = executed(path)
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
     assert all(cell.execution_count for cell in code)
     errors = [o for cell in code for o in cell.outputs if o.output_type == "error"]
     assert errors == []
     shown = [o for cell in code for o in cell.outputs if o.output_type == "execute_result"]
-    if path.name != "02_tool_call_slots.ipynb":
+    if path.name not in NO_DIAGRAM:
         assert any("image/svg+xml" in o.data for o in shown), "no diagram was drawn"
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_rendered_page_is_current(path: Path, executed: Callable[[Path], Any]) -> None:
+    page = render.PAGES / f"{path.stem}.html"
+    fix = f"render it again: .venv/bin/python -m notebooks {path.stem}"
+    assert page.exists(), f"docs/notebooks/{page.name} is missing: {fix}"
+    notebook = executed(path)
+    now = (render.cells_fingerprint(notebook), render.outputs_fingerprint(notebook, path.name))
+    assert render.recorded(page) == now, f"docs/notebooks/{page.name} is stale: {fix}"
+    if path.name not in NO_DIAGRAM:
+        assert "<svg" in page.read_text(encoding="utf-8"), "the page shows no diagram"

@@ -1,0 +1,1 @@
+"""The narrated notebooks; ``python -m notebooks`` renders them as HTML (see ``render``)."""
