@@ -32,6 +32,9 @@ KERNEL = "rxgem-notebooks"
 LIVE = {"03_live_stream.ipynb"}
 """Notebooks drawn on wall-clock time: their outputs differ on every run."""
 
+ADDRESS = re.compile(r" at 0x[0-9a-f]+>")
+"""An object's address in its default repr, different on every run."""
+
 META = re.compile(r'<meta name="rxgem-notebook" content="cells=(\w+) outputs=(\w+)">')
 
 
@@ -136,5 +139,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _digest(value: object) -> str:
-    text = json.dumps(value, sort_keys=True, ensure_ascii=False)
+    text = ADDRESS.sub(" at 0x…>", json.dumps(value, sort_keys=True, ensure_ascii=False))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
