@@ -162,7 +162,13 @@ def create_app(settings: ServerSettings, *, telemetry: Telemetry | None = None) 
     if inspector is not None:  # inside the Host check, outside CORS
         options = (upstream.chat_pipeline, upstream.responses_pipeline)
         middleware.append(
-            Middleware(InspectorGate, inspector=inspector, settings=settings, options=options)
+            Middleware(
+                InspectorGate,
+                inspector=inspector,
+                settings=settings,
+                options=options,
+                drain=drain,
+            )
         )
     middleware.append(Middleware(admission.middleware))
     if settings.cors_origins:

@@ -27,6 +27,7 @@ from reactivex.disposable import CompositeDisposable
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ._access import access_record
+from ._admission import Drain
 from ._auth import authorize
 from ._errors import ErrorReply, unauthorized
 from ._handling import reply_response
@@ -38,7 +39,8 @@ __all__ = ["INSPECT_PATH", "InspectorGate", "draw"]
 
 INSPECT_PATH: Final = "/inspect"
 _COOKIE: Final = "rxgem_inspect"
-_KEEP_ALIVE: Final = 15.0
+_WAKE: Final = 1.0
+"""Seconds the feed waits for news before it sends a comment (and sees a shutdown)."""
 _THROTTLE: Final = 0.1
 DRAWN_PIECES: Final = 40
 """How many pieces of a response its diagram shows (the first ones)."""
@@ -150,8 +152,10 @@ class InspectorGate:
         inspector: Inspector,
         settings: ServerSettings,
         options: tuple[dict[str, Any], dict[str, Any]],
+        drain: Drain,
     ) -> None:
         self.app = app
+        self.drain = drain
         self.inspector = inspector
         self.settings = settings
         self.chat_options, self.responses_options = options
@@ -256,7 +260,7 @@ class InspectorGate:
         )
         sent: dict[int, int] = {}
         since = -1
-        while True:
+        while not self.drain.started:  # a shutdown ends the feed, not waits for it
             frames: list[bytes] = []
             since = self.inspector.version
             kept = list(self.inspector.exchanges)
@@ -277,19 +281,24 @@ class InspectorGate:
                 }
             )
             started = time.monotonic()
-            await self.inspector.wait(since, _KEEP_ALIVE)
+            await self.inspector.wait(since, _WAKE)
             await asyncio.sleep(max(0.0, _THROTTLE - (time.monotonic() - started)))
+        await send({"type": "http.response.body", "body": b""})
 
 
 async def _until_disconnect(feed: Any, receive: Receive) -> None:
-    """Run ``feed`` until the client leaves (the feed itself never ends)."""
+    """Run ``feed`` until it ends (a shutdown) or the client leaves."""
     task = asyncio.ensure_future(feed)
+
+    async def watch() -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+
+    watcher = asyncio.ensure_future(watch())
     try:
-        while not task.done():
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                break
+        await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
     finally:
+        watcher.cancel()
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await task

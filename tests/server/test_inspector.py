@@ -296,3 +296,19 @@ def test_the_interactions_upstream_is_drawn_through_its_own_stages(
     for lane in ("parse_interactions", "read_steps", last_lane):
         assert f">{lane}<" in summary["svg"]
     assert read_cassette(download.content)["upstream"] == "interactions"
+
+
+def test_a_shutdown_ends_the_event_feed() -> None:
+    with (
+        FakeGemini() as fake,
+        serving_app(inspecting(fake)) as (url, app),
+        httpx.stream("GET", f"{url}/inspect/events", headers=AUTH, timeout=10) as r,
+    ):
+        lines = r.iter_lines()
+        next(lines)  # the feed is open
+        app.state.drain.started = True  # as SIGTERM's drain.begin() marks it
+        started = time.monotonic()
+        rest = list(lines)  # ends, rather than holding the shutdown up
+        took = time.monotonic() - started
+    assert took < 3
+    assert all(not line or line.startswith(":") for line in rest)
