@@ -7,8 +7,9 @@ running server: they are compiled (so they at least stay valid Python) but not r
 Every ```sh block calls the project's interpreter and tools by their ``.venv/bin/`` path (a
 bare ``python`` or ``pip`` may be another one). Those that no marker comment precedes run
 offline, from the checkout. The marked ones are run elsewhere: ``setup-command`` and
-``test-command`` by ``.ci/run``, ``curl-example`` against ``serve-fake-command`` here (and
-against a test server by tests/server/test_server.py), ``not-run: …`` never.
+``test-command`` by ``.ci/run``, ``curl-example`` and ``fake-server-python`` against
+``serve-fake-command`` here (curl also against a test server by tests/server/test_server.py),
+``not-run: …`` never.
 """
 
 from __future__ import annotations
@@ -31,7 +32,10 @@ PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 BLOCK = re.compile(r"(?:<!-- ([^>]*?) -->\n)?```(\w*)\n(.*?)```", re.DOTALL)
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)|!\[[^\]]*\]\(([^)\s]+)\)")
 BARE = re.compile(r"(?<![\w/.-])(python|pip)(?= )", re.MULTILINE)
-RUN_ELSEWHERE = {"setup-command", "test-command", "curl-example", "serve-fake-command"}
+RUN_ELSEWHERE = {
+    *("setup-command", "test-command", "curl-example", "serve-fake-command"),
+    "fake-server-python",
+}
 
 
 def blocks(page: Path, language: str) -> list[tuple[str | None, str]]:
@@ -151,6 +155,7 @@ def free_port() -> int:
 def test_the_readme_server_without_a_key_answers_the_curl_example() -> None:
     (serve,) = [code for marker, code in blocks(README, "sh") if marker == "serve-fake-command"]
     (curl,) = [code for marker, code in blocks(README, "sh") if marker == "curl-example"]
+    (sdk,) = [code for marker, code in blocks(README, "python") if marker == "fake-server-python"]
     port = free_port()
     env = {**os.environ, "GEMINI_API_KEY": "", "GOOGLE_API_KEY": ""}
     command = f"exec {serve.strip()} --workers 1 --port {port}"
@@ -181,6 +186,13 @@ def test_the_readme_server_without_a_key_answers_the_curl_example() -> None:
             timeout=30,
             check=False,
         )
+        python = subprocess.run(
+            [sys.executable, "-c", sdk.replace("http://127.0.0.1:8000", url)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
@@ -188,6 +200,11 @@ def test_the_readme_server_without_a_key_answers_the_curl_example() -> None:
     frames = [line for line in result.stdout.splitlines() if line.startswith("data: ")]
     assert len(frames) > 1
     assert frames[-1] == "data: [DONE]"
+    assert python.returncode == 0, python.stderr
+    call, answer = python.stdout.splitlines()
+    assert call == "call: get_weather {'city': 'city'}"
+    assert answer.startswith("answer: From the tool results: get_weather returned")
+    assert "21 C" in answer
 
 
 def test_python_blocks_run_in_a_fresh_interpreter_too() -> None:
