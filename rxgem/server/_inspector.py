@@ -32,6 +32,9 @@ __all__ = ["REDACTED", "Exchange", "Inspector", "redact", "serving_request"]
 REDACTED: Final = b"[redacted]"
 _SECRET_HEADERS: Final = ("x-goog-api-key", "authorization", "cookie")
 _SECRET_QUERY: Final = frozenset({"key", "access_token", "token"})
+MIN_SECRET: Final = 8
+"""Secrets shorter than this are not searched for in bodies: they would match ordinary
+text everywhere (a token ``t``); the headers that carry them are never kept anyway."""
 
 serving_request: contextvars.ContextVar[tuple[str, str]] = contextvars.ContextVar(
     "rxgem_inspected_request"
@@ -205,7 +208,9 @@ class Inspector:
             body=body[: self.limit],
             body_size=len(body),
             started=time.time(),
-            secrets=tuple(sorted(set(secrets), key=len, reverse=True)),
+            secrets=tuple(
+                sorted({s for s in secrets if len(s) >= MIN_SECRET}, key=len, reverse=True)
+            ),
         )
         self.exchanges.append(exchange)
         self.touch(exchange)

@@ -312,3 +312,14 @@ def test_a_shutdown_ends_the_event_feed() -> None:
         took = time.monotonic() - started
     assert took < 3
     assert all(not line or line.startswith(":") for line in rest)
+
+
+def test_a_short_token_does_not_redact_ordinary_text() -> None:
+    with FakeGemini() as fake, serving_app(inspecting(fake, client_tokens=("t",))) as (url, _):
+        body = {"model": MODEL, "messages": HELLO, "stream": True}
+        auth = {"authorization": "Bearer t"}
+        assert httpx.post(f"{url}{CHAT}", json=body, headers=auth).status_code == 200
+        r = httpx.get(f"{url}/inspect/exchanges/1.json", headers=auth)
+    cassette = read_cassette(r.content)
+    assert cassette["request"]["body"]["contents"][0]["parts"][0]["text"] == "Say good morning."
+    assert "streamGenerateContent" in cassette["request"]["path"]
