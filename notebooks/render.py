@@ -29,9 +29,9 @@ from nbclient import NotebookClient
 HERE = Path(__file__).resolve().parent
 PAGES = HERE.parent / "docs" / "notebooks"
 KERNEL = "rxgem-notebooks"
-LIVE = {"02_tool_call_slots.ipynb", "03_live_stream.ipynb", "04_rich_content.ipynb"}
-"""Notebooks whose outputs differ between runs: 03 is drawn on wall-clock time, 04 shows
-chunks with the ids a ``Converter`` draws at random, 02's side-by-side HTML varies too."""
+LIVE = {"03_live_stream.ipynb"}
+"""Notebooks whose outputs differ between runs: 03 streams over HTTP and shows when each
+piece arrived, by the wall clock."""
 
 ADDRESS = re.compile(r" at 0x[0-9a-f]+>")
 """An object's address in its default repr, different on every run."""
