@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from copy import deepcopy
 from os import PathLike
 from pathlib import Path
 from typing import Any, Final
@@ -189,9 +190,44 @@ def _summary(results: Sequence[tuple[str, Any]]) -> str:
 # --------------------------------------------------------------------------- generateContent
 
 
+def _candidate_count(request: Mapping[str, Any]) -> int:
+    config = request.get("generationConfig")
+    count = config.get("candidateCount", 1) if isinstance(config, Mapping) else 1
+    return count if isinstance(count, int) and count > 1 else 1
+
+
+def _fan_out(sse: bytes, count: int) -> bytes:
+    """``sse`` with each candidate answered ``count`` times, as Gemini does for
+    ``candidateCount``: candidate ``i`` gets its ``index``, its parts and finish, and its
+    first answer text starts with ``Answer {i + 1}:`` so the candidates differ."""
+    out: list[bytes] = []
+    started: set[int] = set()
+    for line in sse.splitlines():
+        if not line.startswith(b"data:"):
+            continue
+        data = json.loads(line[5:])
+        if data.get("candidates"):
+            (one,) = data["candidates"]
+            data["candidates"] = [{**deepcopy(one), "index": i} for i in range(count)]
+            for i, candidate in enumerate(data["candidates"][1:], start=1):
+                for part in (candidate.get("content") or {}).get("parts") or ():
+                    if "text" in part and not part.get("thought") and i not in started:
+                        part["text"] = f"Answer {i + 1}: {part['text']}"
+                        started.add(i)
+        out.append(b"data: " + json.dumps(data, ensure_ascii=False).encode() + b"\r\n\r\n")
+    return b"".join(out)
+
+
 def gemini_scenario(name: str, body: Any, *, model: str) -> bytes:
-    """The ``streamGenerateContent?alt=sse`` body of scenario ``name`` for ``body``."""
+    """The ``streamGenerateContent?alt=sse`` body of scenario ``name`` for ``body``:
+    ``generationConfig.candidateCount`` candidates (one by default)."""
     request = body if isinstance(body, Mapping) else {}
+    sse = _one_candidate(name, request, model=model)
+    count = _candidate_count(request)
+    return sse if count == 1 else _fan_out(sse, count)
+
+
+def _one_candidate(name: str, request: Mapping[str, Any], *, model: str) -> bytes:
 
     def ev(*pieces: Any) -> bytes:
         return event(*pieces, model=model)
@@ -263,9 +299,11 @@ def load_scenario(path: str | PathLike[str]) -> bytes:
 
 
 def merged_response(sse: bytes) -> dict[str, Any]:
-    """The events of an SSE body as one ``generateContent`` response (its parts joined)."""
+    """The events of an SSE body as one ``generateContent`` response (each candidate's
+    parts joined)."""
     merged: dict[str, Any] = {}
-    parts: list[Any] = []
+    candidates: dict[int, dict[str, Any]] = {}
+    parts: dict[int, list[Any]] = {}
     for line in sse.splitlines():
         if not line.startswith(b"data:"):
             continue
@@ -273,12 +311,16 @@ def merged_response(sse: bytes) -> dict[str, Any]:
         if "error" in data:
             return dict(data)  # the caller answers with Google's error status
         for candidate in data.get("candidates") or ():
-            parts.extend((candidate.get("content") or {}).get("parts") or ())
+            index = int(candidate.get("index", 0))
+            parts.setdefault(index, []).extend((candidate.get("content") or {}).get("parts") or ())
             rest = {k: v for k, v in candidate.items() if k != "content"}
-            merged.setdefault("candidates", [{}])[0].update(rest)
+            candidates.setdefault(index, {}).update(rest)
         merged.update({k: v for k, v in data.items() if k != "candidates"})
-    if "candidates" in merged:
-        merged["candidates"][0]["content"] = {"parts": parts, "role": "model"}
+    if candidates:
+        merged["candidates"] = [
+            {**candidates[i], "content": {"parts": parts[i], "role": "model"}}
+            for i in sorted(candidates)
+        ]
     return merged
 
 

@@ -105,6 +105,36 @@ def test_serve_fake_scenario_by_name_and_by_file(tmp_path: Path) -> None:
     assert scripted.choices[0].message.content == "Scripted!"
 
 
+def test_serve_fake_honours_n_and_the_interactions_upstream_refuses_it() -> None:
+    argv = ["--workers", "1", "--fake", "--client-token", TOKEN]
+    with serve_process(*argv, env=OFFLINE) as (url, _), sdk(url) as client:
+        whole = client.chat.completions.create(model=MODEL, messages=ASK, n=2)
+        with client.chat.completions.stream(model=MODEL, messages=ASK, n=2) as stream:
+            streamed = stream.get_final_completion()
+        with client.chat.completions.stream(
+            model=MODEL, messages=ASK, n=2, tools=[WEATHER]
+        ) as stream:
+            called = stream.get_final_completion()
+    with (
+        serve_process(*argv, "--upstream-api", "interactions", env=OFFLINE) as (url, _),
+        sdk(url) as client,
+        pytest.raises(openai.BadRequestError) as refused,
+    ):
+        client.chat.completions.create(model=MODEL, messages=ASK, n=2)
+    for completion in (whole, streamed):
+        first, second = completion.choices
+        assert (first.index, second.index) == (0, 1)
+        assert (first.finish_reason, second.finish_reason) == ("stop", "stop")
+        assert first.message.content
+        assert second.message.content == f"Answer 2: {first.message.content}"
+    assert [c.finish_reason for c in called.choices] == ["tool_calls", "tool_calls"]
+    assert [len(c.message.tool_calls or []) for c in called.choices] == [1, 1]
+    assert refused.value.status_code == 400
+    assert "n: 1" in refused.value.message
+    assert isinstance(refused.value.body, dict)
+    assert refused.value.body.get("param") == "n"
+
+
 def run_cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("GEMINI_API_KEY", "GOOGLE_API_KEY")}
     return subprocess.run(

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from rxgem import Converter, RxGemError
+from rxgem import Converter, RxGemError, samples
 from rxgem.testing import (
     SCENARIOS,
     FakeGemini,
@@ -313,3 +313,53 @@ def test_a_bad_scenario_is_refused_at_once(tmp_path: Path) -> None:
         FakeGemini(scenario=tmp_path / "bad.json")
     with pytest.raises(ValueError, match="scenarios: text, thinking, tool-call"):
         FakeGemini(scenario="no-such-scenario")
+
+
+# -------------------------------------------------------------------- candidateCount
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_candidate_count_gives_that_many_candidates(name: str) -> None:
+    body = {"contents": [HI], "tools": TOOLS, "generationConfig": {"candidateCount": 3}}
+    sse = gemini_scenario(name, body, model=MODEL)
+    genai = pytest.importorskip("google.genai.types")
+    for event in sse_json(sse):
+        if "error" not in event:
+            genai.GenerateContentResponse.model_validate(event)
+    chunks, error = chunks_of(sse)
+    if EXPECTED[name][1] is None and name != "blocked":
+        assert error is None
+        result = assert_openai_stream(chunks, tools=["get_weather"])
+        choices = result["choices"]
+        assert [c["index"] for c in choices] == [0, 1, 2]
+        assert {c["finish_reason"] for c in choices} == {EXPECTED[name][0]}
+        contents = [c["message"].get("content") for c in choices]
+        if contents[0]:
+            assert "Answer 2: " in contents[1]
+            assert contents[1].replace("Answer 2: ", "") == contents[0]
+            assert len(set(contents)) == 3
+        if name in ("tool-call", "parallel-calls"):
+            for choice in choices:
+                assert len(choice["message"]["tool_calls"]) == (1 if name == "tool-call" else 2)
+
+
+def test_candidate_count_is_answered_by_generate_content_too() -> None:
+    body = {"contents": [HI], "generationConfig": {"candidateCount": 2}}
+    with FakeGemini(strict=True) as fake:
+        whole = post(fake, body, stream=False).json()
+        one = post(fake, {"contents": [HI]}, stream=False).json()
+    genai = pytest.importorskip("google.genai.types")
+    answer = genai.GenerateContentResponse.model_validate(whole)
+    assert [c.index for c in answer.candidates or ()] == [0, 1]
+    texts = ["".join(p.text or "" for p in c.content.parts or ()) for c in answer.candidates or ()]
+    assert texts[1] == f"Answer 2: {texts[0]}"
+    assert [c.finish_reason for c in answer.candidates or ()] == ["STOP", "STOP"]
+    assert len(one["candidates"]) == 1
+
+
+def test_scripts_and_files_keep_their_candidates(tmp_path: Path) -> None:
+    path = tmp_path / "one.sse"
+    path.write_bytes(samples.read("text"))
+    body = {"contents": [HI], "generationConfig": {"candidateCount": 2}}
+    with FakeGemini(scenario=path) as fake:
+        assert post(fake, body).content == samples.read("text")
