@@ -265,6 +265,8 @@ def _sync_connections(
                         if run.cancelled.is_set():
                             return
                         whole = session.framer.feed(chunk)
+                        if tape is not None and session.framer.finished:
+                            tape.complete = True  # the consumer may stop at the end event
                         if whole:
                             observer.on_next(whole)
                         if session.framer.failure is not None:
@@ -332,6 +334,8 @@ async def _async_connections(
                         if tape is not None:
                             tape.add(chunk)
                         whole = session.framer.feed(chunk)
+                        if tape is not None and session.framer.finished:
+                            tape.complete = True  # the consumer may stop at the end event
                         if whole:
                             observer.on_next(whole)
                         if session.framer.failure is not None:
