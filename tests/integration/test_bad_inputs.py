@@ -94,6 +94,10 @@ def test_corpus_case_through_the_cli(
 ) -> None:
     code = cli.main(["convert", str(CORPUS / f"{name}.bin")])
     out, err = capsysbinary.readouterr()
+    if name == "openai_stream_fed_back":  # a usage error: the file is already OpenAI output
+        assert (code, out) == (2, b"")
+        assert b"already OpenAI output" in err
+        return
     assert code == 1
     assert err.startswith(b"rxgem: error: ")
     assert err.count(b"\n") == 1

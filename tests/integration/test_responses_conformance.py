@@ -207,11 +207,15 @@ def test_every_signature_rides_in_encrypted_content_when_asked(name: str) -> Non
     except Exception as error:
         events += getattr(error, "chunks", [])
     response = events[-1].to_dict()["response"]
+    placed = converter.placed  # signatures standing in their place: their own items
     carried = [
         item["encrypted_content"]
         for item in response["output"]
-        if item["type"] == "reasoning" and "encrypted_content" in item
+        if item["type"] == "reasoning" and "encrypted_content" in item and item["id"] not in placed
     ]
+    for item in response["output"]:
+        if item["id"] in placed:
+            assert decode_signatures(item["encrypted_content"]) == placed[item["id"]]
     if response["output"]:  # the reasoning item first, before what its signatures sign
         assert response["output"][0]["type"] == "reasoning"
     if not converter.signatures:

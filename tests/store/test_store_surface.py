@@ -26,6 +26,7 @@ STORE = {
     "Order",
     "open_store",
     "default_path",
+    "store_location",
     # the backends
     "SQLiteStore",
     "RedisStore",
