@@ -45,16 +45,27 @@ class BodyRun(abc.DisposableBase):
         try:
             if self.disposed:
                 return
-            pieces = iter(self.body)
+            # Only the iterable's own errors are sent with on_error. What an observer
+            # raises propagates to whatever runs the loop (subscribe()'s caller on the
+            # trampoline, else the scheduler), as from_iterable does: sent back down as
+            # on_error, it would reach observers already stopped and vanish.
+            try:
+                pieces = iter(self.body)
+            except Exception as error:
+                observer.on_error(error)
+                return
             while not self.disposed:
                 try:
                     piece = next(pieces)
                 except StopIteration:
-                    observer.on_completed()
+                    break
+                except Exception as error:
+                    observer.on_error(error)
                     return
                 observer.on_next(piece)
-        except Exception as error:  # the iterable, or an observer, raised: as from_iterable
-            observer.on_error(error)
+            else:
+                return  # disposed of
+            observer.on_completed()
         finally:
             self.observer = None  # no cycle through an observer that holds this run
             if isinstance(pieces, GeneratorType):  # a no-op when it ran to its end
@@ -112,9 +123,11 @@ def from_body(
     Disposal is checked before each piece is read: ``take(n)`` or ``[DONE]``
     downstream, or ``dispose()``, stops reading, and a generator is closed when the
     loop ends. If reading the iterable raises, the error is sent with ``on_error``
-    after every piece before it; an error raised by an observer's ``on_next`` is
-    sent the same way (as ``from_iterable`` does). A list can be subscribed to many
-    times; a generator is read once.
+    after every piece before it. An error raised by an observer is not caught: it
+    propagates to what runs the loop (``subscribe()``'s caller on the trampoline,
+    else the scheduler), as ``from_iterable`` does since reactivex 6.1.1, and so
+    does a stream's error that reaches a subscriber without ``on_error``. A list
+    can be subscribed to many times; a generator is read once.
 
     Raises:
         TypeError: at call time, for a ``str`` (encode it first).

@@ -21,7 +21,7 @@ from reactivex import operators as ops
 from reactivex.scheduler import CurrentThreadScheduler
 from reactivex.testing import ReactiveTest, TestScheduler
 
-from rxgem import samples
+from rxgem import GeminiAPIError, samples
 from rxgem.core import SSEEvent
 from rxgem.operators import decode_sse, from_body, gemini_to_openai, pipeline_stages
 from rxgem.operators._core_operator import core_operator
@@ -119,19 +119,128 @@ def test_an_iterable_that_cannot_be_iterated_is_an_error() -> None:
     assert isinstance(error, OSError)
 
 
-def test_an_observer_that_raises_gets_the_error_as_from_iterable_does() -> None:
-    def run(source: Observable[bytes]) -> list[Notification]:
+Outcome = tuple[list[Notification], tuple[type[BaseException], tuple[Any, ...]] | None]
+
+
+def raising(
+    source: Observable[Any],
+    on_next: Callable[[Any], None],
+    on_error: Callable[[Exception], None] | None = None,
+    on_completed: Callable[[], None] | None = None,
+    *,
+    scheduler: TestScheduler | None = None,
+) -> tuple[type[BaseException], tuple[Any, ...]] | None:
+    """What ``subscribe`` (or, with ``scheduler``, running it) raises, if anything."""
+    try:
+        source.subscribe(on_next, on_error, on_completed, scheduler=scheduler)
+        if scheduler is not None:
+            scheduler.start()
+    except Exception as error:
+        return type(error), error.args
+    return None
+
+
+def faulty(source: Observable[Any], fail_on: Any, *, with_on_error: bool) -> Outcome:
+    """A subscriber whose ``on_next`` raises on ``fail_on``: what it saw, what was raised."""
+    seen: list[Notification] = []
+
+    def take(value: Any) -> None:
+        seen.append(("next", value))
+        if value == fail_on:
+            raise ValueError("consumer failed")
+
+    def error(e: Exception) -> None:
+        seen.append(("error", type(e)))
+
+    raised = raising(source, take, error if with_on_error else None)
+    return seen, raised
+
+
+@pytest.mark.parametrize("with_on_error", [True, False])
+def test_an_observer_that_raises_gets_the_error_as_from_iterable_does(with_on_error: bool) -> None:
+    pieces = [b"a", b"b", b"c"]
+    light = faulty(from_body(pieces), b"b", with_on_error=with_on_error)
+    assert light == faulty(reactivex.from_iterable(pieces), b"b", with_on_error=with_on_error)
+    assert light[1] is not None  # never silent: the error reaches the subscriber's caller
+    assert CurrentThreadScheduler.singleton().schedule_required()  # the trampoline recovered
+
+
+@pytest.mark.parametrize("with_on_error", [True, False])
+def test_an_observer_that_raises_under_a_core_operator_as_from_iterable(
+    with_on_error: bool,
+) -> None:
+    pieces = [b"data: 1\n\n", b"data: 2\n\n", b"data: 3\n\n"]
+
+    def run(source: Observable[bytes]) -> Outcome:
+        return faulty(source.pipe(decode_sse()), msg("2"), with_on_error=with_on_error)
+
+    light = run(from_body(pieces))
+    assert light == run(reactivex.from_iterable(pieces))
+    assert light[1] is not None
+
+
+def test_an_observer_that_raises_on_completion_as_from_iterable() -> None:
+    def done() -> None:
+        raise ValueError("consumer failed at the end")
+
+    def run(source: Observable[bytes]) -> tuple[type[BaseException], tuple[Any, ...]] | None:
+        return raising(source, lambda _: None, None, done)
+
+    assert run(from_body([b"a"])) == run(reactivex.from_iterable([b"a"])) is not None
+    direct = from_body([b"data: 1\n\n"]).pipe(decode_sse())
+    plain = reactivex.from_iterable([b"data: 1\n\n"]).pipe(decode_sse())
+    assert run(direct) == run(plain) is not None
+
+
+def test_an_observer_that_raises_on_a_scheduler_as_from_iterable() -> None:
+    def fail(_: Any) -> None:
+        raise ValueError("consumer failed")
+
+    light = raising(from_body([b"a"]), fail, scheduler=TestScheduler())
+    assert light == raising(reactivex.from_iterable([b"a"]), fail, scheduler=TestScheduler())
+    assert light is not None
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_a_subscriber_without_on_error_gets_what_from_iterable_gives(name: str) -> None:
+    # a stream's error (error_mid_stream: GeminiAPIError) is raised to the subscriber's
+    # caller, as on from_iterable; never dropped
+    pieces = split(samples.read(name), 97)
+
+    def run(source: Observable[bytes]) -> Outcome:
         seen: list[Notification] = []
+        operator = gemini_to_openai(id_factory=counter_ids(), clock=lambda: CLOCK)
+        raised = raising(source.pipe(operator), lambda c: seen.append(("next", c.to_dict())))
+        return seen, raised
 
-        def take(value: bytes) -> None:
-            seen.append(("next", value))
-            if value == b"b":
-                raise ValueError("consumer failed")
+    assert run(from_body(pieces)) == run(reactivex.from_iterable(pieces))
 
-        source.subscribe(take, lambda e: seen.append(("error", type(e))))
-        return seen
 
-    assert run(from_body([b"a", b"b", b"c"])) == run(reactivex.from_iterable([b"a", b"b", b"c"]))
+def test_the_issue_s_error_mid_stream_is_raised_not_dropped() -> None:
+    printed: list[Any] = []
+    stream = from_body([samples.read("error_mid_stream")]).pipe(gemini_to_openai(model="m"))
+    with pytest.raises(GeminiAPIError):
+        stream.subscribe(printed.append)
+    assert printed  # the chunks before the error, then the error
+
+
+def test_a_source_error_without_on_error_is_raised_as_from_iterable() -> None:
+    class Broken:
+        def __iter__(self) -> Iterator[bytes]:
+            raise OSError("no body")
+
+    def body() -> Iterator[bytes]:
+        yield b"a"
+        raise ConnectionResetError("reset")
+
+    def run(source: Observable[bytes]) -> Outcome:
+        seen: list[Notification] = []
+        return seen, raising(source, lambda piece: seen.append(("next", piece)))
+
+    for make in (Broken, body):
+        light = run(from_body(make()))
+        assert light == run(reactivex.from_iterable(make()))
+        assert light[1] is not None
 
 
 def test_take_stops_reading_and_closes_the_generator() -> None:
