@@ -21,7 +21,7 @@ from ._admission import Admission, Drain, install_drain_signal
 from ._chat import ChatRoutes
 from ._handling import Handling, HostGuard, exception_handlers
 from ._hosts import HostCheck
-from ._inspect_page import InspectorGate
+from ._inspect_page import OFF_ROUTES, InspectorGate
 from ._inspector import Inspector
 from ._labels import (
     CANCEL_ROUTE,
@@ -144,6 +144,8 @@ def create_app(settings: ServerSettings, *, telemetry: Telemetry | None = None) 
         Route(HEALTHZ_ROUTE, probes.healthz, methods=["GET"]),
         Route(READYZ_ROUTE, probes.readyz, methods=["GET"]),
     ]
+    if inspector is None:  # a newcomer's /inspect says how to turn it on
+        routes.extend(OFF_ROUTES)
     if telemetry is None:
         telemetry = Telemetry(metrics=settings.metrics)
     if telemetry.metrics:

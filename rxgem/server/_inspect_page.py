@@ -16,29 +16,38 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import re
+import secrets
 import time
 from collections.abc import Callable
 from typing import Any, Final
-from urllib.parse import parse_qsl, quote, unquote
+from urllib.parse import parse_qsl
 
 import msgspec
 from reactivex import Observable, abc
 from reactivex.disposable import CompositeDisposable
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ._access import access_record
 from ._admission import Drain
 from ._auth import authorize
-from ._errors import ErrorReply, unauthorized
+from ._errors import ErrorReply, not_found, unauthorized
 from ._handling import reply_response
 from ._inspect_assets import PAGE, SCRIPT
-from ._inspector import Exchange, Inspector, redact, serving_request
+from ._inspect_session import SESSION_SECONDS, Sessions
+from ._inspector import Exchange, Inspector, serving_request
 from ._settings import ServerSettings
 
-__all__ = ["INSPECT_PATH", "InspectorGate", "draw"]
+__all__ = ["INSPECT_PATH", "OFF_ROUTES", "InspectorGate", "draw"]
 
 INSPECT_PATH: Final = "/inspect"
 _COOKIE: Final = "rxgem_inspect"
+_EXCHANGE: Final = re.compile(r"/exchanges/([0-9]{1,12})\.json")
+"""An exchange's download, after ``/inspect`` (ASCII digits only: ``int()`` takes any
+Unicode digit, and refuses more than 4,300 of them)."""
 _WAKE: Final = 1.0
 """Seconds the feed waits for news before it sends a comment (and sees a shutdown)."""
 _THROTTLE: Final = 0.1
@@ -58,6 +67,19 @@ _HEADERS: Final = [
 ]
 
 
+async def _off(request: Request) -> Response:
+    """What ``/inspect`` says on a server without the inspector: how to turn it on."""
+    reply = not_found(
+        "the live inspector is off on this server: start it with rxgem serve --inspect"
+        " (or RXGEM_INSPECT=1), then open /inspect"
+    )
+    return reply_response(reply, access_record(request.scope))
+
+
+OFF_ROUTES: Final = (Route(INSPECT_PATH, _off), Route(INSPECT_PATH + "/{rest:path}", _off))
+"""The routes of a server without the inspector under ``/inspect`` (any method)."""
+
+
 def draw(exchange: Exchange, options: dict[str, Any]) -> str:
     """The marble diagram (SVG) of the exchange's response bytes so far, replayed
     through the stages of its route (``options``: the server's pipeline options).
@@ -70,8 +92,9 @@ def draw(exchange: Exchange, options: dict[str, Any]) -> str:
     from ..operators import pipeline_stages, responses_stages
     from ..viz import Recorder
 
+    # redacted joined, all of them: a secret may straddle two pieces, or the 40th's end
     pieces = exchange.pieces[:DRAWN_PIECES]
-    redacted = [redact(piece, exchange.secrets) for _, piece in pieces]
+    redacted = [piece for piece in exchange.response_pieces()[:DRAWN_PIECES] if piece]
     if not redacted or exchange.status != 200:
         return ""
     made: dict[str, Any] = {
@@ -159,6 +182,7 @@ class InspectorGate:
         self.inspector = inspector
         self.settings = settings
         self.chat_options, self.responses_options = options
+        self.sessions = Sessions(secrets.token_bytes(32))
         # loaded now, not while the first exchange waits to be drawn
         importlib.import_module("rxgem.viz")
         importlib.import_module("reactivex.testing")
@@ -175,16 +199,20 @@ class InspectorGate:
             return
         await self.inspect(scope, receive, send)
 
-    def _token(self, scope: Scope) -> str | None:
+    def _allowed(self, scope: Scope) -> bool:
+        """Whether the request carries a client token, or a session cookie of this server."""
         headers: dict[bytes, bytes] = dict(scope["headers"])
         authorization = headers.get(b"authorization")
         if authorization:
-            return authorization.decode("latin-1")
+            token = authorization.decode("latin-1")
+            return not isinstance(authorize(token, self.settings), ErrorReply)
+        if self.settings.auth_mode == "open":
+            return True
         for part in headers.get(b"cookie", b"").decode("latin-1").split(";"):
             name, _, value = part.strip().partition("=")
-            if name == _COOKIE and value:
-                return "Bearer " + unquote(value)
-        return None
+            if name == _COOKIE and self.sessions.valid(value):
+                return True
+        return False
 
     async def inspect(self, scope: Scope, receive: Receive, send: Send) -> None:
         path: str = scope["path"]
@@ -198,8 +226,10 @@ class InspectorGate:
             if isinstance(allowed, ErrorReply):
                 await self.refuse(scope, receive, send)
                 return
-            cookie = f"{_COOKIE}={quote(query['token'], safe='')}; Path={INSPECT_PATH};"
-            cookie += " HttpOnly; SameSite=Strict"
+            # a session, never the token: cookies ignore ports, so every service on
+            # this host under /inspect gets the cookie
+            cookie = f"{_COOKIE}={self.sessions.issue()}; Path={INSPECT_PATH};"
+            cookie += f" Max-Age={SESSION_SECONDS}; HttpOnly; SameSite=Strict"
             await _send(
                 send,
                 303,
@@ -208,7 +238,7 @@ class InspectorGate:
                 [(b"location", INSPECT_PATH.encode()), (b"set-cookie", cookie.encode())],
             )
             return
-        if isinstance(authorize(self._token(scope), self.settings), ErrorReply):
+        if not self._allowed(scope):
             await self.refuse(scope, receive, send)
             return
         if path == INSPECT_PATH:
@@ -217,8 +247,8 @@ class InspectorGate:
             await _send(send, 200, b"text/javascript; charset=utf-8", SCRIPT)
         elif path == INSPECT_PATH + "/events":
             await _until_disconnect(self.feed(send), receive)
-        elif path.startswith(INSPECT_PATH + "/exchanges/"):
-            await self.download(path.rsplit("/", 1)[1], send)
+        elif match := _EXCHANGE.fullmatch(path, len(INSPECT_PATH)):
+            await self.download(int(match.group(1)), send)
         else:
             await _send(send, 404, b"text/plain", b"not found")
 
@@ -229,9 +259,8 @@ class InspectorGate:
         )
         await reply_response(reply, access_record(scope))(scope, receive, send)
 
-    async def download(self, name: str, send: Send) -> None:
-        number = name.removesuffix(".json")
-        exchange = self.inspector.find(int(number)) if number.isdigit() else None
+    async def download(self, number: int, send: Send) -> None:
+        exchange = self.inspector.find(number)
         if exchange is None:
             await _send(send, 404, b"text/plain", b"no such exchange (it may have been dropped)")
             return

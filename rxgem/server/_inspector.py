@@ -14,9 +14,10 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import itertools
+import re
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -27,7 +28,7 @@ import msgspec
 
 from ..transport import cassette_json
 
-__all__ = ["REDACTED", "Exchange", "Inspector", "redact", "serving_request"]
+__all__ = ["REDACTED", "Exchange", "Inspector", "redact", "redact_pieces", "serving_request"]
 
 REDACTED: Final = b"[redacted]"
 _SECRET_HEADERS: Final = ("x-goog-api-key", "authorization", "cookie")
@@ -35,6 +36,8 @@ _SECRET_QUERY: Final = frozenset({"key", "access_token", "token"})
 MIN_SECRET: Final = 8
 """Secrets shorter than this are not searched for in bodies: they would match ordinary
 text everywhere (a token ``t``); the headers that carry them are never kept anyway."""
+_MIN_TAIL: Final = 4
+"""The shortest start of a secret hidden where kept bytes end before the data does."""
 
 serving_request: contextvars.ContextVar[tuple[str, str]] = contextvars.ContextVar(
     "rxgem_inspected_request"
@@ -49,6 +52,56 @@ def redact(data: bytes, secrets: Iterable[bytes]) -> bytes:
         if secret:
             data = data.replace(secret, REDACTED)
     return data
+
+
+def redact_pieces(
+    pieces: Sequence[bytes], secrets: Sequence[bytes], *, cut: bool = False
+) -> list[bytes]:
+    """``pieces`` joined, each secret replaced by ``[redacted]``, and cut again where they
+    were: a secret split across pieces is found whole, and a cut inside one moves to the
+    end of its ``[redacted]`` (the piece after it may be left empty).
+
+    ``cut``: the bytes end before the data does (kept bytes of a longer or unfinished
+    stream), so a start of a secret at their end (4 bytes or more) is hidden too.
+    """
+    joined = b"".join(pieces)
+    if not secrets:
+        return list(pieces)
+    ordered = sorted(secrets, key=len, reverse=True)  # the longest where two start alike
+    pattern = re.compile(b"|".join(re.escape(secret) for secret in ordered))
+    spans = [match.span() for match in pattern.finditer(joined)]
+    if cut:
+        tail = _secret_start(joined, spans[-1][1] if spans else 0, ordered)
+        if tail < len(joined):
+            spans.append((tail, len(joined)))
+    redacted: list[bytes] = []
+    done = 0
+    index = 0
+    for end in itertools.accumulate(len(piece) for piece in pieces):
+        piece = bytearray()
+        while index < len(spans) and spans[index][0] < end:
+            start, stop = spans[index]
+            piece += joined[done:start] + REDACTED
+            done = stop
+            index += 1
+        if done < end:
+            piece += joined[done:end]
+            done = end
+        redacted.append(bytes(piece))
+    return redacted
+
+
+def _secret_start(data: bytes, after: int, secrets: Sequence[bytes]) -> int:
+    """Where the longest end of ``data`` (past ``after``) that begins a secret starts,
+    else ``len(data)``."""
+    found = len(data)
+    for secret in secrets:
+        first = max(after, len(data) - len(secret) + 1)
+        for start in range(first, len(data) - _MIN_TAIL + 1):
+            if start < found and secret.startswith(data[start:]):
+                found = start
+                break
+    return found
 
 
 def _url(url: httpx.URL) -> str:
@@ -104,12 +157,18 @@ class Exchange:
     def truncated(self) -> bool:
         return self.size > self.kept or self.body_size > len(self.body)
 
+    def response_pieces(self) -> list[bytes]:
+        """The kept response pieces, redacted together (:func:`redact_pieces`)."""
+        cut = not self.done or self.size > self.kept
+        return redact_pieces([piece for _, piece in self.pieces], self.secrets, cut=cut)
+
     def response_bytes(self) -> bytes:
         """The kept response bytes, redacted."""
-        return redact(b"".join(piece for _, piece in self.pieces), self.secrets)
+        return b"".join(self.response_pieces())
 
     def request_bytes(self) -> bytes:
-        return redact(self.body, self.secrets)
+        cut = self.body_size > len(self.body)
+        return b"".join(redact_pieces([self.body], self.secrets, cut=cut))
 
     def cassette(self) -> dict[str, Any]:
         """The exchange as a cassette (:func:`rxgem.transport.cassette_json`: the format
@@ -120,7 +179,7 @@ class Exchange:
             upstream="interactions" if "/interactions" in self.url else "generate-content",
             method=self.method,
             url=self.url,
-            request_body=self.body or None,
+            request_body=self.request_bytes() or None,
             status=self.status or 0,
             content_type=self.content_type or None,
             response=self.response_bytes(),

@@ -118,7 +118,8 @@ def test_a_query_token_becomes_a_strict_http_only_cookie() -> None:
         assert {"HttpOnly", "SameSite=Strict", "Path=/inspect"} <= {
             part.strip() for part in cookie.split(";")
         }
-        page = httpx.get(f"{url}/inspect", cookies={"rxgem_inspect": TOKEN})
+        session = r.cookies["rxgem_inspect"]
+        page = httpx.get(f"{url}/inspect", cookies={"rxgem_inspect": session})
     assert wrong.status_code == 401
     assert "set-cookie" not in wrong.headers
     assert page.status_code == 200
