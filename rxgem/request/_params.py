@@ -21,6 +21,7 @@ from .schema._to_gemini import SchemaTarget, to_gemini_schema
 
 __all__ = [
     "BUDGETS",
+    "MAX_CANDIDATES",
     "SchemaWarning",
     "Unsupported",
     "UnsupportedFieldError",
@@ -36,6 +37,9 @@ __all__ = [
 ]
 
 Unsupported: TypeAlias = Literal["error", "warn"]
+
+MAX_CANDIDATES = 8
+"""The most candidates (``n``, Gemini's ``candidateCount``) Gemini makes per request."""
 JSONObject = dict[str, Any]
 
 
@@ -120,6 +124,15 @@ def generation_config(body: JSONObject, policy: Unsupported) -> JSONObject:
         value = _number(body, key, (int,))
         if value is not None:
             config[wire] = value
+    n = config.get("candidateCount")
+    if n is not None and not 1 <= n <= MAX_CANDIDATES:
+        # each candidate is a whole answer held and converted: Gemini's own bound, checked
+        # before asking (the value is not repeated: it may be thousands of digits)
+        raise InvalidRequestError(
+            f"must be from 1 to {MAX_CANDIDATES}: Gemini makes at most {MAX_CANDIDATES}"
+            " candidates per request",
+            where="n",
+        )
     if body.get("logprobs") is not None:
         if type(body["logprobs"]) is not bool:
             raise InvalidRequestError("must be a boolean", where="logprobs")

@@ -34,7 +34,7 @@ from ._gemini_builders import (
     thought,
     usage,
 )
-from ._gemini_validation import gemini_request_problems, invalid_argument
+from ._gemini_validation import candidate_count_problems, gemini_request_problems, invalid_argument
 from ._interaction_script import (
     FakeInteraction,
     call_step,
@@ -400,12 +400,13 @@ class Scenarios:
         if model.removeprefix("models/") not in self._models:
             return google_error(404, f"models/{model} is not found for API version v1beta.")
         problems = gemini_request_problems(raw, model=model) if strict else []
-        if problems:
-            return FakeResponse(status=400, error=invalid_argument(problems))
         try:
             body = json.loads(raw)
         except ValueError:
             body = None  # answered as text, as before scenarios (strict mode refuses it)
+        problems = problems or candidate_count_problems(body)
+        if problems:
+            return FakeResponse(status=400, error=invalid_argument(problems))
         if self._file is not None:
             sse = self._file
         else:

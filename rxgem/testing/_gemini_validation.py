@@ -46,8 +46,15 @@ import re
 from collections.abc import Sequence
 from typing import Any, Final
 
-__all__ = ["gemini_request_problems", "invalid_argument"]
+__all__ = [
+    "MAX_CANDIDATES",
+    "candidate_count_problems",
+    "gemini_request_problems",
+    "invalid_argument",
+]
 
+MAX_CANDIDATES: Final = 8
+"""The most candidates (``candidateCount``) Gemini makes for one request."""
 _MAJOR: Final = re.compile(r"(?:models/)?gemini-(\d+)")
 _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]{0,63}")
 _TYPES: Final = frozenset(
@@ -148,10 +155,35 @@ def gemini_request_problems(body: Any, *, model: str) -> list[str]:
     found = _MAJOR.match(model)
     major = int(found.group(1)) if found else None
     for stage in (_parse_stage, _field_stage, _conversation_stage):
-        problems = stage(body, major)
+        problems = candidate_count_problems(body) if stage is _conversation_stage else []
+        problems = problems or stage(body, major)
         if problems:
             return problems
     return []
+
+
+def candidate_count_problems(body: Any) -> list[str]:
+    """What Gemini says of a ``generationConfig.candidateCount`` outside 1 to
+    :data:`MAX_CANDIDATES` (``[]``: nothing): its range sentence (worded like Vertex AI's;
+    no capture of the Gemini API's was at hand), or for a value no ``int32`` holds, the
+    parser's complaint. FakeGemini checks this even when not strict: it answers every
+    candidate asked for, and a fake must not make more than Gemini would."""
+    config = _dict(_dict(body).get("generationConfig"))
+    count = config.get("candidateCount", config.get("candidate_count"))
+    if type(count) is not int or 1 <= count <= MAX_CANDIDATES:
+        return []
+    if not -(2**31) <= count < 2**31:
+        shown = str(count)
+        shown = shown if len(shown) <= 24 else f"{shown[:20]}..."
+        return [
+            "Invalid JSON payload received. Invalid value at"
+            f" 'generation_config.candidate_count' (TYPE_INT32), {shown}"
+        ]
+    return [
+        f"Unable to submit request because it has a candidateCount value of {count} but the"
+        f" supported range is from 1 (inclusive) to {MAX_CANDIDATES + 1} (exclusive). Update"
+        " the value and try again."
+    ]
 
 
 def invalid_argument(problems: Sequence[str]) -> dict[str, Any]:

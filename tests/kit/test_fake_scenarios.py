@@ -16,6 +16,7 @@ from rxgem.testing import (
     FakeResponse,
     assert_openai_stream,
     choose_scenario,
+    gemini_request_problems,
     schema_value,
 )
 from rxgem.testing._fake_scenarios import gemini_scenario, interaction_scenario
@@ -363,3 +364,29 @@ def test_scripts_and_files_keep_their_candidates(tmp_path: Path) -> None:
     body = {"contents": [HI], "generationConfig": {"candidateCount": 2}}
     with FakeGemini(scenario=path) as fake:
         assert post(fake, body).content == samples.read("text")
+
+
+@pytest.mark.parametrize(
+    "count", [9, 1_000_000, int("9" * 4000), -1], ids=["9", "1e6", "4000digits", "-1"]
+)
+@pytest.mark.parametrize("stream", [True, False])
+def test_candidate_count_beyond_geminis_range_is_googles_400(count: int, stream: bool) -> None:
+    body = {"contents": [HI], "generationConfig": {"candidateCount": count}}
+    with FakeGemini() as fake:
+        refused = post(fake, body, stream=stream)
+    assert refused.status_code == 400
+    error = refused.json()["error"]
+    assert (error["code"], error["status"]) == (400, "INVALID_ARGUMENT")
+    if abs(count) < 2**31:
+        assert f"candidateCount value of {count} " in error["message"]
+        assert "from 1 (inclusive) to 9 (exclusive)" in error["message"]
+    else:  # Google's parser refuses what no int32 holds
+        assert "'generation_config.candidate_count' (TYPE_INT32)" in error["message"]
+    assert len(refused.content) < 2000
+
+
+def test_candidate_count_beyond_geminis_range_is_refused_by_the_strict_check_too() -> None:
+    body = {"contents": [HI], "generationConfig": {"candidateCount": 9}}
+    problems = gemini_request_problems(body, model=MODEL)
+    assert len(problems) == 1
+    assert "candidateCount" in problems[0]

@@ -283,6 +283,8 @@ def test_a_field_without_counterpart_is_an_error_or_with_warn_a_warning(field: s
         ({"temperature": math.nan}, "temperature"),  # JSON has none: it is never sent
         ({"top_p": math.inf}, "top_p"),
         ({"n": 1.5}, "n"),
+        ({"n": 0}, "n"),
+        ({"n": 9}, "n"),  # Gemini makes at most 8 candidates
         ({"stop": ["a", "b", "c", "d", "e", "f"]}, "stop"),
         ({"reasoning_effort": "extreme"}, "reasoning_effort"),
         ({"model": ""}, "model"),
