@@ -19,7 +19,6 @@ import argparse
 import contextlib
 import copy
 import ipaddress
-import json
 import os
 import socket
 import sys
@@ -35,6 +34,7 @@ from ..server import (
     UPSTREAM_CLIENTS,
     ServerSettings,
     SettingsError,
+    settings_env,
     settings_from_env,
 )
 from ._fake import add_fake_scenario, fake_gemini
@@ -313,56 +313,26 @@ def _fail(message: str) -> int:
     return 2
 
 
+_FLAG_OF: Final = {
+    "client_tokens": "client_token",
+    "cors_origins": "cors_origin",
+    "allowed_hosts": "allowed_host",
+}
+"""The settings whose flag is named in the singular (each is repeatable)."""
+
+
 def _environment(args: argparse.Namespace) -> dict[str, str]:
-    """The settings' environment variables the arguments set."""
-    env: dict[str, str] = {}
-    given = {
-        "upstream": args.upstream,
-        "api_key": args.api_key,
-        "access_token": args.access_token,
-        "log_level": args.log_level,
-        "upstream_client": args.upstream_client,
-        "upstream_api": args.upstream_api,
-        "keep_alive": None if args.keep_alive is None else repr(args.keep_alive),
-    }
-    for name, *_ in (*_LIMITS, *_STORE_LIMITS, *_INSPECT_LIMITS):
-        value = getattr(args, name)
-        given[name] = None if value is None else repr(value)
-    for name, value in given.items():
-        if value is not None:
-            env[ENV[name]] = value
-    if args.cors_origin:
-        env[ENV["cors_origins"]] = ",".join(args.cors_origin)
-    if args.allowed_host:
-        if any("," in host for host in args.allowed_host):
-            raise SettingsError("an allowed host cannot contain a comma")
-        env[ENV["allowed_hosts"]] = ",".join(args.allowed_host)
-    if args.metrics:
-        env[ENV["metrics"]] = "1"
-    if args.interactions_store:
-        env[ENV["interactions_store"]] = "1"
-    if args.inspect:
-        env[ENV["inspect"]] = "1"
-    if args.client_token:
-        if any("," in token for token in args.client_token):
-            raise SettingsError("a client token cannot contain a comma")
-        env[ENV["client_tokens"]] = ",".join(args.client_token)
-    if args.pass_through_auth:
-        env[ENV["pass_through_auth"]] = "1"
-    if args.record is not None:
-        env[ENV["record"]] = args.record
-    if args.record_max_files is not None:
-        env[ENV["record_max_files"]] = repr(args.record_max_files)
-    if args.store is not None:
-        env[ENV["store"]] = args.store
-    if args.no_store:
-        env[ENV["no_store"]] = "1"
-    if args.store_ttl is not None:
-        env[ENV["store_ttl"]] = repr(args.store_ttl)
-    options = pipeline_options(args)
-    if options:
-        env[ENV["pipeline"]] = json.dumps(options)
-    return env
+    """The settings' environment variables the arguments set: each setting's flag (every
+    setting has one, by its name), given or turned on, in its variable's form."""
+    given: dict[str, Any] = {}
+    for name in ENV:
+        if name == "pipeline":
+            value: Any = pipeline_options(args) or None
+        else:
+            value = getattr(args, _FLAG_OF.get(name, name))
+        if value is not None and value is not False:
+            given[name] = value
+    return settings_env(given)
 
 
 def _is_loopback(host: str) -> bool:
@@ -437,8 +407,9 @@ def _run(args: argparse.Namespace, uvicorn: Any, create_app: Any) -> int:
 
     try:
         overlay = _environment(args)
-        # the address bound is --host's, whatever RXGEM_HOST says: the Host check follows it
-        settings = settings_from_env({**os.environ, **overlay, ENV["host"]: args.host})
+        # the address bound is --host's (always in the overlay, whatever RXGEM_HOST says):
+        # the Host check follows it
+        settings = settings_from_env({**os.environ, **overlay})
     except SettingsError as exc:
         return _fail(str(exc))
     workers = cpu_count() if args.workers is None else args.workers

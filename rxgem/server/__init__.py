@@ -35,7 +35,8 @@ protocol lacks the connection guard: head deadlines, the connection cap.)
 
 The modules. Sans-IO (no sockets, no Starlette, no event loop):
 
-- ``_settings``: :class:`ServerSettings`; ``_settings_env``: :func:`settings_from_env`.
+- ``_settings``: :class:`ServerSettings` and its environment variables
+  (:func:`settings_env`); ``_settings_env``: :func:`settings_from_env`.
 - ``_auth``: client tokens, pass-through keys.
 - ``_errors``: exceptions → OpenAI error bodies, statuses and retry headers.
 - ``_model_list``: Gemini's model list → OpenAI's.
@@ -82,6 +83,7 @@ from ._settings import (
     ServerSettings,
     SettingsError,
     UpstreamAPI,
+    settings_env,
 )
 from ._settings_env import settings_from_env
 
@@ -102,6 +104,7 @@ __all__ = [
     "UpstreamAPI",
     "app_from_env",
     "create_app",
+    "settings_env",
     "settings_from_env",
     "uvicorn_options",
 ]

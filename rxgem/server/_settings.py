@@ -13,8 +13,9 @@ import logging
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Final, Literal, TypeAlias
+from dataclasses import dataclass, field, fields
+from types import UnionType
+from typing import Any, Final, Literal, TypeAlias, Union, get_args, get_origin, get_type_hints
 from urllib.parse import urlsplit
 
 from ..core import STAGES, PipelineSettings
@@ -26,6 +27,7 @@ from ._hosts import normalize_allowed_hosts
 __all__ = [
     "COUNTS",
     "ENV",
+    "FORMS",
     "PIPELINE_OPTIONS",
     "SECONDS",
     "UPSTREAM_APIS",
@@ -34,6 +36,7 @@ __all__ = [
     "ServerSettings",
     "SettingsError",
     "UpstreamAPI",
+    "settings_env",
 ]
 
 AuthMode: TypeAlias = Literal["tokens", "pass-through", "open"]
@@ -49,55 +52,9 @@ UPSTREAM_APIS: Final = ("generate-content", "interactions")
 """The values of :data:`UpstreamAPI`, the default first."""
 
 _LEVELS: Final = ("critical", "error", "warning", "info", "debug")
+_Form: TypeAlias = Literal["flag", "int", "float", "text", "list", "json"]
 UPSTREAM_CLIENTS: Final = ("auto", "aiohttp", "httpx")
 """The HTTP clients toward Gemini: aiohttp's (``auto``: when it is installed) or httpx's."""
-
-ENV: Final = {
-    "upstream": "RXGEM_UPSTREAM",
-    "api_key": "RXGEM_API_KEY",
-    "access_token": "RXGEM_ACCESS_TOKEN",
-    "client_tokens": "RXGEM_CLIENT_TOKENS",
-    "pass_through_auth": "RXGEM_PASS_THROUGH_AUTH",
-    "keep_alive": "RXGEM_KEEP_ALIVE",
-    "log_level": "RXGEM_LOG_LEVEL",
-    "cors_origins": "RXGEM_CORS_ORIGINS",
-    "host": "RXGEM_HOST",
-    "allowed_hosts": "RXGEM_ALLOWED_HOSTS",
-    "metrics": "RXGEM_METRICS",
-    "max_request_bytes": "RXGEM_MAX_REQUEST_BYTES",
-    "max_json_depth": "RXGEM_MAX_JSON_DEPTH",
-    "max_json_values": "RXGEM_MAX_JSON_VALUES",
-    "max_upstream_line_bytes": "RXGEM_MAX_UPSTREAM_LINE_BYTES",
-    "max_head_bytes": "RXGEM_MAX_HEAD_BYTES",
-    "head_timeout": "RXGEM_HEAD_TIMEOUT",
-    "body_timeout": "RXGEM_BODY_TIMEOUT",
-    "idle_timeout": "RXGEM_IDLE_TIMEOUT",
-    "send_timeout": "RXGEM_SEND_TIMEOUT",
-    "connect_timeout": "RXGEM_CONNECT_TIMEOUT",
-    "read_timeout": "RXGEM_READ_TIMEOUT",
-    "max_upstream_connections": "RXGEM_MAX_UPSTREAM_CONNECTIONS",
-    "max_connections": "RXGEM_MAX_CONNECTIONS",
-    "max_concurrent_requests": "RXGEM_MAX_CONCURRENT_REQUESTS",
-    "shutdown_grace": "RXGEM_SHUTDOWN_GRACE",
-    "pipeline": "RXGEM_PIPELINE",
-    "store": "RXGEM_STORE",
-    "no_store": "RXGEM_NO_STORE",
-    "store_ttl": "RXGEM_STORE_TTL",
-    "store_max_items": "RXGEM_STORE_MAX_ITEMS",
-    "store_max_chain": "RXGEM_STORE_MAX_CHAIN",
-    "store_max_record_bytes": "RXGEM_STORE_MAX_RECORD_BYTES",
-    "store_max_conversation_bytes": "RXGEM_STORE_MAX_CONVERSATION_BYTES",
-    "store_timeout": "RXGEM_STORE_TIMEOUT",
-    "upstream_client": "RXGEM_UPSTREAM_CLIENT",
-    "upstream_api": "RXGEM_UPSTREAM_API",
-    "interactions_store": "RXGEM_INTERACTIONS_STORE",
-    "record": "RXGEM_RECORD",
-    "record_max_files": "RXGEM_RECORD_MAX_FILES",
-    "inspect": "RXGEM_INSPECT",
-    "inspect_requests": "RXGEM_INSPECT_REQUESTS",
-    "inspect_kb": "RXGEM_INSPECT_KB",
-}
-"""The environment variable of each setting (read by ``settings_from_env``)."""
 
 PIPELINE_OPTIONS: Final = frozenset(
     name
@@ -432,30 +389,66 @@ class ServerSettings:
 
     def to_env(self) -> dict[str, str]:
         """The environment that makes ``settings_from_env`` give these settings back
-        (what ``rxgem serve --workers N`` exports for its worker processes)."""
-        env = {
-            ENV["upstream"]: self.upstream,
-            ENV["client_tokens"]: ",".join(self.client_tokens),
-            ENV["pass_through_auth"]: "1" if self.pass_through_auth else "0",
-            ENV["log_level"]: self.log_level,
-            ENV["cors_origins"]: ",".join(self.cors_origins),
-            ENV["host"]: self.host,
-            ENV["allowed_hosts"]: ",".join(self.allowed_hosts),
-            ENV["metrics"]: "1" if self.metrics else "0",
-            ENV["pipeline"]: json.dumps(self.pipeline),
-            ENV["store"]: self.store or "",
-            ENV["no_store"]: "1" if self.no_store else "0",
-            ENV["store_ttl"]: "" if self.store_ttl is None else repr(self.store_ttl),
-            ENV["upstream_client"]: self.upstream_client,
-            ENV["upstream_api"]: self.upstream_api,
-            ENV["interactions_store"]: "1" if self.interactions_store else "0",
-            ENV["inspect"]: "1" if self.inspect else "0",
-        }
-        for name in (*SECONDS, *COUNTS):
-            value = getattr(self, name)
-            env[ENV[name]] = "" if value is None else repr(value)
-        if self.api_key:
-            env[ENV["api_key"]] = self.api_key
-        if self.access_token:
-            env[ENV["access_token"]] = self.access_token
-        return env
+        (what ``rxgem serve --workers N`` exports for its worker processes): every
+        setting's variable, an empty one for ``None``.
+
+        Raises:
+            SettingsError: a list's value holds a comma (the variable is comma-separated).
+        """
+        return settings_env({f.name: getattr(self, f.name) for f in fields(self)})
+
+
+def _form(name: str, hint: Any) -> _Form:
+    """The environment form of a field of type ``hint``: a flag, a number, a text, a
+    comma-separated list or a JSON object (``None`` is always an empty variable)."""
+    if get_origin(hint) in (Union, UnionType):
+        (hint,) = (a for a in get_args(hint) if a is not type(None))
+    forms: dict[Any, _Form] = {bool: "flag", int: "int", float: "float", str: "text"}
+    if hint in forms:
+        return forms[hint]
+    if get_origin(hint) is Literal:
+        return "text"
+    if get_origin(hint) is tuple and get_args(hint) == (str, ...):
+        return "list"
+    if get_origin(hint) is Mapping:
+        return "json"
+    raise TypeError(f"ServerSettings.{name}: no environment form for {hint!r}")
+
+
+FORMS: Final[dict[str, _Form]] = {
+    name: _form(name, hint) for name, hint in get_type_hints(ServerSettings).items()
+}
+"""How each setting is written in its environment variable (from the field's type)."""
+
+ENV: Final = {name: f"RXGEM_{name.upper()}" for name in FORMS}
+"""The environment variable of each setting: ``RXGEM_`` and its name in capitals (read
+by ``settings_from_env``, written by ``to_env``)."""
+
+
+def settings_env(values: Mapping[str, Any]) -> dict[str, str]:
+    """The environment variables of some settings, by field name (``None``: empty).
+
+    Raises:
+        SettingsError: a list's value holds a comma (the variable is comma-separated).
+    """
+    env: dict[str, str] = {}
+    for name, value in values.items():
+        form = FORMS[name]
+        if value is None:
+            text = ""
+        elif form == "flag":
+            text = "1" if value else "0"
+        elif form in ("int", "float"):
+            text = repr(value)
+        elif form == "list":
+            if any("," in item for item in value):
+                raise SettingsError(
+                    f"a value of {name} cannot contain a comma ({ENV[name]} is comma-separated)"
+                )
+            text = ",".join(value)
+        elif form == "json":
+            text = json.dumps(value)
+        else:
+            text = str(value)
+        env[ENV[name]] = text
+    return env

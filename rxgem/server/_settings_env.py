@@ -5,39 +5,17 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
-from dataclasses import fields
-from typing import Any, Final, cast
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, Field, fields
+from typing import Any, Final
 
-from ..transport import DEFAULT_BASE_URL
-from ._settings import COUNTS, ENV, SECONDS, ServerSettings, SettingsError, UpstreamAPI
+from ._settings import ENV, FORMS, ServerSettings, SettingsError
 
 __all__ = ["settings_from_env"]
 
 _KEY_FALLBACKS: Final = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 _TRUE: Final = frozenset({"1", "true", "yes", "on"})
 _FALSE: Final = frozenset({"", "0", "false", "no", "off"})
-
-
-def _flag(environ: Mapping[str, str], name: str) -> bool:
-    value = environ.get(name, "").strip().lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    raise SettingsError(f"{name} must be 1 or 0 (true/false), not {value!r}")
-
-
-def _number(environ: Mapping[str, str], name: str, kind: type[int] | type[float]) -> Any:
-    env_name = ENV[name]
-    text = environ.get(env_name, "").strip().replace("_", "")
-    if not text:
-        return _DEFAULTS[name]
-    try:
-        return kind(text)
-    except ValueError:
-        what = "a whole number" if kind is int else "a number of seconds"
-        raise SettingsError(f"{env_name} must be {what}, not {text!r}") from None
 
 
 def settings_from_env(environ: Mapping[str, str] | None = None) -> ServerSettings:
@@ -65,66 +43,70 @@ def settings_from_env(environ: Mapping[str, str] | None = None) -> ServerSetting
         SettingsError: a value is malformed, or the settings are inconsistent.
     """
     env = os.environ if environ is None else environ
-    pass_through = _flag(env, ENV["pass_through_auth"])
-    api_key = env.get(ENV["api_key"]) or None
-    access_token = env.get(ENV["access_token"]) or None
-    if api_key is None and access_token is None and not pass_through:
-        api_key = next((env[name] for name in _KEY_FALLBACKS if env.get(name)), None)
-    numbers = {
-        name: _number(env, name, int if name in COUNTS else float) for name in (*SECONDS, *COUNTS)
-    }
-    return ServerSettings(
-        upstream=env.get(ENV["upstream"]) or DEFAULT_BASE_URL,
-        api_key=api_key,
-        access_token=access_token,
-        client_tokens=_list(env, "client_tokens"),
-        pass_through_auth=pass_through,
-        log_level=env.get(ENV["log_level"]) or "info",
-        cors_origins=_list(env, "cors_origins"),
-        host=env.get(ENV["host"], "").strip() or "127.0.0.1",
-        allowed_hosts=_list(env, "allowed_hosts"),
-        metrics=_flag(env, ENV["metrics"]),
-        pipeline=_pipeline(env),
-        store=env.get(ENV["store"]) or None,
-        no_store=_flag(env, ENV["no_store"]),
-        store_ttl=_store_ttl(env),
-        upstream_client=env.get(ENV["upstream_client"], "").strip().lower() or "auto",
-        upstream_api=cast(
-            UpstreamAPI, env.get(ENV["upstream_api"], "").strip().lower() or "generate-content"
-        ),
-        interactions_store=_flag(env, ENV["interactions_store"]),
-        record=env.get(ENV["record"]) or None,
-        inspect=_flag(env, ENV["inspect"]),
-        **numbers,
-    )
+    values = {name: _value(env, name, form) for name, form in FORMS.items()}
+    own = values["api_key"] or values["access_token"] or values["pass_through_auth"]
+    if not own:
+        values["api_key"] = next((env[name] for name in _KEY_FALLBACKS if env.get(name)), None)
+    return ServerSettings(**values)
 
 
-def _store_ttl(environ: Mapping[str, str]) -> float | None:
-    text = environ.get(ENV["store_ttl"], "").strip().replace("_", "")
+def _value(environ: Mapping[str, str], name: str, form: str) -> Any:
+    """The setting ``name`` from its variable (see :data:`FORMS`); empty: the default."""
+    env_name = ENV[name]
+    raw = environ.get(env_name, "")
+    text = raw.strip()
     if not text:
-        return None
+        return _DEFAULTS[name]()
+    if form == "flag":
+        return _flag(text.lower(), env_name)
+    if form in ("int", "float"):
+        return _number(text.replace("_", ""), env_name, int if form == "int" else float)
+    if form == "list":
+        return tuple(t.strip() for t in text.split(",") if t.strip())
+    if form == "json":
+        return _json_object(text, env_name)
+    if name in _FOLDED:
+        return text.lower()
+    return text if name == "host" else raw
+
+
+_FOLDED: Final = frozenset({"upstream_client", "upstream_api"})
+"""The settings read without regard to case."""
+
+
+def _flag(value: str, name: str) -> bool:
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise SettingsError(f"{name} must be 1 or 0 (true/false), not {value!r}")
+
+
+def _number(text: str, name: str, kind: type[int] | type[float]) -> Any:
     try:
-        return float(text)
+        return kind(text)
     except ValueError:
-        name = ENV["store_ttl"]
-        raise SettingsError(f"{name} must be a number of seconds, not {text!r}") from None
+        what = "a whole number" if kind is int else "a number of seconds"
+        raise SettingsError(f"{name} must be {what}, not {text!r}") from None
 
 
-def _pipeline(environ: Mapping[str, str]) -> dict[str, Any]:
-    text = environ.get(ENV["pipeline"], "").strip()
+def _json_object(text: str, name: str) -> dict[str, Any]:
     try:
-        options = json.loads(text) if text else {}
+        options = json.loads(text)
     except ValueError:
         options = None
     if not isinstance(options, dict):
-        raise SettingsError(f"{ENV['pipeline']} must be a JSON object, not {text!r}")
+        raise SettingsError(f"{name} must be a JSON object, not {text!r}")
     return options
 
 
-def _list(environ: Mapping[str, str], name: str) -> tuple[str, ...]:
-    return tuple(t.strip() for t in environ.get(ENV[name], "").split(",") if t.strip())
+def _default_of(f: Field[Any]) -> Callable[[], Any]:
+    if f.default_factory is not MISSING:
+        return f.default_factory
+    default = f.default
+    return lambda: default
 
 
-_DEFAULTS: Final[dict[str, Any]] = {
-    f.name: f.default for f in fields(ServerSettings) if f.name in (*SECONDS, *COUNTS)
+_DEFAULTS: Final[dict[str, Callable[[], Any]]] = {
+    f.name: _default_of(f) for f in fields(ServerSettings)
 }

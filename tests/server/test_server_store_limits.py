@@ -397,7 +397,7 @@ def test_each_store_limit_is_a_setting_a_flag_and_a_variable(name: str) -> None:
     parser = argparse.ArgumentParser(prog="rxgem")
     add_serve_parser(parser.add_subparsers(dest="command"))
     env = _environment(parser.parse_args(["serve", flag, str(value)]))
-    assert env == {variable: repr(value)}
+    assert env == {variable: repr(value), "RXGEM_HOST": "127.0.0.1"}  # --host's default
     settings = settings_from_env({**env, "RXGEM_API_KEY": KEY})
     assert getattr(settings, name) == value
     assert settings_from_env(settings.to_env()) == settings
