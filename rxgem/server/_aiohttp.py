@@ -25,6 +25,8 @@ from aiohttp.helpers import get_env_proxy_for_url
 from multidict import CIMultiDict
 from yarl import URL
 
+from ._ack import ack_now
+
 __all__ = ["AiohttpTransport"]
 
 _UNTIMED_BODY: Final = 64 * 1024
@@ -386,6 +388,9 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         except BaseException:
             self._slots.give()
             raise
+        connection = response.connection
+        if connection is not None:  # None: the whole answer came with its head
+            ack_now(connection.transport)
         return httpx.Response(
             response.status,
             headers=list(response.raw_headers),

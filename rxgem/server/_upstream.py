@@ -29,6 +29,7 @@ from ..core import (
 )
 from ..request import InteractionRequest, ResponsesRequest
 from ..transport import CassetteDir, get_model, list_models, models_status
+from ._ack import ack_head
 from ._auth import Credentials
 from ._inspector import Inspector
 from ._model_list import openai_model, openai_model_list
@@ -143,6 +144,8 @@ class Upstream:
                     follow_redirects=False,
                     cookies=_NoCookies(),
                     transport=self._transport(limits, aiohttp),
+                    # aiohttp's transport acknowledges each head itself
+                    event_hooks=None if aiohttp else {"response": [ack_head]},
                 )
                 for _ in range(shards)
             ]
