@@ -117,6 +117,13 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         " (one HTTP chunk) instead of one HTTP chunk per event",
     )
     parser.add_argument(
+        "--serve-upstream",
+        choices=("fake", "plain"),
+        default="fake",
+        help="the serve part's upstream: FakeGemini (fake, TCP_NODELAY set) or Python's"
+        " http.server (plain: Nagle's algorithm on, the head and the body in separate writes)",
+    )
+    parser.add_argument(
         "--serve-upstream-api",
         default="generate-content",
         metavar="API,...",
@@ -643,6 +650,7 @@ class Report:
                     mb(r.rss_idle),
                     mb(r.rss_peak),
                     ms(percentile(r.first_us, 0.5)),
+                    ms(percentile(r.first_us, 0.95)),
                     ms(percentile(r.first_us, 0.99)),
                 ]
             )
@@ -661,6 +669,7 @@ class Report:
             "RSS idle MB",
             "RSS peak MB",
             "first p50 ms",
+            "first p95 ms",
             "first p99 ms",
         ]
         facts = res.servers
@@ -668,8 +677,13 @@ class Report:
         ll = facts.get("litellm")
         first = res.runs[0] if res.runs else None
         seconds = f"{first.seconds - first.record_after:g}" if first else "?"
+        up = (
+            "http.server (Nagle on; the direct rows' generator acks each head at once)"
+            if res.plain
+            else "FakeGemini"
+        )
         lines = [
-            "7. Serve under load, process-separated: FakeGemini child (text answer, one HTTP chunk"
+            f"7. Serve under load, process-separated: {up} child (text answer, one HTTP chunk"
             + (
                 " per answer in the saturated runs, per event in the others)"
                 if res.whole
@@ -684,8 +698,9 @@ class Report:
             " the whole run's time;",
             "   srv µs/chunk = the server's CPU time (/proc, its process tree) over the whole run"
             " ÷ every content chunk delivered; CPU columns = share of one core in the window",
-            "   (srv = server, gen = load generator, up = FakeGemini); RSS = the server's (VmRSS,"
-            " summed over its processes); direct = the generator reading FakeGemini itself",
+            "   (srv = server, gen = load generator, up = the upstream); RSS = the server's"
+            " (VmRSS, summed over its processes); direct = the generator reading the upstream"
+            " itself",
             _table(headers, rows, left=2),
         ]
         paced = [r for r in res.runs if r.kind == "paced"]
@@ -1004,6 +1019,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             warm_clients=args.serve_warm_clients,
             whole=args.serve_whole,
             upstream_apis=args.serve_upstream_api,
+            plain=args.serve_upstream == "plain",
         )
 
     if args.profile:

@@ -42,6 +42,10 @@ run (``cpu_s``), and samples its resident memory (``VmRSS`` summed over the tree
 ``--stagger S`` spreads the clients' first requests evenly over ``S`` seconds (the paced runs:
 otherwise every stream's event ``i`` would arrive in the same instant).
 
+``--quick-ack``: each response's head is acknowledged at once (``TCP_QUICKACK``), so that
+an upstream with Nagle's algorithm on (``--serve-upstream plain``) sends its body without
+waiting for the delayed ACK (the direct rows there).
+
 ``--hold H``: every client sends one request only; once every stream has delivered its first
 content chunk the generator waits ``H`` s, samples the watched trees' memory
 (``rss_open``), then closes every connection (the open-streams memory run, and the warm-ups).
@@ -56,6 +60,7 @@ import gc
 import json
 import os
 import resource
+import socket
 import sys
 import time
 from dataclasses import dataclass, field
@@ -248,8 +253,9 @@ class _Answer:
 
 
 class _Connection(asyncio.Protocol):
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, quick_ack: bool = False) -> None:
         self.loop = loop
+        self.quick_ack = quick_ack
         self.transport: Any = None  # asyncio's or uvloop's TCP transport
         self.buf = b""
         self.answer: _Answer | None = None
@@ -302,6 +308,10 @@ class _Connection(asyncio.Protocol):
                 answer.close = True
             answer.head = False
             buf = buf[end + 4 :]
+            if self.quick_ack and self.transport is not None:
+                with contextlib.suppress(OSError):  # the body a Nagle upstream holds back
+                    sock = self.transport.get_extra_info("socket")
+                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
         if answer.chunked:
             pos = 0
             size_end = buf.find(b"\r\n", pos)
@@ -468,7 +478,10 @@ class Load:
 
     async def connect(self) -> _Connection:
         loop = asyncio.get_running_loop()
-        _, protocol = await loop.create_connection(lambda: _Connection(loop), self.host, self.port)
+        quick = self.args.quick_ack
+        _, protocol = await loop.create_connection(
+            lambda: _Connection(loop, quick), self.host, self.port
+        )
         return protocol
 
     async def once(
@@ -713,6 +726,12 @@ def main(argv: list[str] | None = None) -> int:
         " before it are checked but not timed",
     )
     parser.add_argument("--timeout", type=float, default=120.0, help="per request, seconds")
+    parser.add_argument(
+        "--quick-ack",
+        action="store_true",
+        help="acknowledge each response's head at once (TCP_QUICKACK): against an upstream"
+        " with Nagle's algorithm on, the body would wait for the delayed ACK",
+    )
     parser.add_argument("--watch", type=_watch, action="append", default=[], metavar="NAME=PID")
     parser.add_argument("--loop", choices=("uvloop", "asyncio"), default="uvloop")
     args = parser.parse_args(argv)

@@ -13,7 +13,10 @@ sent as prepared bytes as the ``generateContent`` answer is), for ``rxgem serve
 --upstream-api interactions``.
 With ``--http2`` it speaks cleartext HTTP/2 with prior knowledge instead
 (``FakeGemini(http2=True)``, which needs the ``h2`` package): one asyncio thread, many
-streams per connection.
+streams per connection. With ``--plain`` it is Python's ``http.server`` instead
+(``benchmarks._plain``: Nagle's algorithm on, the head and the body in separate writes,
+as a plain HTTP/1.1 server writes them; ``--whole``: a ``Content-Length`` body in one
+write), with the same answers and counts.
 
 A line ``stats`` on its standard input makes it print one JSON line on stdout: the
 requests it has received (``requests``; by ``"METHOD path"`` in ``paths``; with the key
@@ -34,6 +37,7 @@ from typing import Any
 
 from rxgem.testing import FakeGemini, FakeResponse
 
+from ._plain import PlainGemini, streamed
 from .captures import Capture, interactions_answer, text_answer
 
 
@@ -47,8 +51,32 @@ def main(argv: list[str] | None = None) -> int:
         "--whole", action="store_true", help="write each answer at once (one HTTP chunk)"
     )
     parser.add_argument("--key", default="", help="the API key the stats look for")
+    parser.add_argument(
+        "--plain",
+        action="store_true",
+        help="serve with Python's http.server (Nagle on) instead of FakeGemini",
+    )
     args = parser.parse_args(argv)
     capture = text_answer(args.events)
+    if args.plain:
+        if args.http2:
+            parser.error("--plain speaks HTTP/1.1 only")
+        plain = PlainGemini(
+            list(capture.events),
+            list(interactions_answer(capture).events),
+            pause=args.pause,
+            whole=args.whole,
+            backlog=args.backlog,
+            key=args.key,
+        )
+        try:
+            print(plain.port, flush=True)
+            for line in sys.stdin:
+                if line.strip() == "stats":
+                    print(json.dumps(plain.stats()), flush=True)
+        finally:
+            plain.close()
+        return 0
 
     def response(capture: Capture) -> FakeResponse:
         bounds = list(itertools.accumulate(len(event) for event in capture.events))[:-1]
@@ -82,20 +110,10 @@ def _stats(fake: FakeGemini, key: str) -> dict[str, Any]:
         "paths": dict(paths),
         "keyed": keyed,
         "prompted": sum(1 for r in requests if b"Write a long answer." in r.body),
-        "sse": sum(1 for r in requests if r.query.get("alt") == "sse" or _streamed(r.body)),
+        "sse": sum(1 for r in requests if r.query.get("alt") == "sse" or streamed(r.body)),
         "completed": fake.completed,
         "disconnects": fake.disconnects,
     }
-
-
-def _streamed(body: bytes) -> bool:
-    """An Interactions create body asking for a stream."""
-    if b'"stream"' not in body:
-        return False
-    try:
-        return json.loads(body).get("stream") is True
-    except (ValueError, AttributeError):
-        return False
 
 
 if __name__ == "__main__":

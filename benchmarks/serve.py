@@ -4,7 +4,9 @@ Every party is its own process, as in a deployment:
 
 - **upstream**: a FakeGemini child (``python -m benchmarks._server``: a generated text answer,
   ``text_answer(n)``, one HTTP chunk per event, ``--pause`` s between events), one per kind of
-  run;
+  run; with ``--serve-upstream plain``, Python's ``http.server`` instead (``benchmarks._plain``:
+  Nagle's algorithm on, a response's head and body in separate writes, as plain HTTP/1.1
+  servers write them; FakeGemini sets ``TCP_NODELAY``);
 - **servers**: ``rxgem serve`` (the ``rxgem`` script beside this interpreter, ``--workers``
   ``--serve-workers``, ``--log-level warning``) and, when ``--litellm-python`` names an
   interpreter with LiteLLM's proxy, ``litellm --config`` (its ``gemini`` provider with
@@ -256,6 +258,7 @@ class ServeRun:
             "open_s": self.open_s,
             "kb_per_stream": self.kb_per_stream,
             "first_p50_us": percentile(self.first_us, 0.5),
+            "first_p95_us": percentile(self.first_us, 0.95),
             "first_p99_us": percentile(self.first_us, 0.99),
             "added_p50_us": percentile(self.added_us, 0.5),
             "added_p99_us": percentile(self.added_us, 0.99),
@@ -323,6 +326,7 @@ class ServeResult:
     servers: dict[str, dict[str, Any]]  # name → facts (command, versions, start time)
     notes: list[str] = field(default_factory=list)
     whole: bool = False  # the saturated upstream wrote each answer at once
+    plain: bool = False  # the upstream was http.server (Nagle on), not FakeGemini
 
     def find(self, server: str, kind: str, clients: int | None = None) -> ServeRun | None:
         for run in self.runs:
@@ -341,6 +345,7 @@ class ServeResult:
         return {
             "method": "process-separated",
             "whole": self.whole,
+            "upstream": "plain" if self.plain else "fake",
             "runs": [r.to_json() for r in self.runs],
             "upstream_checks": [c.to_json() for c in self.checks],
             "servers": self.servers,
@@ -357,13 +362,15 @@ def _raise_limits() -> None:  # in each child before exec: room for thousands of
 
 
 class Upstream:
-    """``benchmarks._server`` (a FakeGemini) in a child process."""
+    """``benchmarks._server`` (a FakeGemini, or ``http.server`` with ``plain``) in a child
+    process."""
 
-    def __init__(self, events: int, pause: float, whole: bool = False) -> None:
+    def __init__(self, events: int, pause: float, whole: bool = False, plain: bool = False) -> None:
         command = [sys.executable, "-m", "benchmarks._server", "--events", str(events)]
         command += ["--pause", str(pause), "--backlog", "4096", "--key", GEMINI_KEY]
         command += ["--whole"] if whole else []
-        self.events, self.pause = events, pause
+        command += ["--plain"] if plain else []
+        self.events, self.pause, self.plain = events, pause, plain
         self.proc = subprocess.Popen(
             command,
             cwd=ROOT,
@@ -655,8 +662,10 @@ def _load(
     hold: float | None = None,
     stagger: float = 0.0,
     record_after: float = 0.0,
+    quick_ack: bool = False,
 ) -> dict[str, Any]:
     command = [sys.executable, "-m", "benchmarks._load", "--url", url, "--api", api]
+    command += ["--quick-ack"] if quick_ack else []
     command += ["--token", token, "--clients", str(clients), "--seconds", str(seconds)]
     command += ["--events", str(events), "--stagger", str(stagger)]
     command += ["--record-after", str(record_after)]
@@ -782,6 +791,7 @@ def _direct(upstream: Upstream, kind: str, clients: int, seconds: float, **extra
         seconds=seconds,
         events=upstream.events,
         watch={"upstream": upstream.pid},
+        quick_ack=upstream.plain,
         **extra,
     )
     return ServeRun.from_load("direct", kind, upstream.events, upstream.pause, data)
@@ -843,6 +853,7 @@ def serve_benchmark(
     warm_clients: int | None = None,
     whole: bool = False,
     upstream_apis: Sequence[str] = ("generate-content",),
+    plain: bool = False,
 ) -> ServeResult:
     """Every run of the module docstring; ``log(message)`` reports progress.
 
@@ -854,7 +865,10 @@ def serve_benchmark(
     saturated runs' upstream writes each answer at once (one HTTP chunk), not an event
     per HTTP chunk. ``upstream_apis``: each rxgem server runs once per API in turn (its
     ``--upstream-api``; named ``NAME-interactions`` for ``interactions``), against the
-    same fake answering the same text on both.
+    same fake answering the same text on both. ``plain``: every upstream is Python's
+    ``http.server`` (``benchmarks._plain``: Nagle on, the head and the body in separate
+    writes) instead of FakeGemini; the direct rows' generator then acknowledges each head
+    at once, so that they show the upstream and not its own delayed ACKs.
     """
 
     def say(message: str) -> None:
@@ -887,7 +901,7 @@ def serve_benchmark(
         raise ValueError("two --serve-variant with the same name (NAME-interactions included)")
     litellm, note = _litellm_spec(litellm_python)
     specs: list[ServerSpec] = [*rxgems] + ([litellm] if litellm is not None else [])
-    result = ServeResult([], [], {s.name: s.facts for s in specs}, whole=whole)
+    result = ServeResult([], [], {s.name: s.facts for s in specs}, whole=whole, plain=plain)
     if note:
         result.notes.append(note)
     expected: dict[str, int] = {}
@@ -921,7 +935,7 @@ def serve_benchmark(
 
     # 1. saturated
     events, pause = SATURATED
-    up = Upstream(events, pause, whole)
+    up = Upstream(events, pause, whole, plain)
     try:
         say(f"serve: direct, saturated, C = {', '.join(map(str, clients))}")
         _direct(up, "saturated", min(20, max(clients)), 0.3)  # warm-up, not counted
@@ -970,7 +984,7 @@ def serve_benchmark(
                 f" {run.clients / pause:,.0f} chunks/s offered), so no latency"
             )
 
-    up = Upstream(events, pause)
+    up = Upstream(events, pause, plain=plain)
     try:
         for c in paced_clients:
             say(f"serve: direct, paced ({pause:g} s × {events} events), C = {c}, {ramp:g} s ramp")
@@ -999,7 +1013,7 @@ def serve_benchmark(
     # 3. open streams, rxgem only (each variant, a fresh server)
     if open_streams > 0:
         events, pause = OPEN
-        up = Upstream(events, pause)
+        up = Upstream(events, pause, plain=plain)
         try:
             for rxgem in rxgems:
                 name = rxgem.name

@@ -1,4 +1,5 @@
-"""The serve benchmark's two upstreams say the same thing (``--serve-upstream-api``).
+"""The serve benchmark's two upstreams say the same thing (``--serve-upstream-api``), and
+its plain upstream (``--serve-upstream plain``) says what its fake says.
 
 ``python -m benchmarks --only serve --serve-upstream-api generate-content,interactions``
 compares ``rxgem serve`` on each upstream API against one fake answering both: the
@@ -23,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # ``benchmarks`` lives at the root, beside ``rxgem``
 
 from benchmarks import serve  # noqa: E402
+from benchmarks._plain import PlainGemini  # noqa: E402
 from benchmarks._server import _stats  # noqa: E402
 from benchmarks.captures import interactions_answer, text_answer  # noqa: E402
 
@@ -140,3 +142,38 @@ def test_the_command_line_takes_both_upstream_apis() -> None:
     assert done.returncode == 2
     assert "--serve-upstream-api" in done.stderr
     assert "generate-content, interactions" in done.stderr
+
+
+def test_the_plain_upstream_answers_and_counts_as_the_fake_does() -> None:
+    capture = text_answer(5)
+    twin = interactions_answer(capture)
+    prompt = "Write a long answer. #1#"
+    for whole in (False, True):
+        plain = PlainGemini(list(capture.events), list(twin.events), whole=whole, key="k")
+        try:
+            url = f"http://127.0.0.1:{plain.port}/v1beta"
+            with httpx.Client() as client:  # one kept-alive connection, as the servers use
+                streamed = client.post(
+                    f"{url}/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
+                    headers={"x-goog-api-key": "k"},
+                    json={"contents": [{"role": "user", "parts": [{"text": prompt}]}]},
+                )
+                created = client.post(
+                    f"{url}/interactions",
+                    params={"key": "k"},
+                    json={"model": "gemini-2.5-flash", "input": prompt, "stream": True},
+                )
+                missing = client.get(f"{url}/models")
+            stats = plain.stats()
+        finally:
+            plain.close()
+        assert streamed.content == capture.body
+        assert created.content == twin.body
+        assert ("content-length" in streamed.headers) is whole
+        assert missing.status_code == 404
+        assert stats["paths"] == {
+            serve.STREAM_PATH: 1,
+            serve.UPSTREAM_PATHS["interactions"]: 1,
+            "GET /v1beta/models": 1,
+        }
+        assert (stats["keyed"], stats["prompted"], stats["sse"], stats["completed"]) == (2, 2, 2, 2)
