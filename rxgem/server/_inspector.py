@@ -26,16 +26,12 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import httpx
 import msgspec
 
-from ..transport import cassette_json
+from ..transport import MIN_SECRET, REDACTED, cassette_json, redact
 
 __all__ = ["REDACTED", "Exchange", "Inspector", "redact", "redact_pieces", "serving_request"]
 
-REDACTED: Final = b"[redacted]"
 _SECRET_HEADERS: Final = ("x-goog-api-key", "authorization", "cookie")
 _SECRET_QUERY: Final = frozenset({"key", "access_token", "token"})
-MIN_SECRET: Final = 8
-"""Secrets shorter than this are not searched for in bodies: they would match ordinary
-text everywhere (a token ``t``); the headers that carry them are never kept anyway."""
 _MIN_TAIL: Final = 4
 """The shortest start of a secret hidden where kept bytes end before the data does."""
 
@@ -44,14 +40,6 @@ serving_request: contextvars.ContextVar[tuple[str, str]] = contextvars.ContextVa
 )
 """The server route and request id an upstream request is made for (set by the
 inspector's middleware, read by its transport)."""
-
-
-def redact(data: bytes, secrets: Iterable[bytes]) -> bytes:
-    """``data`` with every occurrence of each secret replaced by ``[redacted]``."""
-    for secret in secrets:
-        if secret:
-            data = data.replace(secret, REDACTED)
-    return data
 
 
 def redact_pieces(

@@ -105,7 +105,9 @@ class Upstream:
         self._turn = 0
         self._probe: tuple[float, str | None] | None = None
         self.recorder = (
-            CassetteDir(settings.record, max_files=settings.record_max_files)
+            CassetteDir(
+                settings.record, max_files=settings.record_max_files, secrets=settings.secrets
+            )
             if settings.record
             else None
         )

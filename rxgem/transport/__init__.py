@@ -40,6 +40,7 @@ from ._interactions_exchange import (
     from_interactions,
 )
 from ._models_api import MAX_MODEL_PAGES, get_model, list_models, models_status
+from ._redact import MIN_SECRET, REDACTED, redact, secret_forms
 
 __all__ = [
     "CASSETTE_FORMAT",
@@ -48,6 +49,8 @@ __all__ = [
     "DEFAULT_RESUME",
     "DEFAULT_TIMEOUT",
     "MAX_MODEL_PAGES",
+    "MIN_SECRET",
+    "REDACTED",
     "CassetteDir",
     "CassetteError",
     "InteractionsTransportOptions",
@@ -71,7 +74,9 @@ __all__ = [
     "model_url",
     "models_status",
     "read_cassette",
+    "redact",
     "resolve_headers",
+    "secret_forms",
     "sniff_cassette",
     "stream_url",
 ]

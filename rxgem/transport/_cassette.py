@@ -4,8 +4,9 @@ The format (``"format": "rxgem-cassette/1"``, documented in docs/testing.md) car
 upstream API, the method, the path and query (never ``key=``), the request body, the
 status, the content type and the response bytes (``body_text`` when they are UTF-8, else
 ``body_base64``), with timestamps. Never a credential: headers are not kept but the
-content type, and every credential the request carried is replaced by ``[redacted]``
-wherever it appears (body, response, URL).
+content type, and every credential the request carried (and every secret the recorder
+was given: a server's client tokens) is replaced by ``[redacted]`` wherever it appears
+(body, response, URL), by :func:`~rxgem.transport._redact.redact` on the joined bytes.
 
 :func:`cassette_json` builds one (the server's inspector uses it too); :class:`Tape`
 records one connection of the transport; :class:`CassetteDir` writes each to its own
@@ -27,6 +28,8 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
+from ._redact import REDACTED, redact, secret_forms
+
 __all__ = [
     "CASSETTE_FORMAT",
     "CassetteDir",
@@ -42,7 +45,6 @@ __all__ = [
 ]
 
 CASSETTE_FORMAT = "rxgem-cassette/1"
-REDACTED = "[redacted]"
 _SECRET_PARAMS = frozenset({"key", "api_key", "access_token", "token"})
 _SECRET_HEADERS = ("x-goog-api-key", "authorization")
 _log = logging.getLogger("rxgem.record")
@@ -61,11 +63,8 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _scrub(text: str, secrets: Iterable[str]) -> str:
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, REDACTED)
-    return text
+def _scrub(text: str, forms: tuple[bytes, ...]) -> str:
+    return redact(text.encode("utf-8"), forms).decode("utf-8") if forms else text
 
 
 def secrets_of(headers: Mapping[str, str]) -> list[str]:
@@ -94,30 +93,29 @@ def cassette_json(
     complete: bool = True,
     secrets: Iterable[str] = (),
 ) -> dict[str, Any]:
-    """A cassette (a JSON-ready dict) of one exchange, with ``secrets`` and any ``key=``
-    query parameter replaced by ``[redacted]``. ``json.dumps`` it to write it."""
-    secrets = list(secrets)
+    """A cassette (a JSON-ready dict) of one exchange, with ``secrets`` (those of 8
+    characters or more, also as they read in a JSON string) and any ``key=`` query
+    parameter replaced by ``[redacted]``. ``json.dumps`` it to write it."""
+    forms = secret_forms(secrets)
     parts = urlsplit(url)
     query = {
-        name: (REDACTED if name.lower() in _SECRET_PARAMS else _scrub(value, secrets))
+        name: (REDACTED.decode() if name.lower() in _SECRET_PARAMS else _scrub(value, forms))
         for name, value in parse_qsl(parts.query, keep_blank_values=True)
     }
     body: Any = None
     if isinstance(request_body, bytes | bytearray):
-        text = _scrub(bytes(request_body).decode("utf-8", "replace"), secrets)
+        text = redact(bytes(request_body), forms).decode("utf-8", "replace")
         try:
             body = json.loads(text)
         except ValueError:
             body = text
     elif request_body is not None:
-        body = json.loads(_scrub(json.dumps(request_body), secrets))
-    raw = response
+        body = json.loads(_scrub(json.dumps(request_body), forms))
+    raw = redact(response, forms)
     answer: dict[str, Any] = {"status": status, "content_type": content_type}
     try:
-        answer["body_text"] = _scrub(raw.decode("utf-8"), secrets)
+        answer["body_text"] = raw.decode("utf-8")
     except UnicodeDecodeError:
-        for secret in secrets:
-            raw = raw.replace(secret.encode(), REDACTED.encode())
         answer["body_base64"] = base64.b64encode(raw).decode("ascii")
     return {
         "format": CASSETTE_FORMAT,
@@ -125,7 +123,7 @@ def cassette_json(
         "request": {
             "method": method.upper(),
             "host": parts.hostname or "",
-            "path": _scrub(parts.path, secrets),
+            "path": _scrub(parts.path, forms),
             "query": query,
             "body": body,
         },
@@ -178,13 +176,19 @@ def sniff_cassette(head: bytes) -> bool:
 
 class Tape:
     """One connection being recorded: opened with the response's status, fed its bytes,
-    closed once (then handed to the sink; a sink that fails is logged, never raised)."""
+    closed once (then handed to the sink; a sink that fails is logged, never raised).
+
+    On a :class:`CassetteDir`, the tape asks first: a recorder at its file limit, or
+    whose bytes left the response outgrows, gets nothing held, built or serialised.
+    """
 
     __slots__ = (
         "_chunks",
         "_closed",
         "_request",
+        "_room",
         "_sink",
+        "_size",
         "_started",
         "complete",
         "content_type",
@@ -201,9 +205,15 @@ class Tape:
         headers: Mapping[str, str],
     ) -> None:
         self._sink = sink
-        self._request = (upstream, method, url, content, secrets_of(headers))
+        secrets = secrets_of(headers)
+        self._room: int | None = None
+        if isinstance(sink, CassetteDir):
+            self._room = sink.room()
+            secrets = [*secrets, *sink.secrets]
+        self._request = (upstream, method, url, content, secrets)
         self._started = _now()
         self._chunks: list[bytes] = []
+        self._size = 0
         self._closed = False
         self.status = 0
         self.content_type: str | None = None
@@ -214,12 +224,25 @@ class Tape:
         self.content_type = headers.get("content-type")
 
     def add(self, chunk: bytes) -> None:
-        self._chunks.append(chunk)
+        if self._room is None:
+            self._chunks.append(chunk)
+            return
+        self._size += len(chunk)
+        if self._size <= self._room:
+            self._chunks.append(chunk)
+        elif self._chunks:
+            self._chunks.clear()  # it cannot fit: hold nothing more
 
     def close(self) -> None:
         if self._closed or not self.status:
             return
         self._closed = True
+        if self._room is not None and isinstance(self._sink, CassetteDir):
+            if not self._room:
+                return  # the recorder is full (it said so)
+            if self._size > self._room:
+                self._sink.too_large(self._size)
+                return
         upstream, method, url, content, secrets = self._request
         try:
             self._sink(
@@ -255,11 +278,14 @@ def recorder_of(record: Recorder | None) -> Callable[[dict[str, Any]], None] | N
 class CassetteDir:
     """A sink writing each cassette to its own new file in ``directory``.
 
-    Names are the recorder's own (``{time}-{n}-{upstream}-{status}.json``), never built
-    from the request, so a client cannot steer where a file goes. At most ``max_files``
-    files and ``max_bytes`` in all are written by this recorder (then it stops, saying so
-    once); a write that fails (unwritable directory, disk full) is logged once and the
-    request goes on.
+    Names are the recorder's own (``{time}-{pid}-{n}-{upstream}-{status}.json``), never
+    built from the request, so a client cannot steer where a file goes, and processes
+    sharing the directory (a server's workers) never take each other's names. At most
+    ``max_files`` files and ``max_bytes`` in all are written by this recorder (then it
+    stops, saying so once; an exchange whose response alone outgrows the bytes left is
+    left out, said once too); a write that fails (unwritable directory, disk full) is
+    logged once and the request goes on. ``secrets`` (a server's client tokens, its key)
+    are redacted from every cassette besides the credentials each request carried.
     """
 
     def __init__(
@@ -268,10 +294,12 @@ class CassetteDir:
         *,
         max_files: int = 1000,
         max_bytes: int = 256 * 1024 * 1024,
+        secrets: Iterable[str] = (),
     ) -> None:
         self.directory = Path(directory)
         self.max_files = max_files
         self.max_bytes = max_bytes
+        self.secrets = tuple(s for s in secrets if s)
         self.files = 0
         self.bytes = 0
         self._counter = itertools.count(1)
@@ -283,16 +311,38 @@ class CassetteDir:
             self._warned.add(what)
             _log.warning(message)
 
+    def _full(self) -> None:
+        self._warn_once(
+            "full",
+            f"rxgem: recording stopped: {self.files} cassettes, {self.bytes} bytes"
+            f" written to {self.directory} (the limit is {self.max_files} files,"
+            f" {self.max_bytes} bytes)",
+        )
+
+    def room(self) -> int:
+        """The bytes a next cassette may take; 0 once the limit is reached (said once)."""
+        with self._lock:
+            if self.files >= self.max_files or self.bytes >= self.max_bytes:
+                self._full()
+                return 0
+            return self.max_bytes - self.bytes
+
+    def too_large(self, size: int) -> None:
+        """An exchange of ``size`` response bytes was left out: more than the bytes left."""
+        with self._lock:
+            self._warn_once(
+                "large",
+                f"rxgem: an exchange of {size} bytes was not recorded: more than the"
+                f" {self.max_bytes - self.bytes} bytes left of the limit ({self.max_bytes})",
+            )
+
     def __call__(self, cassette: Mapping[str, Any]) -> None:
+        if not self.room():
+            return  # before serialising: past the limit, a cassette costs nothing
         text = (json.dumps(cassette, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
         with self._lock:
             if self.files >= self.max_files or self.bytes + len(text) > self.max_bytes:
-                self._warn_once(
-                    "full",
-                    f"rxgem: recording stopped: {self.files} cassettes, {self.bytes} bytes"
-                    f" written to {self.directory} (the limit is {self.max_files} files,"
-                    f" {self.max_bytes} bytes)",
-                )
+                self._full()
                 return
             n = next(self._counter)
             self.files += 1

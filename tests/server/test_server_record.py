@@ -135,3 +135,30 @@ def test_the_serve_flags_set_the_settings() -> None:
     env = _environment(args)
     assert env["RXGEM_RECORD"] == "tapes"
     assert env["RXGEM_RECORD_MAX_FILES"] == "5"
+
+
+def test_cassettes_keep_no_client_token_nor_key_said_in_a_prompt_or_an_echo(
+    tmp_path: Path,
+) -> None:
+    """Before: a client token never travels to Gemini in a header, so a cassette kept it
+    verbatim wherever a prompt or Gemini's answer said it; the inspector's download of
+    the same exchange redacted it. The echo comes cut inside each secret."""
+    from rxgem.testing import FakeResponse, event, finish, text
+
+    tapes = tmp_path / "tapes"
+    said = f"token {TOKEN} key {KEY}"
+    echo = event(text(f"you said: {said}"), finish())
+    cuts = (echo.index(TOKEN.encode()) + 5, echo.index(KEY.encode()) + 5)
+    with (
+        FakeGemini(FakeResponse(body=echo, split_at=cuts)) as fake,
+        serving(settings_for(fake, record=str(tapes))) as url,
+        sdk(url) as client,
+    ):
+        answer = client.chat.completions.create(
+            model=MODEL, messages=[{"role": "user", "content": said}]
+        )
+    assert answer.choices[0].message.content == f"you said: {said}"  # the client gets it all
+    (path,) = _cassettes(tapes)  # neither secret in the file
+    cassette = read_cassette(path)
+    assert "token [redacted] key [redacted]" in json.dumps(cassette["request"]["body"])
+    assert b"you said: token [redacted] key [redacted]" in cassette_bytes(cassette)

@@ -305,3 +305,100 @@ def test_the_client_functions_take_record(tmp_path: Path) -> None:
     assert chunks
     assert read_cassette(path)["request"]["body"]["contents"][0]["parts"] == [{"text": "Hi"}]
     assert cassette_bytes(path) == _answer("Hello")
+
+
+def _small(tmp_path: Path) -> dict[str, Any]:
+    return cassette_json(
+        upstream="generate-content",
+        method="POST",
+        url="http://h/v1beta/models/m:streamGenerateContent",
+        request_body=REQUEST,
+        status=200,
+        content_type=None,
+        response=_answer("Hi"),
+    )
+
+
+def test_a_full_recorder_holds_and_serialises_nothing_of_a_huge_exchange(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Before: each exchange's bytes were held, decoded, scrubbed and serialised, and only
+    then was the file limit checked (+300 ms for a huge exchange past the limit)."""
+    import tracemalloc
+
+    sink = CassetteDir(tmp_path / "tapes", max_files=1)
+    sink(_small(tmp_path))
+    piece = event(text("x" * 65_000))
+    huge = piece * 512 + event(text("end"), finish())  # 32 MiB
+
+    def peak(record: CassetteDir | None) -> int:
+        stream = from_gemini(
+            REQUEST, model="gemini-2.5-flash", api_key=KEY, base_url=fake.base_url, record=record
+        )
+        tracemalloc.start()
+        try:
+            assert stream.pipe(ops.count()).run() >= 1
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    with (
+        FakeGemini(FakeResponse(body=huge, chunk_size=1 << 20)) as fake,
+        caplog.at_level(logging.WARNING, logger="rxgem.record"),
+    ):
+        unrecorded = peak(None)  # the fake's own pieces and the reads: the baseline
+        held = peak(sink) - unrecorded
+    assert len(list((tmp_path / "tapes").iterdir())) == 1
+    assert held < 8 << 20, f"{held / 2**20:.1f} MiB held past the limit"
+    assert any("recording stopped" in r.getMessage() for r in caplog.records)
+
+
+def test_an_exchange_larger_than_the_bytes_left_is_not_held_and_says_so(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    sink = CassetteDir(tmp_path, max_bytes=1 << 20)
+    big = event(text("y" * 60_000)) * 40 + event(text("end"), finish())  # 2.4 MB
+    with (
+        FakeGemini(
+            FakeResponse(body=big, chunk_size=1 << 16), FakeResponse(body=_answer("Hi"))
+        ) as fake,
+        caplog.at_level(logging.WARNING, logger="rxgem.record"),
+    ):
+        for _ in range(2):
+            from_gemini(
+                REQUEST, model="gemini-2.5-flash", api_key=KEY, base_url=fake.base_url, record=sink
+            ).pipe(ops.count()).run()
+    assert len(list(tmp_path.iterdir())) == 1  # the small one, after the big one was left out
+    assert sink.files == 1
+    assert any("not recorded" in r.getMessage() for r in caplog.records)
+
+
+def test_the_recorder_scrubs_the_secrets_it_is_given_in_every_form(tmp_path: Path) -> None:
+    """A server's client tokens never travel to Gemini in a header, so the exchange alone
+    does not know them: the recorder is given them (``secrets=``)."""
+    client_token = 'tok-"quoted"-é-0123456789'
+    short = "tok"  # shorter than 8: it would take ordinary text with it; not searched for
+    sink = CassetteDir(tmp_path, secrets=(client_token, short, KEY))
+    said = f"token {client_token} and key {KEY}"
+    answer = event(text(said), finish())
+    cut = answer.index(b"0123456789")  # the token split across two network pieces
+    body = {"contents": [{"role": "user", "parts": [{"text": said}]}]}
+    with FakeGemini(FakeResponse(body=answer, split_at=(cut,))) as fake:
+        from_gemini(
+            body, model="gemini-2.5-flash", api_key=KEY, base_url=fake.base_url, record=sink
+        ).pipe(ops.count()).run()
+    (path,) = tmp_path.iterdir()
+    raw = path.read_text("utf-8")
+    for form in (
+        client_token,
+        json.dumps(client_token)[1:-1],
+        json.dumps(client_token, ensure_ascii=False)[1:-1],
+        KEY,
+    ):
+        assert form not in raw
+    assert "tok" in raw
+    cassette = read_cassette(path)
+    assert cassette["request"]["body"]["contents"][0]["parts"][0]["text"] == (
+        "token [redacted] and key [redacted]"
+    )
+    assert b"token [redacted] and key [redacted]" in cassette_bytes(cassette)
