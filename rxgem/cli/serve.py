@@ -30,6 +30,7 @@ from typing import Any, Final
 from ..server import (
     ENV,
     PIPELINE_OPTIONS,
+    RECORD_COUNT_ENV,
     UPSTREAM_APIS,
     UPSTREAM_CLIENTS,
     ServerSettings,
@@ -446,7 +447,7 @@ def _run(args: argparse.Namespace, uvicorn: Any, create_app: Any) -> int:
         else:
             # what app_from_env reads in each worker: every setting, not just the flags
             os.environ.update(settings.to_env())
-            with _multiprocess_metrics(settings.metrics):
+            with _multiprocess_metrics(settings.metrics), _shared_record_count(settings.record):
                 uvicorn.run("rxgem.server:app_from_env", factory=True, workers=workers, **options)
     except SystemExit as exc:  # uvicorn's startup failure (it logged why)
         return 2 if exc.code not in (0, None) else 0
@@ -468,3 +469,18 @@ def _multiprocess_metrics(enabled: bool) -> Iterator[None]:
             yield
         finally:
             del os.environ[_PROMETHEUS_DIR]
+
+
+@contextlib.contextmanager
+def _shared_record_count(record: str | None) -> Iterator[None]:
+    """With ``--record`` and several workers, a fresh file where they keep one cassette
+    count, so ``--record-max-files`` is the server's limit."""
+    if record is None:
+        yield
+        return
+    with tempfile.TemporaryDirectory(prefix="rxgem-record-") as path:
+        os.environ[RECORD_COUNT_ENV] = os.path.join(path, "count")
+        try:
+            yield
+        finally:
+            del os.environ[RECORD_COUNT_ENV]

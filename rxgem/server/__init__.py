@@ -77,6 +77,7 @@ from typing import TYPE_CHECKING, Any
 from ._settings import (
     ENV,
     PIPELINE_OPTIONS,
+    RECORD_COUNT_ENV,
     UPSTREAM_APIS,
     UPSTREAM_CLIENTS,
     AuthMode,
@@ -96,6 +97,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ENV",
     "PIPELINE_OPTIONS",
+    "RECORD_COUNT_ENV",
     "UPSTREAM_APIS",
     "UPSTREAM_CLIENTS",
     "AuthMode",

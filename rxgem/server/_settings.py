@@ -29,6 +29,7 @@ __all__ = [
     "ENV",
     "FORMS",
     "PIPELINE_OPTIONS",
+    "RECORD_COUNT_ENV",
     "SECONDS",
     "UPSTREAM_APIS",
     "UPSTREAM_CLIENTS",
@@ -55,6 +56,11 @@ _LEVELS: Final = ("critical", "error", "warning", "info", "debug")
 _Form: TypeAlias = Literal["flag", "int", "float", "text", "list", "json"]
 UPSTREAM_CLIENTS: Final = ("auto", "aiohttp", "httpx")
 """The HTTP clients toward Gemini: aiohttp's (``auto``: when it is installed) or httpx's."""
+
+RECORD_COUNT_ENV: Final = "RXGEM_RECORD_COUNT_FILE"
+"""Not a setting: the file where the worker processes of one ``rxgem serve`` keep their
+one cassette count (the command makes it for each run), so ``record_max_files`` is the
+server's limit, not each worker's."""
 
 PIPELINE_OPTIONS: Final = frozenset(
     name

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import http.cookiejar
 import importlib.util
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, cast
@@ -33,7 +34,7 @@ from ._ack import ack_head
 from ._auth import Credentials
 from ._inspector import Inspector
 from ._model_list import openai_model, openai_model_list
-from ._settings import ServerSettings
+from ._settings import RECORD_COUNT_ENV, ServerSettings
 
 __all__ = ["Upstream", "uses_aiohttp"]
 
@@ -106,12 +107,16 @@ class Upstream:
         self._probe: tuple[float, str | None] | None = None
         self.recorder = (
             CassetteDir(
-                settings.record, max_files=settings.record_max_files, secrets=settings.secrets
+                settings.record,
+                max_files=settings.record_max_files,
+                secrets=settings.secrets,
+                shared=os.environ.get(RECORD_COUNT_ENV) or None,
             )
             if settings.record
             else None
         )
-        """Where each upstream exchange is written as a cassette (``--record``), if anywhere."""
+        """Where each upstream exchange is written as a cassette (``--record``), if anywhere;
+        the workers of one ``rxgem serve`` share its count (:data:`RECORD_COUNT_ENV`)."""
 
     @property
     def client(self) -> httpx.AsyncClient:

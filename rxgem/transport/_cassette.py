@@ -16,19 +16,24 @@ file in a directory, bounded; :func:`read_cassette` loads and checks one.
 from __future__ import annotations
 
 import base64
-import itertools
+import contextlib
 import json
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
 from ._redact import REDACTED, redact, secret_forms
+
+try:
+    import fcntl
+except ImportError:  # not on POSIX: each process counts its own
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = [
     "CASSETTE_FORMAT",
@@ -283,9 +288,11 @@ class CassetteDir:
     sharing the directory (a server's workers) never take each other's names. At most
     ``max_files`` files and ``max_bytes`` in all are written by this recorder (then it
     stops, saying so once; an exchange whose response alone outgrows the bytes left is
-    left out, said once too); a write that fails (unwritable directory, disk full) is
-    logged once and the request goes on. ``secrets`` (a server's client tokens, its key)
-    are redacted from every cassette besides the credentials each request carried.
+    left out, said once too); with ``shared``, a file where several processes keep one
+    count (under a lock), the limits are theirs together. A write that fails
+    (unwritable directory, disk full) is logged once and the request goes on.
+    ``secrets`` (a server's client tokens, its key) are redacted from every cassette
+    besides the credentials each request carried.
     """
 
     def __init__(
@@ -295,14 +302,16 @@ class CassetteDir:
         max_files: int = 1000,
         max_bytes: int = 256 * 1024 * 1024,
         secrets: Iterable[str] = (),
+        shared: str | os.PathLike[str] | None = None,
     ) -> None:
         self.directory = Path(directory)
         self.max_files = max_files
         self.max_bytes = max_bytes
         self.secrets = tuple(s for s in secrets if s)
+        self.shared = None if shared is None or fcntl is None else Path(shared)
         self.files = 0
+        """The cassettes written (by every process sharing the count, when it is shared)."""
         self.bytes = 0
-        self._counter = itertools.count(1)
         self._lock = threading.Lock()
         self._warned: set[str] = set()
 
@@ -319,9 +328,42 @@ class CassetteDir:
             f" {self.max_bytes} bytes)",
         )
 
+    @contextlib.contextmanager
+    def _counting(self) -> Iterator[None]:
+        """``files`` and ``bytes`` current, and what the block adds to them kept: under this
+        process's lock and, when shared, the count file's."""
+        with self._lock:
+            if self.shared is None:
+                yield
+                return
+            try:
+                fd = os.open(self.shared, os.O_RDWR | os.O_CREAT, 0o600)
+            except OSError as exc:
+                self._warn_once(
+                    "shared",
+                    f"rxgem: cannot share the cassette count ({exc.strerror}): this process"
+                    " counts its own",
+                )
+                self.shared = None
+                yield
+                return
+            with open(fd, "r+b") as count:
+                assert fcntl is not None
+                fcntl.flock(count, fcntl.LOCK_EX)
+                try:
+                    self.files, self.bytes = (int(n) for n in count.read().split())
+                except ValueError:  # new (empty)
+                    self.files, self.bytes = 0, 0
+                before = (self.files, self.bytes)
+                yield
+                if (self.files, self.bytes) != before:
+                    count.seek(0)
+                    count.truncate()
+                    count.write(f"{self.files} {self.bytes}\n".encode())
+
     def room(self) -> int:
         """The bytes a next cassette may take; 0 once the limit is reached (said once)."""
-        with self._lock:
+        with self._counting():
             if self.files >= self.max_files or self.bytes >= self.max_bytes:
                 self._full()
                 return 0
@@ -340,13 +382,13 @@ class CassetteDir:
         if not self.room():
             return  # before serialising: past the limit, a cassette costs nothing
         text = (json.dumps(cassette, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
-        with self._lock:
+        with self._counting():
             if self.files >= self.max_files or self.bytes + len(text) > self.max_bytes:
                 self._full()
                 return
-            n = next(self._counter)
             self.files += 1
             self.bytes += len(text)
+            n = self.files  # shared: the server's sequence, unique across its workers
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
         status = int(cassette.get("response", {}).get("status", 0))
         upstream = "interactions" if cassette.get("upstream") == "interactions" else "gc"

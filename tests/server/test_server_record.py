@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from server_harness import HELLO, KEY, MODEL, TOKEN, sdk, serving, settings_for
+from server_harness import HELLO, KEY, MODEL, TOKEN, sdk, serve_process, serving, settings_for
 
 from rxgem.cli import main
-from rxgem.cli.serve import add_serve_parser
+from rxgem.cli.serve import add_serve_parser, cpu_count
 from rxgem.testing import FakeGemini, FakeInteraction, read_cassette, text_step
 from rxgem.transport import cassette_bytes
 
@@ -162,3 +162,41 @@ def test_cassettes_keep_no_client_token_nor_key_said_in_a_prompt_or_an_echo(
     cassette = read_cassette(path)
     assert "token [redacted] key [redacted]" in json.dumps(cassette["request"]["body"])
     assert b"you said: token [redacted] key [redacted]" in cassette_bytes(cassette)
+
+
+def _pids(files: list[Path]) -> set[str]:
+    return {path.name.split("-")[1] for path in files}
+
+
+def test_serve_records_every_exchange_under_its_default_worker_count(tmp_path: Path) -> None:
+    """As users run it: ``rxgem serve --fake --record DIR``, no ``--workers`` (one per
+    core). Before: the workers' environment left ``record`` out, and 0 files were written."""
+    tapes = tmp_path / "tapes"
+    argv = ("--fake", "--record", str(tapes), "--client-token", TOKEN, "--log-level", "warning")
+    asked = 0
+    with serve_process(*argv) as (url, _):
+        # each request on a new connection, until the workers (one per core) all answered
+        while asked < 8 or (asked < 60 and len(_pids(_cassettes(tapes))) < min(2, cpu_count())):
+            with sdk(url) as client:
+                answer = client.chat.completions.create(
+                    model=MODEL, messages=HELLO, stream=asked % 2 == 0
+                )
+                if asked % 2 == 0:
+                    assert "".join(c.choices[0].delta.content or "" for c in answer if c.choices)
+            asked += 1
+    files = _cassettes(tapes)  # no key, no token
+    assert len(files) == asked
+    assert len(_pids(files)) == min(2, cpu_count())
+    assert all(read_cassette(path)["complete"] for path in files)
+
+
+def test_the_file_limit_holds_for_the_server_not_each_worker(tmp_path: Path) -> None:
+    """``--record-max-files N`` is the server's: its workers share one count. Before: each
+    worker counted its own, so N was N times the cores."""
+    tapes = tmp_path / "tapes"
+    argv = ("--fake", "--record", str(tapes), "--record-max-files", "3", "--client-token", TOKEN)
+    with serve_process(*argv, "--log-level", "warning") as (url, _):
+        for _ in range(24):  # new connections: every worker answers some
+            with sdk(url) as client:
+                assert client.chat.completions.create(model=MODEL, messages=HELLO).choices
+    assert len(_cassettes(tapes)) == 3

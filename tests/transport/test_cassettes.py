@@ -402,3 +402,17 @@ def test_the_recorder_scrubs_the_secrets_it_is_given_in_every_form(tmp_path: Pat
         "token [redacted] and key [redacted]"
     )
     assert b"token [redacted] and key [redacted]" in cassette_bytes(cassette)
+
+
+def test_recorders_sharing_a_count_file_share_the_limit(tmp_path: Path) -> None:
+    """What the workers of one ``rxgem serve`` do: each its own recorder, one count."""
+    count = tmp_path / "count"
+    workers = [CassetteDir(tmp_path / "tapes", max_files=3, shared=count) for _ in range(2)]
+    for turn in range(6):
+        workers[turn % 2](_small(tmp_path))
+    assert len(list((tmp_path / "tapes").iterdir())) == 3
+    assert [w.files for w in workers] == [3, 3]  # each sees the server's count
+    alone = CassetteDir(tmp_path / "alone", max_files=3)
+    for _ in range(2):
+        alone(_small(tmp_path))
+    assert alone.files == 2
