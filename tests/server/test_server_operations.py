@@ -135,7 +135,7 @@ def test_sigterm_lets_short_streams_finish_and_ends_long_ones_with_an_error_fram
     with (
         FakeGemini(short, long) as fake,
         serve_process(
-            "--workers", "1", "--upstream", fake.base_url, "--client-token", TOKEN,
+            "--upstream", fake.base_url, "--client-token", TOKEN,
             "--shutdown-grace", "1",
             env={"RXGEM_API_KEY": KEY},
         ) as (url, process),
@@ -167,7 +167,7 @@ def test_while_draining_new_requests_get_503_and_readiness_says_so() -> None:
     with (
         FakeGemini(long) as fake,
         serve_process(
-            "--workers", "1", "--upstream", fake.base_url, "--client-token", TOKEN,
+            "--upstream", fake.base_url, "--client-token", TOKEN,
             "--shutdown-grace", "2",
             env={"RXGEM_API_KEY": KEY},
         ) as (url, process),
@@ -179,7 +179,7 @@ def test_while_draining_new_requests_get_503_and_readiness_says_so() -> None:
             "POST", f"{url}/v1/chat/completions", json=body, headers=HEADERS, timeout=30
         ) as open_stream:
             process.send_signal(signal.SIGTERM)
-            time.sleep(0.3)
+            time.sleep(1.0)  # the workers hear it from uvicorn's supervisor within 0.5 s
             try:
                 later = kept.post(f"{url}/v1/chat/completions", json=body, headers=HEADERS)
             except httpx.TransportError:
@@ -238,7 +238,7 @@ def test_the_sdk_retries_a_503_from_a_full_server_and_gets_its_answer() -> None:
 def test_serve_fake_answers_offline_without_a_key() -> None:
     env = {"GEMINI_API_KEY": "", "GOOGLE_API_KEY": ""}
     with serve_process(
-        "--workers", "1", "--fake", "--client-token", TOKEN, env=env
+        "--fake", "--client-token", TOKEN, env=env
     ) as (url, _):  # fmt: skip
         with sdk(url) as client:
             ids = [model.id for model in client.models.list()]

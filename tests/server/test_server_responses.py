@@ -522,7 +522,7 @@ def test_sigterm_ends_a_long_responses_stream_with_an_error_event() -> None:
     with (
         FakeGemini(_paused(3, 5.0)) as fake,
         serve_process(
-            "--workers", "1", "--upstream", fake.base_url, "--client-token", TOKEN,
+            "--upstream", fake.base_url, "--client-token", TOKEN,
             "--shutdown-grace", "1", "--no-store",
             env={"RXGEM_API_KEY": KEY},
         ) as (url, process),
