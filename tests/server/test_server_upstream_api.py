@@ -73,9 +73,7 @@ def test_the_startup_line_names_the_upstream_and_what_google_keeps() -> None:
 
 
 def test_rxgem_serve_says_its_upstream_and_answers_through_it() -> None:
-    with serve_process(
-        "--fake", "--upstream-api", "interactions", "--no-store"
-    ) as (url, process):
+    with serve_process("--fake", "--upstream-api", "interactions", "--no-store") as (url, process):
         answer = httpx.post(
             f"{url}/v1/chat/completions",
             json={"model": "gemini-3-flash-preview", "messages": HELLO},
