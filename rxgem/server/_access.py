@@ -151,6 +151,8 @@ class AccessRecord:
     tokens: int | None = None
     error: str | None = None
     client_gone: bool = False
+    body_bytes: int = 0
+    """The request body's size (what decides where its translation runs)."""
     telemetry: RequestTelemetry | None = field(default=None, repr=False)
     """The request's metrics and span (set by :class:`AccessLog` with telemetry)."""
     secrets: list[str] = field(default_factory=list, repr=False)

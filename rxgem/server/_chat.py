@@ -40,8 +40,15 @@ class ChatRoutes:
         if stream and (stream_options is None or isinstance(stream_options, dict)):
             # always ask for the usage chunk, for the access log; it is sent only if asked
             body = {**body, "stream_options": {**(stream_options or {}), "include_usage": True}}
+        upstream = handling.upstream
         try:
-            source = handling.upstream.chat_completions(body, credentials)
+            source = await handling.offload.run(
+                record.body_bytes,
+                upstream.chat_completions,
+                body,
+                credentials,
+                upstream.next_client(),
+            )
         except RxGemError as exc:
             raise handling.failed(exc, record) from exc
         return CompletionResponse(

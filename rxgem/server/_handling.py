@@ -37,6 +37,7 @@ from ._errors import (
 from ._hosts import HostCheck, is_json
 from ._interactions import Interactions
 from ._model_list import valid_model_name
+from ._offload import Offload
 from ._settings import ServerSettings
 from ._upstream import Upstream
 from .stream import Answering
@@ -117,6 +118,8 @@ class Handling:
         self.upstream = upstream
         self.logger = logger
         self.drain = drain
+        self.offload = Offload()
+        """Where each request's translation runs (a large body's: in a worker thread)."""
         self.interactions = (
             Interactions(upstream) if settings.upstream_api == "interactions" else None
         )
@@ -157,7 +160,9 @@ class Handling:
         log_failure(self.logger, record.request_id, reply.message, error, secrets)
         return Refusal(reply)
 
-    async def read_body(self, request: Request) -> dict[str, Any]:
+    async def read_body(
+        self, request: Request, record: AccessRecord | None = None
+    ) -> dict[str, Any]:
         """The body as a JSON object, within the server's limits (raises
         :class:`Refusal`, or :class:`ClientGone`)."""
         s = self.settings
@@ -176,6 +181,8 @@ class Handling:
             raise Refusal(body_timeout(s.body_timeout)) from None
         except ClientDisconnect:
             raise ClientGone from None
+        if record is not None:
+            record.body_bytes = len(data)
         steps = json_object_steps(data, max_depth=s.max_json_depth, max_values=s.max_json_values)
         try:
             while True:
@@ -195,7 +202,7 @@ class Handling:
             raise Refusal(not_json())
         credentials = self.authorize(request, record)
         try:
-            body = await self.read_body(request)
+            body = await self.read_body(request, record)
         except ClientGone:
             record.client_gone = True
             raise

@@ -186,16 +186,21 @@ class Upstream:
             await client.aclose()
 
     def chat_completions(
-        self, body: dict[str, Any], credentials: Credentials
+        self,
+        body: dict[str, Any],
+        credentials: Credentials,
+        client: httpx.AsyncClient | None = None,
     ) -> Observable[ChatCompletionChunk] | Observable[ChatCompletion]:
-        """``rxgem.chat_completions`` on the shared client, on the server's upstream API
-        (raises ``InvalidRequestError``); through Interactions, Google keeps nothing."""
+        """``rxgem.chat_completions`` on the shared client (``client``: the pool to take,
+        chosen on the event loop when this runs in a worker thread), on the server's
+        upstream API (raises ``InvalidRequestError``); through Interactions, Google keeps
+        nothing."""
         return chat_completions(
             body,
             base_url=self.settings.upstream,
             api_key=credentials.api_key,
             access_token=credentials.access_token,
-            client=self.next_client(),
+            client=client or self.next_client(),
             max_line_bytes=self.settings.max_upstream_line_bytes,
             record=self.recorder,
             **cast(StreamOptions, self.chat_pipeline),

@@ -119,7 +119,9 @@ class ResponsesRoutes:
         handling.count(record, body)
         try:
             translate = self._translate if self.interactions is None else self._to_interaction
-            responses_request, input_items, conversation = await translate(body, owner)
+            responses_request, input_items, conversation = await translate(
+                body, owner, record.body_bytes
+            )
         except StoreError as exc:
             raise _store_failed(exc) from exc
         except RxGemError as exc:
@@ -221,19 +223,27 @@ class ResponsesRoutes:
         return chain, found, body, conversation
 
     async def _translate(
-        self, body: dict[str, Any], owner: str | None
+        self, body: dict[str, Any], owner: str | None, size: int
     ) -> tuple[ResponsesRequest, list[dict[str, Any]], Conversation]:
         """The translated request, the input items to keep and the conversation it
         continues, reading what it refers to from the store (raises :class:`Refusal`,
-        ``InvalidRequestError``, ``StoreError``)."""
+        ``InvalidRequestError``, ``StoreError``); ``size``: the body's bytes (a large
+        body is translated in a worker thread)."""
         chain, found, body, conversation = await self._lookup(body, owner)
-        history = None if chain is None else history_items(chain)
         api = self.settings.pipeline.get("api") or api_of(self.settings.upstream)
-        translated = responses_to_gemini_request(body, api=api, history=history, resolve=found.get)
-        return translated, normalized_input(body.get("input"), found), conversation
+
+        def translate() -> tuple[ResponsesRequest, list[dict[str, Any]]]:
+            history = None if chain is None else history_items(chain)
+            translated = responses_to_gemini_request(
+                body, api=api, history=history, resolve=found.get
+            )
+            return translated, normalized_input(body.get("input"), found)
+
+        translated, inputs = await self.handling.offload.run_alone(size, translate)
+        return translated, inputs, conversation
 
     async def _to_interaction(
-        self, body: dict[str, Any], owner: str | None
+        self, body: dict[str, Any], owner: str | None, size: int
     ) -> tuple[InteractionRequest, list[dict[str, Any]], Conversation]:
         """As :meth:`_translate`, for the Interactions upstream: Google keeps the turn when
         the server lets it and the client stores it here; a conversation whose last turn
@@ -243,17 +253,22 @@ class ResponsesRoutes:
         google = self.settings.interactions_store and owner is not None
         google = google and body.get("store") is not False
         previous = chain[-1].interaction_id if chain and self.settings.interactions_store else None
-        translated = responses_to_interaction(
-            body,
-            store=google,
-            previous_interaction_id=previous,
-            history=None if chain is None else history_items(chain),
-            resolve=found.get,
-        )
-        agent = agent_of(body.get("model"))
-        if agent is not None:
-            translated = replace(translated, body=agent_body(translated.body, agent))
-        return translated, normalized_input(body.get("input"), found), conversation
+
+        def translate() -> tuple[InteractionRequest, list[dict[str, Any]]]:
+            translated = responses_to_interaction(
+                body,
+                store=google,
+                previous_interaction_id=previous,
+                history=None if chain is None else history_items(chain),
+                resolve=found.get,
+            )
+            agent = agent_of(body.get("model"))
+            if agent is not None:
+                translated = replace(translated, body=agent_body(translated.body, agent))
+            return translated, normalized_input(body.get("input"), found)
+
+        translated, inputs = await self.handling.offload.run_alone(size, translate)
+        return translated, inputs, conversation
 
     # -- the stored responses ------------------------------------------------------------
 
