@@ -26,6 +26,13 @@ Disposing of the subscription (``dispose()``, ``take(n)``, an error downstream) 
 the HTTP response at once: the socket is shut down under a blocked read, the asyncio
 task is cancelled, and nothing keeps running.
 
+What an observer raises is not sent back to it with ``on_error``: it propagates out of
+the worker (to ``threading.excepthook``, the scheduler, or the event loop's exception
+handler), as reactivex's own sources let it propagate since 6.1.1. Sent back down, it would
+reach observers already stopped and vanish: a stream's error given to a subscriber without
+``on_error`` is raised by that subscriber, inside an ``on_next`` upstream. The response is
+closed either way.
+
 A line of the body longer than ``max_line_bytes`` (64 MiB by default) ends the stream
 with a :class:`~rxgem.MalformedStreamError` before any of the chunk that makes it so
 is emitted: the SSE decoder downstream holds a line until its end, so an endless one
@@ -55,7 +62,7 @@ from ._http import (
     stream_url,
     transport_error,
 )
-from ._runners import Run, start
+from ._runners import Run, observer_raised, start
 
 __all__ = ["DEFAULT_MAX_LINE_BYTES", "TransportOptions", "from_gemini"]
 
@@ -253,6 +260,7 @@ class _Exchange:
             too_long = False
             tape: Tape | None = None
             content = self.json
+            observing = False  # in a call of the observer's
             try:
                 with http.stream(
                     "POST", self.url, content=content, headers=self.headers, timeout=self.timeout
@@ -284,21 +292,25 @@ class _Exchange:
                                 if line < 0:
                                     too_long = True
                                     break  # leaving the block closes the response
-                            started = True
+                            started = observing = True
                             observer.on_next(chunk)
+                            observing = False
                         if not too_long:
                             if tape is not None:
                                 tape.complete = True
                                 tape.close()  # before the consumer hears the end
                             if not run.cancelled.is_set():
                                 run.settle()
+                                observing = True
                                 observer.on_completed()
                             return
             except httpx.HTTPError as exc:
                 if run.cancelled.is_set():
                     return
                 error = transport_error(exc, self.url)
-            except Exception as exc:  # raised downstream, inside on_next
+            except Exception as exc:
+                if observing:  # the observer's own error propagates (module docstring)
+                    raise
                 observer.on_error(exc)
                 return
             finally:
@@ -358,18 +370,25 @@ class _Exchange:
                                     too_long = True
                                     break  # leaving the block closes the response
                             started = True
-                            observer.on_next(chunk)
+                            try:
+                                observer.on_next(chunk)
+                            except Exception as raised:  # the observer's own (module docstring)
+                                observer_raised(raised, "from_gemini")
+                                return
                             if gate is not None and not gate.is_open:
                                 await gate.ready()  # before the next read
                         if not too_long:
                             if tape is not None:
                                 tape.complete = True
                                 tape.close()
-                            observer.on_completed()
+                            try:
+                                observer.on_completed()
+                            except Exception as raised:
+                                observer_raised(raised, "from_gemini")
                             return
             except httpx.HTTPError as exc:
                 error = transport_error(exc, self.url)
-            except Exception as exc:  # raised downstream, inside on_next
+            except Exception as exc:
                 observer.on_error(exc)
                 return
             finally:

@@ -10,7 +10,8 @@ When the stream is cut (the connection drops, a read fails, or the body ends bef
 body's ``store`` is not false, and ``interaction.created`` gave its id), it reconnects
 with ``GET {base_url}/interactions/{id}?stream=true&last_event_id=<last whole event>``
 and goes on: the subscriber sees neither the cut nor a repeated event. Where the
-request runs, backpressure and disposal are as for :func:`~rxgem.from_gemini`.
+request runs, backpressure, disposal and what an observer raises are as for
+:func:`~rxgem.from_gemini`.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from ._http import (
     transport_error,
 )
 from ._interaction_frames import EventFramer
-from ._runners import Run, start
+from ._runners import Run, observer_raised, start
 
 __all__ = ["DEFAULT_RESUME", "InteractionsTransportOptions", "from_interactions"]
 
@@ -241,6 +242,7 @@ def _sync_connections(
         method, url, content, headers, params = session.request()
         error: Exception | None = None
         tape: Tape | None = None
+        observing = False  # in a call of the observer's
         try:
             with http.stream(
                 method, url, content=content, headers=headers, params=params, timeout=timeout
@@ -268,11 +270,14 @@ def _sync_connections(
                         if tape is not None and session.framer.finished:
                             tape.complete = True  # the consumer may stop at the end event
                         if whole:
+                            observing = True
                             observer.on_next(whole)
+                            observing = False
                         if session.framer.failure is not None:
                             break  # leaving the block closes the response
                     if session.framer.failure is not None:
                         if not run.cancelled.is_set():
+                            observing = True
                             observer.on_error(session.framer.failure)
                         return
                     if session.framer.finished:
@@ -281,13 +286,16 @@ def _sync_connections(
                             tape.close()  # before the consumer hears the end
                         if not run.cancelled.is_set():
                             run.settle()
+                            observing = True
                             observer.on_completed()
                         return
         except httpx.HTTPError as exc:
             if run.cancelled.is_set():
                 return
             error = transport_error(exc, url)
-        except Exception as exc:  # raised downstream, inside on_next
+        except Exception as exc:
+            if observing:  # the observer's own error propagates (_exchange's docstring)
+                raise
             if not run.cancelled.is_set():
                 observer.on_error(exc)
             return
@@ -336,22 +344,29 @@ async def _async_connections(
                         whole = session.framer.feed(chunk)
                         if tape is not None and session.framer.finished:
                             tape.complete = True  # the consumer may stop at the end event
-                        if whole:
-                            observer.on_next(whole)
-                        if session.framer.failure is not None:
-                            observer.on_error(session.framer.failure)
-                            return  # leaving the block closes the response
+                        try:
+                            if whole:
+                                observer.on_next(whole)
+                            if session.framer.failure is not None:
+                                observer.on_error(session.framer.failure)
+                                return  # leaving the block closes the response
+                        except Exception as raised:  # the observer's own (_exchange's docstring)
+                            observer_raised(raised, "from_interactions")
+                            return
                         if whole and gate is not None and not gate.is_open:
                             await gate.ready()  # before the next read
                     if session.framer.finished:
                         if tape is not None:
                             tape.complete = True
                             tape.close()
-                        observer.on_completed()
+                        try:
+                            observer.on_completed()
+                        except Exception as raised:
+                            observer_raised(raised, "from_interactions")
                         return
         except httpx.HTTPError as exc:
             error = transport_error(exc, url)
-        except Exception as exc:  # raised downstream, inside on_next
+        except Exception as exc:
             observer.on_error(exc)
             return
         finally:

@@ -23,7 +23,7 @@ from reactivex.scheduler.eventloop import AsyncIOScheduler
 from ..bridge import FlowGate, current_gate
 from ._http import DEFAULT_TIMEOUT
 
-__all__ = ["AsyncWork", "Run", "SyncWork", "start"]
+__all__ = ["AsyncWork", "Run", "SyncWork", "observer_raised", "start"]
 
 
 class Run:
@@ -46,6 +46,18 @@ SyncWork = Callable[[httpx.Client, Run], None]
 """The connections of one subscription on a sync client (checks ``run.cancelled``)."""
 AsyncWork = Callable[[httpx.AsyncClient, FlowGate | None], Awaitable[None]]
 """The connections of one subscription on an async client (waits on the gate if any)."""
+
+
+def observer_raised(error: Exception, source: str) -> None:
+    """Tell the running loop's exception handler what an observer of ``source`` raised.
+
+    On a task, the observer's own error is told here rather than raised: the subscription's
+    disposal (which an error reaching an ``AutoDetachObserver`` does) cancels the task at its
+    next ``await``, and that ``CancelledError`` would replace the error before anyone saw it.
+    """
+    asyncio.get_running_loop().call_exception_handler(
+        {"message": f"an observer of {source} raised", "exception": error}
+    )
 
 
 def _shutdown(response: httpx.Response | None) -> None:
@@ -98,11 +110,11 @@ def start(
     """Run one subscription's connections where ``client`` and the schedulers say."""
     chosen = scheduler or default
     if isinstance(client, httpx.AsyncClient):
-        return _run_async(async_work, client, _loop_of(chosen, required=True))
+        return _run_async(async_work, client, _loop_of(chosen, required=True), name)
     if client is None:
         loop = _loop_of(chosen, required=False)
         if loop is not None:
-            return _run_async(async_work, None, loop)
+            return _run_async(async_work, None, loop, name)
     return _run_sync(sync_work, client, scheduler, name)
 
 
@@ -143,6 +155,7 @@ def _run_async(
     async_work: AsyncWork,
     client: httpx.AsyncClient | None,
     loop: asyncio.AbstractEventLoop | None,
+    name: str,
 ) -> abc.DisposableBase:
     assert loop is not None
     on_loop = _on_loop(loop)
@@ -156,12 +169,17 @@ def _run_async(
         http = httpx.AsyncClient(timeout=DEFAULT_TIMEOUT) if client is None else client
         try:
             await async_work(http, gate)
+        except Exception as error:
+            # told now: a task's error is reported only when (if) the task is collected
+            loop.call_exception_handler(
+                {"message": f"{name}: the stream's task failed", "exception": error}
+            )
         finally:
             if own:
                 await http.aclose()
 
     task = asyncio.run_coroutine_threadsafe(work(), loop) if not on_loop else None
-    local = loop.create_task(work()) if task is None else None
+    local = loop.create_task(work(), name=name) if task is None else None
 
     def cancel() -> None:
         # cancelling a finished task or future does nothing
