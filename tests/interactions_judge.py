@@ -19,8 +19,14 @@ from typing import Any
 
 import pytest
 
-interactions = pytest.importorskip("google.genai._gaos.types.interactions")
-basemodel = pytest.importorskip("google.genai._gaos.types.basemodel")
+interactions = pytest.importorskip(
+    "google.genai._gaos.types.interactions",
+    reason="google-genai is missing (pip install google-genai)",
+)
+basemodel = pytest.importorskip(
+    "google.genai._gaos.types.basemodel",
+    reason="google-genai is missing (pip install google-genai)",
+)
 
 import pydantic  # noqa: E402  (google-genai's dependency)
 

@@ -75,7 +75,9 @@ def test_the_no_key_error_offers_fake(tmp_path: Path) -> None:
 
 
 def test_serve_without_a_key_offers_fake(tmp_path: Path) -> None:
-    pytest.importorskip("uvicorn")
+    pytest.importorskip(
+        "uvicorn", reason="the server's packages are missing (pip install 'rxgem[server]')"
+    )
     keys = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "RXGEM_API_KEY", "RXGEM_ACCESS_TOKEN")
     env = {k: v for k, v in os.environ.items() if k not in keys}
     done = run("serve", "--port", str(_free_port()), cwd=tmp_path, env=env)
@@ -126,7 +128,9 @@ def _free_port() -> int:
 
 
 def test_serve_says_where_responses_go_and_who_gets_in(tmp_path: Path) -> None:
-    pytest.importorskip("uvicorn")
+    pytest.importorskip(
+        "uvicorn", reason="the server's packages are missing (pip install 'rxgem[server]')"
+    )
     store = tmp_path / "kept.sqlite3"
     port = _free_port()
     command = [*MODULE, "serve", "--fake", "--workers", "1", "--port", str(port)]

@@ -14,7 +14,9 @@ import pytest
 
 from rxgem.testing import FakeGemini, FakeResponse, call, event, finish, text, usage
 
-langchain_openai = pytest.importorskip("langchain_openai")
+langchain_openai = pytest.importorskip(
+    "langchain_openai", reason="LangChain's OpenAI client is missing (pip install langchain-openai)"
+)
 
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage  # noqa: E402
 from server_harness import MODEL, TOKEN, event_ends, serving, settings_for  # noqa: E402

@@ -9,8 +9,13 @@ from pathlib import Path
 import pytest
 from interactions_harness import OBJECTS, OLD, STREAMS, events, name
 
-types = pytest.importorskip("google.genai._gaos.types.interactions")
-pydantic = pytest.importorskip("pydantic")
+types = pytest.importorskip(
+    "google.genai._gaos.types.interactions",
+    reason="google-genai is missing (pip install google-genai)",
+)
+pydantic = pytest.importorskip(
+    "pydantic", reason="pydantic is missing (pip install google-genai, which brings it)"
+)
 
 EVENTS = pydantic.TypeAdapter(types.InteractionSSEEvent)
 UNKNOWN_ON_PURPOSE = {"unknown-types"}

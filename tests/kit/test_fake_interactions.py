@@ -32,9 +32,17 @@ from rxgem.testing import (
     url_citation,
 )
 
-genai_types = pytest.importorskip("google.genai._gaos.types.interactions")
-basemodel = pytest.importorskip("google.genai._gaos.types.basemodel")
-pydantic = pytest.importorskip("pydantic")
+genai_types = pytest.importorskip(
+    "google.genai._gaos.types.interactions",
+    reason="google-genai is missing (pip install google-genai)",
+)
+basemodel = pytest.importorskip(
+    "google.genai._gaos.types.basemodel",
+    reason="google-genai is missing (pip install google-genai)",
+)
+pydantic = pytest.importorskip(
+    "pydantic", reason="pydantic is missing (pip install google-genai, which brings it)"
+)
 
 KEY = {"x-goog-api-key": "test-key"}
 MODEL = "gemini-3-flash-preview"
@@ -306,7 +314,9 @@ def test_the_check_refuses_with_googles_400() -> None:
 
 
 def test_google_genais_own_client_streams_from_the_fake() -> None:
-    genai = pytest.importorskip("google.genai")
+    genai = pytest.importorskip(
+        "google.genai", reason="google-genai is missing (pip install google-genai)"
+    )
     with FakeGemini(interactions=[RICH]) as fake:
         client = genai.Client(
             api_key="test-key",

@@ -113,7 +113,9 @@ def test_arguments_follow_the_schema() -> None:
         "required": ["tags", "size", "mode"],
     }
     assert schema_value(nested) == {"tags": ["tags", "tags"], "size": 1.5, "mode": "fast"}
-    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema = pytest.importorskip(
+        "jsonschema", reason="jsonschema is missing (pip install jsonschema)"
+    )
     jsonschema.validate(value, WEATHER)
 
 
@@ -139,7 +141,9 @@ def test_each_scenario_is_a_valid_gemini_stream(name: str) -> None:
     sse = gemini_scenario(name, body, model=MODEL)
     events = sse_json(sse)
     assert events
-    genai = pytest.importorskip("google.genai.types")
+    genai = pytest.importorskip(
+        "google.genai.types", reason="google-genai is missing (pip install google-genai)"
+    )
     for event in events:
         if "error" not in event:
             genai.GenerateContentResponse.model_validate(event)
@@ -159,8 +163,13 @@ def test_each_scenario_is_a_valid_gemini_stream(name: str) -> None:
 
 @pytest.mark.parametrize("name", SCENARIOS)
 def test_each_scenario_is_a_valid_interactions_run(name: str) -> None:
-    genai_types = pytest.importorskip("google.genai._gaos.types.interactions")
-    pydantic = pytest.importorskip("pydantic")
+    genai_types = pytest.importorskip(
+        "google.genai._gaos.types.interactions",
+        reason="google-genai is missing (pip install google-genai)",
+    )
+    pydantic = pytest.importorskip(
+        "pydantic", reason="pydantic is missing (pip install google-genai, which brings it)"
+    )
     tools = [{"type": "function", "name": "get_weather", "parameters": WEATHER}]
     create = {"model": MODEL, "input": "Hi", "tools": tools, "stream": True}
     with FakeGemini(interactions=[interaction_scenario(name, create)]) as fake:
@@ -323,7 +332,9 @@ def test_a_bad_scenario_is_refused_at_once(tmp_path: Path) -> None:
 def test_candidate_count_gives_that_many_candidates(name: str) -> None:
     body = {"contents": [HI], "tools": TOOLS, "generationConfig": {"candidateCount": 3}}
     sse = gemini_scenario(name, body, model=MODEL)
-    genai = pytest.importorskip("google.genai.types")
+    genai = pytest.importorskip(
+        "google.genai.types", reason="google-genai is missing (pip install google-genai)"
+    )
     for event in sse_json(sse):
         if "error" not in event:
             genai.GenerateContentResponse.model_validate(event)
@@ -349,7 +360,9 @@ def test_candidate_count_is_answered_by_generate_content_too() -> None:
     with FakeGemini(strict=True) as fake:
         whole = post(fake, body, stream=False).json()
         one = post(fake, {"contents": [HI]}, stream=False).json()
-    genai = pytest.importorskip("google.genai.types")
+    genai = pytest.importorskip(
+        "google.genai.types", reason="google-genai is missing (pip install google-genai)"
+    )
     answer = genai.GenerateContentResponse.model_validate(whole)
     assert [c.index for c in answer.candidates or ()] == [0, 1]
     texts = ["".join(p.text or "" for p in c.content.parts or ()) for c in answer.candidates or ()]

@@ -40,7 +40,9 @@ from rxgem.testing import (
     text_step,
 )
 
-types = pytest.importorskip("google.genai.types")
+types = pytest.importorskip(
+    "google.genai.types", reason="google-genai is missing (pip install google-genai)"
+)
 
 RECORDED = Path(__file__).resolve().parents[1] / "data" / "interactions" / "own"
 G3 = "gemini-3-flash-preview"

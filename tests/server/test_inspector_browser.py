@@ -41,7 +41,8 @@ def browser() -> Iterator[Any]:
     if not shutil.which(CHROMIUM):
         pytest.skip(f"no {CHROMIUM}: install Debian's Chromium (apt-get install chromium)")
     sync_api = pytest.importorskip(
-        "playwright.sync_api", reason="the playwright package is missing (it is in '.[dev]')"
+        "playwright.sync_api",
+        reason="the playwright package is missing (pip install playwright; it is in '.[dev]')",
     )
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(

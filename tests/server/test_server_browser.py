@@ -218,7 +218,8 @@ def playwright() -> Iterator[Any]:
             " .ci/run does) to run the browser tests"
         )
     sync_api = pytest.importorskip(
-        "playwright.sync_api", reason="the playwright package is missing (it is in '.[dev]')"
+        "playwright.sync_api",
+        reason="the playwright package is missing (pip install playwright; it is in '.[dev]')",
     )
     with sync_api.sync_playwright() as playwright:
         yield playwright

@@ -307,7 +307,9 @@ def test_the_responses_paths_have_their_own_route_labels() -> None:
 
 
 def test_a_store_that_is_down_refuses_only_what_needs_it() -> None:
-    pytest.importorskip("redis")
+    pytest.importorskip(
+        "redis", reason="the redis package is missing (pip install 'rxgem[server]')"
+    )
     with socket.socket() as probe:  # a port where nothing listens
         probe.bind(("127.0.0.1", 0))
         nowhere = f"redis://127.0.0.1:{probe.getsockname()[1]}/0"

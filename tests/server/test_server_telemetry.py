@@ -680,8 +680,14 @@ def test_the_genai_metric_attributes_are_bounded(otel: Otel) -> None:
 
 
 def test_the_convention_names_are_the_semantic_conventions_package_ones() -> None:
-    gen_ai = pytest.importorskip("opentelemetry.semconv._incubating.attributes.gen_ai_attributes")
-    gen_ai_metrics = pytest.importorskip("opentelemetry.semconv._incubating.metrics.gen_ai_metrics")
+    gen_ai = pytest.importorskip(
+        "opentelemetry.semconv._incubating.attributes.gen_ai_attributes",
+        reason="OpenTelemetry's semantic conventions are missing (pip install opentelemetry-sdk)",
+    )
+    gen_ai_metrics = pytest.importorskip(
+        "opentelemetry.semconv._incubating.metrics.gen_ai_metrics",
+        reason="OpenTelemetry's semantic conventions are missing (pip install opentelemetry-sdk)",
+    )
     from opentelemetry.semconv.attributes import error_attributes, server_attributes
 
     packages: dict[str, Any] = {

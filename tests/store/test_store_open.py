@@ -49,7 +49,9 @@ def test_paths_and_sqlite_urls_are_sqlite(
 
 @pytest.mark.parametrize("url", ["redis://127.0.0.1:1/0", "rediss://h:2", "unix:///tmp/r.sock"])
 def test_redis_urls_are_redis(url: str) -> None:
-    pytest.importorskip("redis", reason="the redis package is not installed")
+    pytest.importorskip(
+        "redis", reason="the redis package is missing (pip install 'rxgem[server]')"
+    )
     from rxgem.store import RedisStore
 
     store = open_store(url, ttl=60, max_chain=5)

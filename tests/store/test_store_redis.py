@@ -13,7 +13,9 @@ from store_helpers import OWNER_A, OWNER_B, run, turn
 
 from rxgem.store import StoreTimeoutError, StoreUnavailableError
 
-redis = pytest.importorskip("redis", reason="the redis package is not installed")
+redis = pytest.importorskip(
+    "redis", reason="the redis package is missing (pip install 'rxgem[server]')"
+)
 
 from rxgem.store import RedisStore  # noqa: E402
 

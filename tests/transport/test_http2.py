@@ -16,7 +16,7 @@ import rxgem
 from rxgem import samples
 from rxgem.testing import FakeGemini, FakeResponse
 
-pytest.importorskip("h2")
+pytest.importorskip("h2", reason="h2 is missing (pip install 'rxgem[http2]')")
 
 MODEL = "gemini-2.5-flash"
 REQUEST = {"contents": [{"role": "user", "parts": [{"text": "Hi"}]}]}

@@ -354,7 +354,7 @@ def test_the_reader_reads_a_resumed_stream_as_the_uncut_one() -> None:
 
 
 def test_reset_http2_streams_are_resumed() -> None:
-    pytest.importorskip("h2")
+    pytest.importorskip("h2", reason="h2 is missing (pip install 'rxgem[http2]')")
     script = FakeInteraction(steps=STEPS, cut_after=(2, 3.5))
     with (
         FakeGemini(interactions=[script], http2=True) as fake,
