@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import sys
+from typing import NoReturn
 
 from .. import __version__
 from ..core import RxGemError
@@ -27,9 +28,18 @@ from .serve import add_serve_parser
 __all__ = ["main"]
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose usage errors are the error line first, then where the
+    options are (argparse prints the whole usage first, 30 lines for ``serve``, and the
+    line that matters last)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\nRun '{self.prog} --help' for its options.\n")
+
+
 def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
-    """The ``rxgem`` parser, and each command's own parser by name."""
-    parser = argparse.ArgumentParser(
+    """The ``rxgem`` parser, and each command's own parser by name (the same class)."""
+    parser = _Parser(
         prog="rxgem",
         description="Gemini's streams as OpenAI's: convert a capture, try the offline demo,"
         " chat with Gemini, or serve an OpenAI-compatible endpoint in front of it.",
@@ -67,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     parser, commands = _parser()
     args, extras = parser.parse_known_args(argv)
     if args.command is None:
+        if extras:
+            parser.error(_unknown(parser, extras))
         parser.print_help(sys.stderr)
         return 2
     if extras:

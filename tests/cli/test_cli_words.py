@@ -1,6 +1,6 @@
 """The command's words, run for real in a subprocess: each error names its fix, a wrong
-flag gets its command's usage and the nearest flag, ``rxgem`` alone lists the commands,
-``serve`` says at start where responses go and who is let in."""
+flag gets one line first naming the nearest flag (then where the usage is), ``rxgem`` alone
+lists the commands, ``serve`` says at start where responses go and who is let in."""
 
 from __future__ import annotations
 
@@ -41,19 +41,35 @@ def test_rxgem_alone_lists_the_commands(tmp_path: Path) -> None:
         assert f"\n    {command} " in done.stderr
 
 
-def test_a_wrong_serve_flag_prints_serve_usage_and_the_near_flag(tmp_path: Path) -> None:
+def test_a_wrong_serve_flag_is_one_line_first_then_where_the_flags_are(tmp_path: Path) -> None:
     done = run("serve", "--token", "x", cwd=tmp_path)
     assert done.returncode == 2
-    assert done.stderr.startswith("usage: rxgem serve ")
-    assert "--client-token" in done.stderr.splitlines()[-1]
-    assert "rxgem serve: error: unrecognized arguments: --token x" in done.stderr
+    first, *rest = done.stderr.splitlines()
+    assert first.startswith("rxgem serve: error: unrecognized arguments: --token x")
+    assert "--client-token" in first
+    assert rest == ["Run 'rxgem serve --help' for its options."]  # not 30 lines of usage
 
 
 def test_a_misspelt_chat_flag_is_named_with_the_right_one(tmp_path: Path) -> None:
     done = run("chat", "--modle", "x", "hi", cwd=tmp_path)
     assert done.returncode == 2
-    assert done.stderr.startswith("usage: rxgem chat ")
-    assert "(did you mean --model?)" in done.stderr
+    assert done.stderr.startswith("rxgem chat: error: ")
+    assert "(did you mean --model?)" in done.stderr.splitlines()[0]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("serve", "--port", "x"), ("convert", "--bogus"), ("demo", "--bogus"), ("--bogus",)],
+)
+def test_every_usage_error_comes_first_in_two_lines(tmp_path: Path, args: tuple[str, ...]) -> None:
+    done = run(*args, cwd=tmp_path)
+    assert done.returncode == 2
+    lines = done.stderr.splitlines()
+    assert lines[0].startswith("rxgem")
+    assert ": error: " in lines[0]
+    assert len(lines) == 2
+    assert lines[1].startswith("Run 'rxgem")
+    assert lines[1].endswith("--help' for its options.")
 
 
 def test_help_is_written_for_a_terminal(tmp_path: Path) -> None:
