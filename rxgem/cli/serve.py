@@ -240,7 +240,7 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
         "how Gemini's answers are translated, for every request (default: RXGEM_PIPELINE,"
         " a JSON object of the options, which the flags replace)",
     )
-    parser.set_defaults(run=run_serve)
+    parser.set_defaults(run=run_serve, temporary_store=False)  # True: --fake without --store
     return parser
 
 
@@ -372,11 +372,13 @@ _AUTH: Final = {
 }
 
 
-def _say_store_and_auth(settings: ServerSettings) -> None:
+def _say_store_and_auth(settings: ServerSettings, temporary: bool) -> None:
     """The startup lines saying where responses are stored and how clients get in."""
     from ..store import store_location
 
     stored = "not stored (--no-store)" if settings.no_store else store_location(settings.store)
+    if temporary:
+        stored += " (temporary, removed on exit: --fake; --store PATH keeps them)"
     print(f"rxgem serve: responses: {stored}", file=sys.stderr)
     print(f"rxgem serve: auth: {_AUTH[settings.auth_mode]}", file=sys.stderr)
 
@@ -399,6 +401,11 @@ def run_serve(args: argparse.Namespace) -> int:
             args.upstream = fake.base_url
             if not (args.pass_through_auth or args.api_key or args.access_token):
                 args.api_key = "fake-gemini-key"
+            if not (args.store or args.no_store or os.environ.get("RXGEM_STORE")):
+                # a fake's answers are no conversation to keep in the user's own store
+                scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="rxgem-fake-"))
+                args.store = os.path.join(scratch, "responses.sqlite3")
+                args.temporary_store = True
             print(f"rxgem serve: answering from FakeGemini at {fake.base_url}", file=sys.stderr)
         return _run(args, uvicorn, create_app)
 
@@ -423,7 +430,7 @@ def _run(args: argparse.Namespace, uvicorn: Any, create_app: Any) -> int:
     except OSError as exc:
         return _fail(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
     print(f"rxgem serve: upstream: {settings.upstream_summary}", file=sys.stderr)
-    _say_store_and_auth(settings)
+    _say_store_and_auth(settings, args.temporary_store)
     if settings.auth_mode == "open" and not _is_loopback(args.host):
         print(
             f"rxgem serve: warning: no client tokens: anyone who can reach {args.host}"

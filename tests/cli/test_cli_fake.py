@@ -176,3 +176,28 @@ def test_serve_help_names_every_scenario() -> None:
 
     shown = " ".join(run_cli("serve", "--help").stdout.split()).replace("- ", "-")
     assert all(f" {name}" in shown for name in SCENARIOS), shown
+
+
+def test_serve_fake_keeps_responses_in_a_temporary_store(tmp_path: Path) -> None:
+    # as users start it: the default worker count, the user's data directory
+    data = tmp_path / "data"
+    env = {**OFFLINE, "XDG_DATA_HOME": str(data)}
+    with serve_process("--fake", env=env) as (url, process), sdk(url) as client:
+        assert process.stderr is not None
+        said = next(line for line in process.stderr if line.startswith("rxgem serve: responses:"))
+        first = client.responses.create(model=MODEL, input="hi")
+        again = client.responses.create(model=MODEL, input="more", previous_response_id=first.id)
+        assert again.status == "completed"
+    assert "temporary" in said
+    assert "--store" in said
+    path = Path(said.split("SQLite file ", 1)[1].split(" (", 1)[0])
+    assert not path.exists()  # gone with the server
+    assert not data.exists()  # the user's own store never touched
+
+
+def test_serve_fake_with_store_keeps_them_there(tmp_path: Path) -> None:
+    store = tmp_path / "kept.sqlite3"
+    argv = ("--workers", "1", "--fake", "--store", str(store))
+    with serve_process(*argv, env=OFFLINE) as (url, _), sdk(url) as client:
+        client.responses.create(model=MODEL, input="hi")
+    assert store.exists()
