@@ -255,6 +255,18 @@ _LIMITS: Final[tuple[tuple[str, type[int] | type[float], str], ...]] = (
     ("send_timeout", float, "seconds a client may take to take in a part of an answer"),
     ("max_connections", int, "client connections; beyond, 503 at once"),
     ("max_concurrent_requests", int, "requests in progress; beyond, 503 with Retry-After"),
+    (
+        "max_bytes_in_flight",
+        int,
+        "request-body bytes of the requests in progress; beyond, 503 with Retry-After"
+        " (auto: 4 x --max-request-bytes)",
+    ),
+    (
+        "max_values_in_flight",
+        int,
+        "JSON values of the requests in progress; beyond, 503 with Retry-After"
+        " (auto: 4 x --max-json-values)",
+    ),
     ("connect_timeout", float, "seconds to connect to Gemini"),
     ("read_timeout", float, "seconds Gemini may stay silent"),
     ("max_upstream_connections", int, "connections to Gemini"),

@@ -21,6 +21,7 @@ from ._admission import Admission, Drain, install_drain_signal
 from ._chat import ChatRoutes
 from ._handling import Handling, HostGuard, exception_handlers
 from ._hosts import HostCheck
+from ._in_flight import InFlight
 from ._inspect_page import OFF_ROUTES, InspectorGate
 from ._inspector import Inspector
 from ._labels import (
@@ -113,6 +114,7 @@ def create_app(settings: ServerSettings, *, telemetry: Telemetry | None = None) 
     upstream = Upstream(settings, inspector)
     drain = Drain(settings.shutdown_grace)
     admission = Admission(settings.max_concurrent_requests, drain)
+    in_flight = InFlight(settings.bytes_in_flight, settings.values_in_flight)
     handling = Handling(settings, upstream, logger, drain)
     chat = ChatRoutes(handling)
     responses = ResponsesRoutes(handling, None)
@@ -173,6 +175,7 @@ def create_app(settings: ServerSettings, *, telemetry: Telemetry | None = None) 
             )
         )
     middleware.append(Middleware(admission.middleware))
+    middleware.append(Middleware(in_flight.middleware))
     if settings.cors_origins:
         middleware.append(_cors(settings.cors_origins))
     app = Starlette(
@@ -185,6 +188,7 @@ def create_app(settings: ServerSettings, *, telemetry: Telemetry | None = None) 
     app.state.upstream = upstream
     app.state.drain = drain
     app.state.admission = admission
+    app.state.in_flight = in_flight
     app.state.telemetry = telemetry
     app.state.inspector = inspector
     return app

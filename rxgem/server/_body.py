@@ -20,7 +20,7 @@ whole escapes and characters.
 from __future__ import annotations
 
 import re
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator
 from itertools import accumulate
 from typing import Any, Final
 
@@ -102,13 +102,22 @@ def decode_json_object(
 
 
 def json_object_steps(
-    data: bytes | bytearray, *, max_depth: int, max_values: int, slice_bytes: int = SLICE_BYTES
+    data: bytes | bytearray,
+    *,
+    max_depth: int,
+    max_values: int,
+    slice_bytes: int = SLICE_BYTES,
+    on_measured: Callable[[int], None] | None = None,
 ) -> Generator[int, None, dict[str, Any]]:
     """:func:`decode_json_object` in steps: the caller may run other work at each
     ``yield``, whose value is how many bytes of the body the step looked at (at most
     ``slice_bytes``, and a few more where a cut must not split an escape or a
-    character); the object is the generator's value."""
-    yield from _limit_steps(data, max_depth, max_values, slice_bytes)
+    character); the object is the generator's value. ``on_measured`` gets how many
+    values the body holds (at most; exact for JSON) once it is measured, before it is
+    decoded (what it raises ends the decoding)."""
+    values = yield from _limit_steps(data, max_depth, max_values, slice_bytes)
+    if on_measured is not None:
+        on_measured(values)
     meter = _Meter()
     try:
         body = yield from _object_steps(data, slice_bytes, meter)
@@ -131,12 +140,14 @@ def json_object_steps(
 
 def _limit_steps(
     data: bytes | bytearray, max_depth: int, max_values: int, size: int
-) -> Iterator[int]:
+) -> Generator[int, None, int]:
+    """The measure in steps; its value: how many values the body holds (at most)."""
     if len(data) <= size:
         opens = data.count(b"{") + data.count(b"[")
-        if opens <= max_depth and opens + data.count(b",") + data.count(b":") + 1 <= max_values:
+        values = opens + data.count(b",") + data.count(b":") + 1
+        if opens <= max_depth and values <= max_values:
             yield len(data)
-            return  # every value is a first element or follows a comma or colon
+            return values  # every value is a first element or follows a comma or colon
     measure = _Measure(max_depth, max_values)
     start = 0
     while start < len(data):
@@ -144,6 +155,7 @@ def _limit_steps(
         measure.feed(data[start:end])
         yield end - start
         start = end
+    return measure.values
 
 
 def _escape_boundary(data: bytes | bytearray, start: int, size: int) -> int:

@@ -35,6 +35,7 @@ from ._errors import (
     too_large,
 )
 from ._hosts import HostCheck, is_json
+from ._in_flight import in_flight_charge
 from ._interactions import Interactions
 from ._model_list import valid_model_name
 from ._offload import Offload
@@ -167,9 +168,12 @@ class Handling:
         :class:`Refusal`, or :class:`ClientGone`)."""
         s = self.settings
         limit = s.max_request_bytes
+        charge = in_flight_charge(request.scope)
         declared = request.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > limit:
             raise Refusal(too_large(limit))
+        if declared.isdigit():  # taken whole before a byte is read
+            charge.take_bytes(int(declared))
         data = bytearray()
         try:
             async with asyncio.timeout(s.body_timeout):
@@ -177,13 +181,20 @@ class Handling:
                     data += piece
                     if len(data) > limit:
                         raise Refusal(too_large(limit))
+                    if len(data) > charge.bytes:
+                        charge.take_bytes(len(data) - charge.bytes)
         except TimeoutError:
             raise Refusal(body_timeout(s.body_timeout)) from None
         except ClientDisconnect:
             raise ClientGone from None
         if record is not None:
             record.body_bytes = len(data)
-        steps = json_object_steps(data, max_depth=s.max_json_depth, max_values=s.max_json_values)
+        steps = json_object_steps(
+            data,
+            max_depth=s.max_json_depth,
+            max_values=s.max_json_values,
+            on_measured=charge.take_values,
+        )
         try:
             while True:
                 next(steps)

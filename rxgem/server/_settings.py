@@ -28,6 +28,7 @@ __all__ = [
     "COUNTS",
     "ENV",
     "FORMS",
+    "IN_FLIGHT_REQUESTS",
     "PIPELINE_OPTIONS",
     "RECORD_COUNT_ENV",
     "SECONDS",
@@ -95,6 +96,8 @@ COUNTS: Final = (
     "max_upstream_connections",
     "max_connections",
     "max_concurrent_requests",
+    "max_bytes_in_flight",
+    "max_values_in_flight",
     "store_max_items",
     "store_max_chain",
     "store_max_record_bytes",
@@ -103,6 +106,15 @@ COUNTS: Final = (
     "inspect_requests",
     "inspect_kb",
 )
+
+
+IN_FLIGHT_REQUESTS: Final = 4
+"""How many requests of the largest size the default in-flight budgets hold at once."""
+_AUTOMATIC: Final = frozenset({"max_connections", "max_bytes_in_flight", "max_values_in_flight"})
+_BUDGETS: Final = {
+    "max_bytes_in_flight": "max_request_bytes",
+    "max_values_in_flight": "max_json_values",
+}
 
 
 class SettingsError(ValueError):
@@ -188,6 +200,11 @@ class ServerSettings:
         max_concurrent_requests: requests in progress per process; beyond it, 503
             with ``Retry-After`` (``/healthz``, ``/readyz`` and ``/metrics`` are
             not counted).
+        max_bytes_in_flight: the most body bytes a process's requests in progress
+            hold at once (past it, 503 with ``Retry-After``; see ``InFlight``); at
+            least ``max_request_bytes``. ``None``: 4 times ``max_request_bytes``.
+        max_values_in_flight: the same for their decoded JSON values; at least
+            ``max_json_values``. ``None``: 4 times ``max_json_values``.
         shutdown_grace: seconds open requests get to finish after SIGTERM; then
             each stream ends with an error frame.
         pipeline: pipeline options for every answer (see :data:`PIPELINE_OPTIONS`),
@@ -265,6 +282,8 @@ class ServerSettings:
     max_upstream_connections: int = 1000
     max_connections: int | None = None
     max_concurrent_requests: int = 1000
+    max_bytes_in_flight: int | None = None
+    max_values_in_flight: int | None = None
     shutdown_grace: float = 30.0
     pipeline: Mapping[str, Any] = field(default_factory=dict)
     store: str | None = None
@@ -335,10 +354,17 @@ class ServerSettings:
         object.__setattr__(self, "log_level", self.log_level.lower())
         for name in COUNTS:
             value = getattr(self, name)
-            if value is None and name == "max_connections":
+            if value is None and name in _AUTOMATIC:
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise SettingsError(f"{name} must be a whole number of at least 1, not {value!r}")
+        for budget, limit in _BUDGETS.items():
+            value, each = getattr(self, budget), getattr(self, limit)
+            if value is not None and value < each:
+                raise SettingsError(
+                    f"{budget} must be at least {limit} ({each}), or a request the limits"
+                    f" accept could never be admitted; not {value}"
+                )
         object.__setattr__(self, "cors_origins", tuple(self.cors_origins))
         for origin in self.cors_origins:
             _check_origin(origin)
@@ -364,6 +390,18 @@ class ServerSettings:
             isinstance(ttl, bool) or not isinstance(ttl, int | float) or not 0 < ttl < math.inf
         ):
             raise SettingsError(f"store_ttl must be a positive number of seconds, not {ttl!r}")
+
+    @property
+    def bytes_in_flight(self) -> int:
+        """The budget of request-body bytes in progress (``max_bytes_in_flight``, or
+        its default)."""
+        return self.max_bytes_in_flight or IN_FLIGHT_REQUESTS * self.max_request_bytes
+
+    @property
+    def values_in_flight(self) -> int:
+        """The budget of decoded JSON values in progress (``max_values_in_flight``, or
+        its default)."""
+        return self.max_values_in_flight or IN_FLIGHT_REQUESTS * self.max_json_values
 
     @property
     def auth_mode(self) -> AuthMode:

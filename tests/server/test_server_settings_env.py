@@ -30,6 +30,9 @@ _TEXTS: dict[str, Any] = {
     "pipeline": {"signature_in_id": True},
     "store": "/tmp/rxgem-responses.sqlite3",
     "record": "/tmp/rxgem-tapes",
+    # budgets at least the per-request limits (which are changed too)
+    "max_bytes_in_flight": 200_000_000,
+    "max_values_in_flight": 5_000_000,
 }
 _PASS_THROUGH = frozenset({"pass_through_auth"})
 """Pass-through auth excludes a key, tokens and the inspector: set in a second object."""
