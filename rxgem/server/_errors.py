@@ -344,22 +344,50 @@ def http_reply(status: int, message: str, path: str = "") -> ErrorReply:
 
 _OPENAI_PATHS: Final = ("/chat/completions", "/responses", "/models")
 _GEMINI_PATH: Final = re.compile(r"/models/[^/]+:\w*[gG]enerateContent$|^/v1beta/")
+_ENDPOINT: Final = re.compile(r"(?:/chat/completions|/responses|/models)(?:/[^/]*){0,2}")
+"""What an OpenAI client adds to its base URL: ``/chat/completions``,
+``/responses[/ID[/cancel]]``, ``/models[/ID]``."""
+_BASE: Final = "base_url='http://HOST:PORT/v1'"
+
+
+def _client_base(path: str) -> tuple[str, str] | None:
+    """The base URL's path and the endpoint an OpenAI client added, for ``path``: the
+    endpoint taken as the last one the path holds (a base URL may end in one itself)."""
+    for start in sorted((path.rfind(known) for known in _OPENAI_PATHS), reverse=True):
+        if start >= 0 and _ENDPOINT.fullmatch(path, start):
+            return path[:start], path[start:]
+    return None
 
 
 def _unknown_path_hint(path: str) -> str:
-    """What a client meant by an unknown ``path``: an OpenAI path without ``/v1`` (an SDK
-    base URL without it), or a Gemini path (a Gemini client pointed at this server)."""
+    """What a client meant by an unknown ``path``: an OpenAI path under a base URL that
+    lacks ``/v1``, has another prefix or ends in an endpoint itself, or a Gemini path (a
+    Gemini client pointed at this server)."""
     if _GEMINI_PATH.search(path):
         return (
             "this is an OpenAI-compatible server (rxgem serve), not Gemini's API: call it with"
             " an OpenAI client (POST /v1/chat/completions or /v1/responses)"
         )
-    if any(path == known or path.startswith(known + "/") for known in _OPENAI_PATHS):
+    split = _client_base(path)
+    if split is None:
+        return ""
+    base, endpoint = split
+    if base == "":
         return (
-            f"this server's OpenAI routes are under /v1 (/v1{path[:40]}):"
-            " add /v1 to the client's base URL, e.g. base_url='http://HOST:PORT/v1'"
+            f"this server's OpenAI routes are under /v1 (/v1{endpoint[:40]}):"
+            f" add /v1 to the client's base URL, e.g. {_BASE}"
         )
-    return ""
+    if base == "/v1":  # a route's own path, refused for another reason (a method, an id)
+        return ""
+    if _client_base(base) is not None:
+        return (
+            f"the client's base URL ends in an endpoint ({base[:60]}): give it the base URL"
+            f" alone, e.g. {_BASE}; the client adds {endpoint[:40]} itself"
+        )
+    return (
+        f"this server's OpenAI routes are under /v1, not {base[:40]}: set the client's base"
+        f" URL to end in /v1, e.g. {_BASE}"
+    )
 
 
 class Refusal(Exception):

@@ -70,3 +70,31 @@ def test_a_path_without_v1_is_a_404_that_says_to_add_it(tmp_path: Path) -> None:
         assert "add /v1 to the client's base URL" in error["message"]
     assert gemini.status_code == 404
     assert "OpenAI-compatible server" in gemini.json()["error"]["message"]
+
+
+def test_a_base_url_that_ends_in_an_endpoint_is_told_the_base_url(tmp_path: Path) -> None:
+    # what the openai SDK requests when base_url is the endpoint itself
+    settings = settings_for("http://127.0.0.1:9", store=str(tmp_path / "responses.sqlite3"))
+    paths = [
+        "/v1/chat/completions/chat/completions",
+        "/v1/responses/responses",
+        "/v1/chat/completions/responses",
+        "/chat/completions/chat/completions",
+    ]
+    with serving(settings) as url:
+        answers = [httpx.post(f"{url}{path}", headers=AUTH, json={}) for path in paths]
+    for path, answer in zip(paths, answers, strict=True):
+        assert answer.status_code in (404, 405), path
+        message = answer.json()["error"]["message"]
+        base = path.rsplit("/chat/completions" if path.endswith("completions") else "/responses", 1)
+        assert f"base URL ends in an endpoint ({base[0]})" in message, (path, message)
+        assert "base_url='http://HOST:PORT/v1'" in message, (path, message)
+
+
+def test_a_base_url_with_another_prefix_is_told_the_routes_are_under_v1(tmp_path: Path) -> None:
+    settings = settings_for("http://127.0.0.1:9", store=str(tmp_path / "responses.sqlite3"))
+    with serving(settings) as url:
+        answer = httpx.post(f"{url}/api/chat/completions", headers=AUTH, json={})
+    assert answer.status_code == 404
+    assert "under /v1" in answer.json()["error"]["message"]
+    assert "base_url='http://HOST:PORT/v1'" in answer.json()["error"]["message"]
