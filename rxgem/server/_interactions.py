@@ -8,16 +8,36 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import msgspec
+import reactivex
 from reactivex import Observable
 
 from ..converter import ResponsesConverter, interaction_response
-from ..core import INTERACTIONS_RESPONSES_STAGES, Response, ResponsesEvent
+from ..core import (
+    INTERACTIONS_RESPONSES_STAGES,
+    MalformedStreamError,
+    Response,
+    ResponsesEvent,
+)
 from ..operators import responses_operator
-from ..transport import cancel_interaction, create_interaction, from_interactions, get_interaction
+from ..transport import (
+    cancel_interaction,
+    create_interaction,
+    from_interactions,
+    get_interaction,
+    is_google_interaction_id,
+)
 from ._auth import Credentials
 from ._upstream import Upstream
 
 __all__ = ["Interactions"]
+
+
+def _kept_id_refused(interaction_id: str) -> MalformedStreamError | None:
+    """The error for a run's id kept in the store that is not one Google gives (kept
+    before ids were checked as they came): Google's fault, never the client's."""
+    if is_google_interaction_id(interaction_id):
+        return None
+    return MalformedStreamError("the interaction id Google gave this response is not one")
 
 
 class Interactions:
@@ -47,6 +67,9 @@ class Interactions:
     ) -> Observable[ResponsesEvent]:
         """The Responses events of a stored run's stream, from its start (``options``: the
         Responses pipeline's, ``upstream`` included)."""
+        refused = _kept_id_refused(interaction_id)
+        if refused is not None:
+            return reactivex.throw(refused)
         operator = responses_operator(options, on_start)
         return from_interactions(
             {},
@@ -68,6 +91,9 @@ class Interactions:
 
     async def get(self, interaction_id: str, credentials: Credentials) -> dict[str, Any]:
         """The run's Interaction object as it stands."""
+        refused = _kept_id_refused(interaction_id)
+        if refused is not None:
+            raise refused
         client = self.upstream.next_client()
         return await get_interaction(
             client, interaction_id, self.settings.upstream, **self._credentials(credentials)
@@ -75,6 +101,9 @@ class Interactions:
 
     async def cancel(self, interaction_id: str, credentials: Credentials) -> dict[str, Any]:
         """Cancel the run at Google; its object after."""
+        refused = _kept_id_refused(interaction_id)
+        if refused is not None:
+            raise refused
         client = self.upstream.next_client()
         return await cancel_interaction(
             client, interaction_id, self.settings.upstream, **self._credentials(credentials)

@@ -23,6 +23,7 @@ from ._http import (
     api_of,
     http_error,
     interactions_url,
+    is_google_interaction_id,
     model_segment,
     model_url,
     resolve_headers,
@@ -35,6 +36,7 @@ from ._interactions_api import (
     get_interaction,
 )
 from ._interactions_exchange import (
+    DEFAULT_MAX_RESUMES,
     DEFAULT_RESUME,
     InteractionsTransportOptions,
     from_interactions,
@@ -46,6 +48,7 @@ __all__ = [
     "CASSETTE_FORMAT",
     "DEFAULT_BASE_URL",
     "DEFAULT_MAX_LINE_BYTES",
+    "DEFAULT_MAX_RESUMES",
     "DEFAULT_RESUME",
     "DEFAULT_TIMEOUT",
     "MAX_MODEL_PAGES",
@@ -69,6 +72,7 @@ __all__ = [
     "get_model",
     "http_error",
     "interactions_url",
+    "is_google_interaction_id",
     "list_models",
     "model_segment",
     "model_url",

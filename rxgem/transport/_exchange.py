@@ -62,7 +62,7 @@ from ._http import (
     stream_url,
     transport_error,
 )
-from ._runners import Run, observer_raised, start
+from ._runners import Outlet, Run, observer_raised, start
 
 __all__ = ["DEFAULT_MAX_LINE_BYTES", "TransportOptions", "from_gemini"]
 
@@ -197,13 +197,15 @@ def from_gemini(
     def subscribe(
         observer: abc.ObserverBase[bytes], default: abc.SchedulerBase | None = None
     ) -> abc.DisposableBase:
+        outlet = Outlet(observer)
         return start(
-            lambda http, run: exchange.sync_attempts(observer, http, run),
-            lambda http, gate: exchange.async_attempts(observer, http, gate),
+            lambda http, run: exchange.sync_attempts(outlet, http, run),
+            lambda http, gate: exchange.async_attempts(outlet, http, gate),
             client=client,
             scheduler=scheduler,
             default=default,
             name="rxgem-from-gemini",
+            outlet=outlet,
         )
 
     return Observable(subscribe)

@@ -32,6 +32,7 @@ __all__ = [
     "api_of",
     "http_error",
     "interactions_url",
+    "is_google_interaction_id",
     "model_segment",
     "model_url",
     "resolve_headers",
@@ -128,6 +129,17 @@ def stream_url(base_url: str | None, model: str) -> str:
 
 _INTERACTION_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._~=-]{0,1023}")
 """An interaction id: one path segment under ``interactions/`` (no ``/ ? # % :``)."""
+
+
+_GOOGLE_INTERACTION_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.=-]{0,255}")
+"""An interaction id as Google gives them (``v1_`` and base64url): checked where one is
+received, so that no id Google sends can address anything but its interaction."""
+
+
+def is_google_interaction_id(value: object) -> bool:
+    """Whether ``value`` (received from Google) is an interaction id Google would give:
+    letters, digits and ``_ - . =``, at most 256, not starting with ``.``, ``-`` or ``=``."""
+    return isinstance(value, str) and _GOOGLE_INTERACTION_ID.fullmatch(value) is not None
 
 
 def interactions_url(base_url: str | None, interaction_id: str | None = None) -> str:

@@ -5,7 +5,9 @@ For the server's background runs: create one with ``"background": true``, poll i
 :func:`delete_interaction`. Each returns Google's JSON as it came. Errors are the
 stream's: :class:`GeminiAPIError` for a non-200 answer (a 404 for an interaction Google
 does not keep), :class:`GeminiTransportError` when no answer comes,
-:class:`MalformedStreamError` for a body that is not a JSON object.
+:class:`MalformedStreamError` for a body that is not a JSON object, or an object whose
+``id`` is not an interaction id as Google gives them (checked here, where it is received,
+so that no answer can make a later request address anything but its interaction).
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ import msgspec
 from httpx import USE_CLIENT_DEFAULT
 from httpx._client import UseClientDefault  # the type of USE_CLIENT_DEFAULT
 
-from ._http import interactions_url, resolve_headers
+from ..core import MalformedStreamError
+from ._http import interactions_url, is_google_interaction_id, resolve_headers
 from ._json_call import call_json
 
 __all__ = ["cancel_interaction", "create_interaction", "delete_interaction", "get_interaction"]
@@ -39,7 +42,7 @@ async def _call(
     if body is None:
         headers.pop("content-type", None)
     content = None if body is None else msgspec.json.encode(body)
-    return await call_json(
+    answer = await call_json(
         client,
         method,
         url,
@@ -48,6 +51,12 @@ async def _call(
         content=content,
         timeout=timeout,
     )
+    if "id" in answer and not is_google_interaction_id(answer["id"]):
+        raise MalformedStreamError(
+            "the Interactions answer's id is not an interaction id (letters, digits and"
+            " _ - . =, at most 256)"
+        )
+    return answer
 
 
 async def create_interaction(

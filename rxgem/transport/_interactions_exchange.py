@@ -9,14 +9,18 @@ When the stream is cut (the connection drops, a read fails, or the body ends bef
 ``data: [DONE]`` / ``interaction.completed``) and Google keeps the interaction (the
 body's ``store`` is not false, and ``interaction.created`` gave its id), it reconnects
 with ``GET {base_url}/interactions/{id}?stream=true&last_event_id=<last whole event>``
-and goes on: the subscriber sees neither the cut nor a repeated event. Where the
-request runs, backpressure, disposal and what an observer raises are as for
-:func:`~rxgem.from_gemini`.
+and goes on: the subscriber sees neither the cut nor a repeated event (one whose
+``event_id`` it already had is dropped, whatever the upstream sends again). Reconnections
+are bounded twice: ``resume`` in a row without a new event, ``max_resumes`` in all, each
+after a wait with jitter. Where the request runs, backpressure, disposal and what an
+observer raises are as for :func:`~rxgem.from_gemini`; whatever else goes wrong reaches
+the subscriber as the stream's error.
 """
 
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
@@ -38,12 +42,19 @@ from ._http import (
     transport_error,
 )
 from ._interaction_frames import EventFramer
-from ._runners import Run, observer_raised, start
+from ._runners import Outlet, Run, observer_raised, start
 
-__all__ = ["DEFAULT_RESUME", "InteractionsTransportOptions", "from_interactions"]
+__all__ = [
+    "DEFAULT_MAX_RESUMES",
+    "DEFAULT_RESUME",
+    "InteractionsTransportOptions",
+    "from_interactions",
+]
 
 DEFAULT_RESUME: Final = 3
 """How many reconnections in a row (without a new event between them) resume a cut stream."""
+DEFAULT_MAX_RESUMES: Final = 32
+"""How many reconnections in all one stream may make (each after at least one new event)."""
 _RESUME_BACKOFF: Final = 0.25
 _RESUME_MAX_BACKOFF: Final = 4.0
 _RESUME_STATUSES: Final = frozenset({429, 500, 502, 503, 504})
@@ -53,6 +64,7 @@ class InteractionsTransportOptions(TransportOptions, total=False):
     """The keyword options of :func:`from_interactions` besides the request."""
 
     resume: int
+    max_resumes: int
     interaction_id: str | None
 
 
@@ -69,6 +81,8 @@ class _Session:
         resume: int,
         max_bytes: int | None,
         interaction_id: str | None = None,
+        max_resumes: int = DEFAULT_MAX_RESUMES,
+        jitter: Callable[[], float] = random.random,
     ) -> None:
         self.base_url = base_url
         self.headers = headers
@@ -77,11 +91,14 @@ class _Session:
         self.stored = stored
         self.policy = policy
         self.resume = resume
+        self.max_resumes = max_resumes
+        self.jitter = jitter  # a number in [0, 1)
         self.framer = EventFramer(max_bytes)
         self.sink: Callable[[dict[str, Any]], None] | None = None
         self.attempt = 0  # retries of the create
         self.failures = 0  # reconnections in a row without a new event
         self.seen = 0  # events when the last connection started
+        self.resumes = 0  # reconnections so far
         if interaction_id is not None:  # read a run already created, from its start
             self.framer.interaction_id = interaction_id
 
@@ -130,9 +147,16 @@ class _Session:
         if self.failures >= self.resume:
             why = f"{self.resume} reconnections in a row failed" if self.resume else "resume=0"
             return None, _not_resumable(error, why)
+        if self.resumes >= self.max_resumes:
+            why = f"max_resumes={self.max_resumes} reconnections made"
+            return None, _not_resumable(error, why)
+        self.resumes += 1
+        # after a new event: at once but for a jitter of up to the first backoff; then
+        # backoff doubling from it, up to its cap, half of it jittered
         if self.failures == 0:
-            return 0.0, error
-        return min(_RESUME_MAX_BACKOFF, _RESUME_BACKOFF * 2 ** (self.failures - 1)), error
+            return _RESUME_BACKOFF * self.jitter(), error
+        wait = min(_RESUME_MAX_BACKOFF, _RESUME_BACKOFF * 2 ** (self.failures - 1))
+        return wait / 2 + wait / 2 * self.jitter(), error
 
 
 def _not_resumable(error: Exception, why: str) -> Exception:
@@ -157,6 +181,7 @@ def from_interactions(
     scheduler: abc.SchedulerBase | None = None,
     max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
     resume: int = DEFAULT_RESUME,
+    max_resumes: int = DEFAULT_MAX_RESUMES,
     interaction_id: str | None = None,
     record: Recorder | None = None,
 ) -> Observable[bytes]:
@@ -175,8 +200,12 @@ def from_interactions(
             .../interactions/{id}?stream=true``, resumed as above) instead of creating
             one; ``request`` is then only read for ``store``.
         resume: how many reconnections in a row, without a new event between them,
-            may resume a cut stream (the first at once, then 0.25 s, 0.5 s, ... up to
-            4 s apart); each is a new request with ``timeout``. ``0``: never resume.
+            may resume a cut stream (the first at once but for a jitter of up to 0.25 s,
+            then about 0.25 s, 0.5 s, ... up to 4 s apart, half of each wait jittered);
+            each is a new request with ``timeout``. ``0``: never resume.
+        max_resumes: how many reconnections one stream may make in all, however many
+            new events came between them (32 by default,
+            :data:`DEFAULT_MAX_RESUMES`); then the stream errors.
         record: as for :func:`~rxgem.from_gemini`: one cassette per HTTP connection
             (a resumed stream's ``GET`` is a cassette of its own).
         The others: as for :func:`~rxgem.from_gemini` (``retry`` retries the create
@@ -190,14 +219,18 @@ def from_interactions(
     The Observable errors, after every whole event that arrived, with
     :class:`GeminiAPIError` for a non-200 answer, :class:`GeminiTransportError` when a
     connection fails and the stream cannot be resumed (``store: false``, no
-    ``interaction.created`` yet, or ``resume`` reconnections failed), and
-    :class:`TruncatedStreamError` when the body ended before it said done and cannot
-    be resumed.
+    ``interaction.created`` yet, ``resume`` reconnections in a row failed, or
+    ``max_resumes`` were made), :class:`TruncatedStreamError` when the body ended before
+    it said done and cannot be resumed, and :class:`MalformedStreamError` when Google's
+    ``interaction.created`` names the interaction with an id that is not one (letters,
+    digits and ``_ - . =``, at most 256), before any request is made with it.
     """
     if max_line_bytes is not None and (type(max_line_bytes) is not int or max_line_bytes < 1):
         raise ValueError(f"max_line_bytes must be a positive int or None, not {max_line_bytes!r}")
     if type(resume) is not int or resume < 0:
         raise ValueError(f"resume must be an int >= 0, not {resume!r}")
+    if type(max_resumes) is not int or max_resumes < 0:
+        raise ValueError(f"max_resumes must be an int >= 0, not {max_resumes!r}")
     if interaction_id is not None:
         interactions_url(base_url, interaction_id)  # a bad id is refused now, not in a thread
     policy = RetryPolicy(attempts=retry) if isinstance(retry, int) else retry
@@ -213,16 +246,26 @@ def from_interactions(
         observer: abc.ObserverBase[bytes], default: abc.SchedulerBase | None = None
     ) -> abc.DisposableBase:
         session = _Session(
-            base_url, send_headers, encoded, stored, policy, resume, max_line_bytes, interaction_id
+            base_url,
+            send_headers,
+            encoded,
+            stored,
+            policy,
+            resume,
+            max_line_bytes,
+            interaction_id,
+            max_resumes,
         )
         session.sink = sink
+        outlet = Outlet(observer)
         return start(
-            lambda http, run: _sync_connections(session, observer, http, run, timeout),
-            lambda http, gate: _async_connections(session, observer, http, gate, timeout),
+            lambda http, run: _sync_connections(session, outlet, http, run, timeout),
+            lambda http, gate: _async_connections(session, outlet, http, gate, timeout),
             client=client,
             scheduler=scheduler,
             default=default,
             name="rxgem-from-interactions",
+            outlet=outlet,
         )
 
     return Observable(subscribe)

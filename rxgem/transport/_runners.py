@@ -3,7 +3,10 @@
 Both exchanges (:func:`~rxgem.from_gemini`, :func:`~rxgem.transport.from_interactions`)
 give :func:`start` their two loops over the connections; this module picks one by the
 client and the scheduler, runs it, and makes the subscription's disposal stop it at once:
-the socket shut down under a blocked read, or the task cancelled.
+the socket shut down under a blocked read, or the task cancelled. An exception of a loop's
+own that escapes it reaches the subscriber as the stream's error (:class:`Outlet`): no
+thread or task ends without the subscriber hearing of it. One the subscriber raised goes
+on up as the exchanges say.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import contextlib
 import socket
 import threading
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import httpx
 from reactivex import abc
@@ -23,7 +26,49 @@ from reactivex.scheduler.eventloop import AsyncIOScheduler
 from ..bridge import FlowGate, current_gate
 from ._http import DEFAULT_TIMEOUT
 
-__all__ = ["AsyncWork", "Run", "SyncWork", "observer_raised", "start"]
+__all__ = ["AsyncWork", "Outlet", "Run", "SyncWork", "observer_raised", "start"]
+
+T = TypeVar("T")
+
+
+class Outlet(abc.ObserverBase[T], Generic[T]):
+    """The subscriber of one stream, as the loops see it: told its end once, and whether
+    it raised (:attr:`raised`), so that an exception escaping a loop is known as the
+    subscriber's own or the loop's."""
+
+    __slots__ = ("ended", "observer", "raised")
+
+    def __init__(self, observer: abc.ObserverBase[T]) -> None:
+        self.observer = observer
+        self.ended = False
+        self.raised = False
+
+    def on_next(self, value: T) -> None:
+        try:
+            self.observer.on_next(value)
+        except BaseException:
+            self.raised = True
+            raise
+
+    def on_error(self, error: Exception) -> None:
+        if self.ended:
+            return
+        self.ended = True
+        try:
+            self.observer.on_error(error)
+        except BaseException:
+            self.raised = True
+            raise
+
+    def on_completed(self) -> None:
+        if self.ended:
+            return
+        self.ended = True
+        try:
+            self.observer.on_completed()
+        except BaseException:
+            self.raised = True
+            raise
 
 
 class Run:
@@ -106,16 +151,18 @@ def start(
     scheduler: abc.SchedulerBase | None,
     default: abc.SchedulerBase | None,
     name: str,
+    outlet: Outlet[Any],
 ) -> abc.DisposableBase:
-    """Run one subscription's connections where ``client`` and the schedulers say."""
+    """Run one subscription's connections where ``client`` and the schedulers say;
+    ``outlet`` (what the loops emit to) is told the error of a loop that raises."""
     chosen = scheduler or default
     if isinstance(client, httpx.AsyncClient):
-        return _run_async(async_work, client, _loop_of(chosen, required=True), name)
+        return _run_async(async_work, client, _loop_of(chosen, required=True), name, outlet)
     if client is None:
         loop = _loop_of(chosen, required=False)
         if loop is not None:
-            return _run_async(async_work, None, loop, name)
-    return _run_sync(sync_work, client, scheduler, name)
+            return _run_async(async_work, None, loop, name, outlet)
+    return _run_sync(sync_work, client, scheduler, name, outlet)
 
 
 def _run_sync(
@@ -123,17 +170,24 @@ def _run_sync(
     client: httpx.Client | None,
     scheduler: abc.SchedulerBase | None,
     name: str,
+    outlet: Outlet[Any],
 ) -> abc.DisposableBase:
     run = Run()
 
     def work(*_: Any) -> None:
         own = client is None
-        http = httpx.Client(timeout=DEFAULT_TIMEOUT) if client is None else client
         try:
-            sync_work(http, run)
-        finally:
-            if own:
-                http.close()
+            http = httpx.Client(timeout=DEFAULT_TIMEOUT) if client is None else client
+            try:
+                sync_work(http, run)
+            finally:
+                if own:
+                    http.close()
+        except Exception as error:
+            if outlet.raised or outlet.ended:  # the subscriber's own: it goes on up
+                raise
+            if not run.cancelled.is_set():
+                outlet.on_error(error)
 
     if scheduler is not None:
         scheduled = scheduler.schedule(work)
@@ -156,6 +210,7 @@ def _run_async(
     client: httpx.AsyncClient | None,
     loop: asyncio.AbstractEventLoop | None,
     name: str,
+    outlet: Outlet[Any],
 ) -> abc.DisposableBase:
     assert loop is not None
     on_loop = _on_loop(loop)
@@ -170,10 +225,18 @@ def _run_async(
         try:
             await async_work(http, gate)
         except Exception as error:
-            # told now: a task's error is reported only when (if) the task is collected
-            loop.call_exception_handler(
-                {"message": f"{name}: the stream's task failed", "exception": error}
-            )
+            failed: Exception | None = error
+            if not (outlet.raised or outlet.ended):  # the loop's own: the stream's error
+                try:
+                    outlet.on_error(error)
+                    failed = None
+                except Exception as raised:
+                    failed = raised
+            if failed is not None:
+                # told now: a task's error is reported only when (if) the task is collected
+                loop.call_exception_handler(
+                    {"message": f"{name}: the stream's task failed", "exception": failed}
+                )
         finally:
             if own:
                 await http.aclose()

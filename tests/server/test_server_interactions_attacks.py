@@ -108,3 +108,58 @@ def test_a_flood_of_background_runs_holds_nothing_open(tmp_path: Path) -> None:
     # requests: the server keeps no task, stream or connection per run
     assert len(requests) == runs
     assert all(method == "POST" and not query for method, _, query in requests)
+
+
+BAD_ID_RUN = FakeInteraction(id="../../models/x", steps=(text_step("a b c", pieces=3),), pace=0.05)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_background_run_google_names_with_a_bad_id_is_googles_fault(
+    tmp_path: Path, stream: bool
+) -> None:
+    """Google's id is checked when it answers the create: a 502 that says Google's answer
+    could not be read, never a 500, and no response stored whose GET would blame the
+    client for the id (a 400 with ``param=interaction_id``)."""
+    with (
+        FakeGemini(interactions=[BAD_ID_RUN]) as fake,
+        serving(_settings(fake, tmp_path)) as url,
+    ):
+        answer = httpx.post(
+            f"{url}/v1/responses",
+            json={"model": MODEL, "input": "Research.", "background": True, "stream": stream},
+            headers={"authorization": f"Bearer {TOKEN}"},
+            timeout=10,
+        )
+        asked = [(r.method, r.path) for r in fake.requests]
+    assert answer.status_code == 502, answer.text
+    error = answer.json()["error"]
+    assert error["code"] == "bad_upstream_response"
+    assert error.get("param") is None
+    assert asked == [("POST", "/v1beta/interactions")]
+
+
+def test_a_stream_google_names_with_a_bad_id_then_cuts_ends_typed_at_once(tmp_path: Path) -> None:
+    """The probe's case: a bad id in ``interaction.created``, then the connection cut. The
+    client hears a typed error, not keep-alives until it gives up."""
+    run = FakeInteraction(
+        id="../../models/x", steps=(text_step("a b c", pieces=3),), cut_after=(1,)
+    )
+    with (
+        FakeGemini(interactions=[run]) as fake,
+        serving(_settings(fake, tmp_path, read_timeout=5)) as url,
+    ):
+        started = time.monotonic()
+        with httpx.stream(
+            "POST",
+            f"{url}/v1/responses",  # kept at Google: a cut stream is resumed
+            json={"model": MODEL, "stream": True, "input": "Hi"},
+            headers={"authorization": f"Bearer {TOKEN}"},
+            timeout=20,
+        ) as answer:
+            body = answer.read().decode()
+        took = time.monotonic() - started
+        asked = len(fake.requests)
+    assert took < 4, body
+    assert asked == 1
+    assert "bad_upstream_response" in body
+    assert "not an interaction id" in body
