@@ -362,12 +362,21 @@ class CassetteDir:
                     count.write(f"{self.files} {self.bytes}\n".encode())
 
     def room(self) -> int:
-        """The bytes a next cassette may take; 0 once the limit is reached (said once)."""
-        with self._counting():
-            if self.files >= self.max_files or self.bytes >= self.max_bytes:
-                self._full()
-                return 0
-            return self.max_bytes - self.bytes
+        """The bytes a next cassette may take; 0 once the limit is reached (said once),
+        or when the shared count cannot be read (said once too)."""
+        try:
+            with self._counting():
+                if self.files >= self.max_files or self.bytes >= self.max_bytes:
+                    self._full()
+                    return 0
+                return self.max_bytes - self.bytes
+        except OSError as exc:
+            self._warn_once(
+                "count",
+                f"rxgem: cannot read the cassette count ({exc.strerror or type(exc).__name__});"
+                " requests go on unrecorded",
+            )
+            return 0
 
     def too_large(self, size: int) -> None:
         """An exchange of ``size`` response bytes was left out: more than the bytes left."""
