@@ -39,6 +39,7 @@ from ..server import (
     settings_from_env,
 )
 from ._fake import add_fake_scenario, fake_gemini
+from ._inspect_flags import add_inspect_flags, prepare_spool
 from ._pipeline_flags import add_pipeline_flags, pipeline_options
 
 __all__ = ["add_serve_parser", "run_serve"]
@@ -220,15 +221,7 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
         type=_positive(int),
         help="stop recording after N cassettes (default 1000)",
     )
-    inspect = parser.add_argument_group("live inspector")
-    inspect.add_argument(
-        "--inspect",
-        action="store_true",
-        default=None,
-        help="show the recent requests, stage by stage as they stream, at /inspect"
-        " (with --client-token, open /inspect?token=TOKEN once)",
-    )
-    _add_limits(inspect, _INSPECT_LIMITS)
+    add_inspect_flags(parser, _add_limits)
     limits = parser.add_argument_group(
         "limits and timeouts",
         "Each also reads RXGEM_<NAME> (e.g. RXGEM_MAX_REQUEST_BYTES); per worker process.",
@@ -279,10 +272,6 @@ _STORE_LIMITS: Final[tuple[tuple[str, type[int] | type[float], str], ...]] = (
     ("store_max_record_bytes", int, "the largest stored response, bytes"),
     ("store_max_conversation_bytes", int, "the most bytes of a conversation's stored responses"),
     ("store_timeout", float, "seconds a store operation may take (503 beyond)"),
-)
-_INSPECT_LIMITS: Final[tuple[tuple[str, type[int] | type[float], str], ...]] = (
-    ("inspect_requests", int, "how many requests /inspect keeps"),
-    ("inspect_kb", int, "KiB of each request's body and response /inspect keeps"),
 )
 _DEFAULTS: Final = {f.name: f.default for f in fields(ServerSettings)}
 
@@ -419,6 +408,8 @@ def run_serve(args: argparse.Namespace) -> int:
                 args.store = os.path.join(scratch, "responses.sqlite3")
                 args.temporary_store = True
             print(f"rxgem serve: answering from FakeGemini at {fake.base_url}", file=sys.stderr)
+        if problem := prepare_spool(args, stack):  # where the inspector's workers meet
+            return _fail(problem)
         return _run(args, uvicorn, create_app)
 
 

@@ -22,7 +22,8 @@ from ._chat import ChatRoutes
 from ._handling import Handling, HostGuard, exception_handlers
 from ._hosts import HostCheck
 from ._in_flight import InFlight
-from ._inspect_page import OFF_ROUTES, InspectorGate
+from ._inspect_page import InspectorGate
+from ._inspect_spool import Spool
 from ._inspector import Inspector
 from ._labels import (
     CANCEL_ROUTE,
@@ -107,7 +108,12 @@ def create_app(settings: ServerSettings, *, telemetry: Telemetry | None = None) 
     logger = logging.getLogger(LOGGER_NAME)
     logger.setLevel(settings.logging_level)
     inspector = (
-        Inspector(settings.inspect_requests, settings.inspect_kb * 1024, settings.secrets)
+        Inspector(
+            settings.inspect_requests,
+            settings.inspect_kb * 1024,
+            settings.secrets,
+            Spool(settings.inspect_spool, settings.inspect_requests),
+        )
         if settings.inspect
         else None
     )
@@ -133,6 +139,8 @@ def create_app(settings: ServerSettings, *, telemetry: Telemetry | None = None) 
             responses.store = None
             if store is not None:
                 await store.aclose()
+            if inspector is not None:
+                inspector.spool.close()
 
     routes = [
         Route(CHAT_ROUTE, chat.completions, methods=["POST"]),
@@ -146,8 +154,6 @@ def create_app(settings: ServerSettings, *, telemetry: Telemetry | None = None) 
         Route(HEALTHZ_ROUTE, probes.healthz, methods=["GET"]),
         Route(READYZ_ROUTE, probes.readyz, methods=["GET"]),
     ]
-    if inspector is None:  # a newcomer's /inspect says how to turn it on
-        routes.extend(OFF_ROUTES)
     if telemetry is None:
         telemetry = Telemetry(metrics=settings.metrics)
     if telemetry.metrics:
@@ -163,7 +169,8 @@ def create_app(settings: ServerSettings, *, telemetry: Telemetry | None = None) 
     hosts = HostCheck(settings.host, settings.allowed_hosts)
     if hosts.enabled:
         middleware.append(Middleware(HostGuard, check=hosts, exempt=PROBES))
-    if inspector is not None:  # inside the Host check, outside CORS
+    middleware.append(Middleware(admission.middleware))
+    if inspector is not None:  # inside the Host check and admission, outside CORS
         options = (upstream.chat_pipeline, upstream.responses_pipeline)
         middleware.append(
             Middleware(
@@ -174,7 +181,6 @@ def create_app(settings: ServerSettings, *, telemetry: Telemetry | None = None) 
                 drain=drain,
             )
         )
-    middleware.append(Middleware(admission.middleware))
     middleware.append(Middleware(in_flight.middleware))
     if settings.cors_origins:
         middleware.append(_cors(settings.cors_origins))

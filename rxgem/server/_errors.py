@@ -361,12 +361,17 @@ def _client_base(path: str) -> tuple[str, str] | None:
 
 def _unknown_path_hint(path: str) -> str:
     """What a client meant by an unknown ``path``: an OpenAI path under a base URL that
-    lacks ``/v1``, has another prefix or ends in an endpoint itself, or a Gemini path (a
-    Gemini client pointed at this server)."""
+    lacks ``/v1``, has another prefix or ends in an endpoint itself, a Gemini path (a
+    Gemini client pointed at this server), or the inspector on a server without it."""
     if _GEMINI_PATH.search(path):
         return (
             "this is an OpenAI-compatible server (rxgem serve), not Gemini's API: call it with"
             " an OpenAI client (POST /v1/chat/completions or /v1/responses)"
+        )
+    if path == "/inspect" or path.startswith("/inspect/"):
+        return (
+            "the live inspector is off on this server: start it with rxgem serve --inspect"
+            " (or RXGEM_INSPECT=1), then open /inspect"
         )
     split = _client_base(path)
     if split is None:

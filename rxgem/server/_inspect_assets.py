@@ -1,8 +1,9 @@
 """The live inspector's page and script (served by :mod:`rxgem.server._inspect_page`).
 
 The script writes every value it gets with ``textContent``; the one piece of markup it
-inserts is the diagram's SVG, drawn by :mod:`rxgem.viz`, which escapes every text it
-draws. The page's Content-Security-Policy allows no inline script either.
+inserts is the diagram's SVG (fetched apart from the feed's summaries), drawn by
+:mod:`rxgem.viz`, which escapes every text it draws. The page's Content-Security-Policy
+allows no inline script either.
 """
 
 from __future__ import annotations
@@ -41,19 +42,42 @@ SCRIPT: Final = b"""(() => {
     parent.appendChild(span);
     return span;
   };
+  // the diagram of an exchange: fetched apart, one fetch at a time, again if it changed
+  const draw = (entry) => {
+    if (entry.busy) { entry.again = true; return; }
+    entry.busy = true;
+    entry.again = false;
+    fetch("/inspect/exchanges/" + entry.id + ".svg", {credentials: "same-origin"})
+      .then(async (r) => {
+        const text = await r.text();
+        const type = r.headers.get("content-type") || "";
+        if (r.ok && type.startsWith("image/svg+xml")) {
+          entry.diagram.innerHTML = text;  // drawn by rxgem.viz: every text in it is escaped
+        } else {
+          entry.diagram.textContent = text;
+        }
+      })
+      .catch(() => {})
+      .finally(() => { entry.busy = false; if (entry.again) draw(entry); });
+  };
   const show = (x) => {
-    let box = shown.get(x.id);
-    if (!box) {
-      box = document.createElement("section");
+    let entry = shown.get(x.id);
+    if (!entry) {
+      const box = document.createElement("section");
       box.className = "exchange";
       box.dataset.id = String(x.id);
+      const head = document.createElement("div");
+      head.className = "head";
+      const diagram = document.createElement("div");
+      diagram.className = "diagram";
+      box.append(head, diagram);
       list.prepend(box);
-      shown.set(x.id, box);
+      entry = {id: x.id, box: box, head: head, diagram: diagram, busy: false, again: false};
+      shown.set(x.id, entry);
     }
-    box.replaceChildren();
-    box.dataset.done = String(x.done);
-    const head = document.createElement("div");
-    head.className = "head";
+    const head = entry.head;
+    head.replaceChildren();
+    entry.box.dataset.done = String(x.done);
     field(head, "model", x.model || "(no model)");
     field(head, "route", x.route + " " + x.request_id);
     field(head, "status " + (x.status === 200 ? "" : "bad"),
@@ -70,11 +94,7 @@ SCRIPT: Final = b"""(() => {
     link.textContent = "download";
     link.setAttribute("download", "rxgem-exchange-" + x.id + ".json");
     head.appendChild(link);
-    box.appendChild(head);
-    const diagram = document.createElement("div");
-    diagram.className = "diagram";
-    diagram.innerHTML = x.svg;  // drawn by rxgem.viz: every text in it is escaped
-    box.appendChild(diagram);
+    if (x.status === 200 && x.pieces > 0) draw(entry);
   };
   const events = new EventSource("/inspect/events");
   events.onopen = () => { state.textContent = "live"; document.body.dataset.state = "live"; };
@@ -82,8 +102,8 @@ SCRIPT: Final = b"""(() => {
   events.onmessage = (message) => show(JSON.parse(message.data));
   events.addEventListener("keep", (message) => {
     const kept = new Set(JSON.parse(message.data));
-    for (const [id, box] of shown) {
-      if (!kept.has(id)) { box.remove(); shown.delete(id); }
+    for (const [id, entry] of shown) {
+      if (!kept.has(id)) { entry.box.remove(); shown.delete(id); }
     }
   });
 })();

@@ -1,58 +1,67 @@
-"""The live inspector's routes: the page at ``/inspect``, its event feed and downloads.
+"""The live inspector's routes: the page at ``/inspect``, its event feed, its diagrams and
+downloads.
 
 :class:`InspectorGate` is ASGI middleware, installed only with ``inspect`` on, inside
-the ``Host`` check and outside CORS (so no ``Access-Control-*`` header ever goes on
-these answers). It answers the ``/inspect`` paths itself and, for every other request,
-notes its route and request id for the capture (:mod:`rxgem.server._inspector`).
+the ``Host`` check and admission (each of its requests counts toward
+``max_concurrent_requests``, an open event feed too) and outside CORS (so no
+``Access-Control-*`` header ever goes on these answers). It answers the ``/inspect``
+paths itself and, for every other request, notes its route and request id for the
+capture (:mod:`rxgem.server._inspector`). Everything it shows is read from the server's
+spool (:mod:`rxgem.server._inspect_spool`), so every worker shows every worker's
+exchanges.
 
-Access, with client tokens: ``Authorization: Bearer <token>``, or the cookie the page
-sets when opened once as ``/inspect?token=<token>`` (``HttpOnly``, ``SameSite=Strict``,
-``Path=/inspect``; the page then reloads without the token in its address). Open auth:
-no check, as for the API.
+Access, with client tokens: ``Authorization: Bearer <token>``, or the session cookie the
+page sets when opened once as ``/inspect?token=<token>``
+(:mod:`rxgem.server._inspect_session`; the page then reloads without the token in its
+address). Open auth: no check, as for the API.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import importlib
 import re
-import secrets
 import time
 from collections.abc import Callable
 from typing import Any, Final
 from urllib.parse import parse_qsl
 
 import msgspec
-from reactivex import Observable, abc
-from reactivex.disposable import CompositeDisposable
-from starlette.requests import Request
-from starlette.responses import Response
-from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..transport import MIN_SECRET
 from ._access import access_record
 from ._admission import Drain
 from ._auth import authorize
-from ._errors import ErrorReply, not_found, unauthorized
+from ._errors import ErrorReply, busy, unauthorized
 from ._handling import reply_response
 from ._inspect_assets import PAGE, SCRIPT
 from ._inspect_session import SESSION_SECONDS, Sessions
-from ._inspector import Exchange, Inspector, serving_request
+from ._inspect_spool import Kept
+from ._inspector import Inspector, serving_request
+from ._runner import ABORT_EXTENSION
 from ._settings import ServerSettings
 
-__all__ = ["INSPECT_PATH", "OFF_ROUTES", "InspectorGate", "draw"]
+__all__ = ["INSPECT_PATH", "MAX_FEEDS", "MAX_SVG_BYTES", "InspectorGate"]
 
 INSPECT_PATH: Final = "/inspect"
 _COOKIE: Final = "rxgem_inspect"
-_EXCHANGE: Final = re.compile(r"/exchanges/([0-9]{1,12})\.json")
-"""An exchange's download, after ``/inspect`` (ASCII digits only: ``int()`` takes any
-Unicode digit, and refuses more than 4,300 of them)."""
-_WAKE: Final = 1.0
-"""Seconds the feed waits for news before it sends a comment (and sees a shutdown)."""
+_EXCHANGE: Final = re.compile(r"/exchanges/([0-9]{1,12})\.(json|svg)")
+"""An exchange's download or diagram, after ``/inspect`` (ASCII digits only: ``int()``
+takes any Unicode digit, and refuses more than 4,300 of them)."""
+_POLL: Final = 0.25
+"""Seconds the feed waits before looking at the spool again (the other workers' news)."""
 _THROTTLE: Final = 0.1
-DRAWN_PIECES: Final = 40
-"""How many pieces of a response its diagram shows (the first ones)."""
+_COMMENT_EVERY: Final = 4
+"""Empty looks between two comments the feed sends (one a second: a gone client shows)."""
+MAX_FEEDS: Final = 8
+"""Event feeds open at once in one worker; one more is a 503 (``Retry-After``)."""
+MAX_SVG_BYTES: Final = 1024 * 1024
+"""The largest diagram sent; a larger one is a 413 saying to download the exchange."""
+_DRAWN_KEPT: Final = 64
+_GONE: Final = b"no such exchange (it may have been dropped)"
 _HEADERS: Final = [
     (b"cache-control", b"no-store"),
     (b"x-content-type-options", b"nosniff"),
@@ -67,103 +76,8 @@ _HEADERS: Final = [
 ]
 
 
-async def _off(request: Request) -> Response:
-    """What ``/inspect`` says on a server without the inspector: how to turn it on."""
-    reply = not_found(
-        "the live inspector is off on this server: start it with rxgem serve --inspect"
-        " (or RXGEM_INSPECT=1), then open /inspect"
-    )
-    return reply_response(reply, access_record(request.scope))
-
-
-OFF_ROUTES: Final = (Route(INSPECT_PATH, _off), Route(INSPECT_PATH + "/{rest:path}", _off))
-"""The routes of a server without the inspector under ``/inspect`` (any method)."""
-
-
-def draw(exchange: Exchange, options: dict[str, Any]) -> str:
-    """The marble diagram (SVG) of the exchange's response bytes so far, replayed
-    through the stages of its route (``options``: the server's pipeline options).
-
-    Of its first :data:`DRAWN_PIECES` pieces only: a diagram's cost grows with its
-    marbles, and one past that many is more than a page shows (the download has all)."""
-    # imported here: a server without the inspector never loads rxgem.viz
-    from reactivex.testing import TestScheduler
-
-    from ..operators import pipeline_stages, responses_stages
-    from ..viz import Recorder
-
-    # redacted joined, all of them: a secret may straddle two pieces, or the 40th's end
-    pieces = exchange.pieces[:DRAWN_PIECES]
-    redacted = [piece for piece in exchange.response_pieces()[:DRAWN_PIECES] if piece]
-    if not redacted or exchange.status != 200:
-        return ""
-    made: dict[str, Any] = {
-        **options,
-        "id_factory": lambda: "inspected",
-        "clock": lambda: 0.0,
-    }
-    if exchange.route.startswith("/v1/responses"):
-        stages = responses_stages(**made)
-    else:
-        stages = pipeline_stages(**made)
-    scheduler = TestScheduler()
-    end = (len(redacted) + 1) * 10
-    complete = exchange.done and exchange.error is None and len(exchange.pieces) == len(pieces)
-
-    def subscribe(
-        observer: abc.ObserverBase[bytes], _: abc.SchedulerBase | None = None
-    ) -> abc.DisposableBase:
-        def emit(piece: bytes) -> Callable[[abc.SchedulerBase, Any], None]:
-            return lambda _scheduler, _state: observer.on_next(piece)
-
-        handles = [
-            scheduler.schedule_absolute((i + 1) * 10, emit(piece))
-            for i, piece in enumerate(redacted)
-        ]
-        if complete:
-            handles.append(scheduler.schedule_absolute(end, lambda _s, _t: observer.on_completed()))
-        return CompositeDisposable(handles)
-
-    recorder = Recorder(scheduler)
-    stream: Observable[Any] = Observable(subscribe).pipe(recorder.tap("bytes"))
-    for name, operator in stages:
-        stream = stream.pipe(operator, recorder.tap(name))
-    stream.subscribe(on_error=lambda _: None, scheduler=scheduler)
-    scheduler.start()
-    return recorder.diagram(x="order").to_svg()
-
-
-async def _summary(exchange: Exchange, options: dict[str, Any]) -> dict[str, Any]:
-    key = (min(len(exchange.pieces), DRAWN_PIECES), exchange.done and exchange.error is None)
-    problem: str | None = None
-    if exchange.drawn is not None and exchange.drawn[0] == key:
-        svg = exchange.drawn[1]  # drawn already (for another page, or nothing new in it)
-    else:
-        try:  # on a thread: the server's loop goes on answering meanwhile
-            svg = await asyncio.to_thread(draw, exchange, options)
-        except Exception as exc:  # a drawing that fails must not take the feed down
-            svg = ""
-            problem = f"no diagram: {type(exc).__name__}"
-        else:
-            exchange.drawn = (key, svg)
-    return {
-        "id": exchange.number,
-        "route": exchange.route,
-        "request_id": exchange.request_id,
-        "model": exchange.model,
-        "status": exchange.status,
-        "error": exchange.error or problem,
-        "started": exchange.started,
-        "first_byte_ms": None if exchange.first_byte is None else exchange.first_byte * 1000,
-        "duration_ms": None if exchange.ended is None else exchange.ended * 1000,
-        "bytes": exchange.size,
-        "request_bytes": exchange.body_size,
-        "truncated": exchange.truncated,
-        "pieces": len(exchange.pieces),
-        "drawn_pieces": min(len(exchange.pieces), DRAWN_PIECES),
-        "done": exchange.done,
-        "svg": svg,
-    }
+class _Stalled(Exception):
+    """The client took in nothing of the feed for ``send_timeout`` seconds."""
 
 
 class InspectorGate:
@@ -180,12 +94,18 @@ class InspectorGate:
         self.app = app
         self.drain = drain
         self.inspector = inspector
+        self.spool = inspector.spool
         self.settings = settings
         self.chat_options, self.responses_options = options
-        self.sessions = Sessions(secrets.token_bytes(32))
+        self.sessions = Sessions(self.spool.key)
+        self.feeds = 0
+        self.secrets = [s for s in settings.secrets if len(s) >= MIN_SECRET]
+        self._drawn: dict[int, tuple[int, str]] = {}
+        self._drawing = asyncio.Lock()  # one diagram at a time: the loop's thread comes first
         # loaded now, not while the first exchange waits to be drawn
-        importlib.import_module("rxgem.viz")
-        importlib.import_module("reactivex.testing")
+        self._draw: Callable[[Kept, dict[str, Any]], str] = importlib.import_module(
+            "rxgem.server._inspect_draw"
+        ).draw
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -221,7 +141,7 @@ class InspectorGate:
             await _send(send, 405, b"text/plain", b"GET only")
             return
         if path == INSPECT_PATH and "token" in query:
-            # the token once in the address: into a cookie, then out of the address
+            # the token once in the address: a session into a cookie, then out of the address
             allowed = authorize("Bearer " + query["token"], self.settings)
             if isinstance(allowed, ErrorReply):
                 await self.refuse(scope, receive, send)
@@ -246,9 +166,10 @@ class InspectorGate:
         elif path == INSPECT_PATH + "/app.js":
             await _send(send, 200, b"text/javascript; charset=utf-8", SCRIPT)
         elif path == INSPECT_PATH + "/events":
-            await _until_disconnect(self.feed(send), receive)
+            await self.open_feed(scope, receive, send)
         elif match := _EXCHANGE.fullmatch(path, len(INSPECT_PATH)):
-            await self.download(int(match.group(1)), send)
+            number, kind = int(match.group(1)), match.group(2)
+            await (self.download(number, send) if kind == "json" else self.diagram(number, send))
         else:
             await _send(send, 404, b"text/plain", b"not found")
 
@@ -260,63 +181,120 @@ class InspectorGate:
         await reply_response(reply, access_record(scope))(scope, receive, send)
 
     async def download(self, number: int, send: Send) -> None:
-        exchange = self.inspector.find(number)
-        if exchange is None:
-            await _send(send, 404, b"text/plain", b"no such exchange (it may have been dropped)")
+        kept = await asyncio.to_thread(self.spool.read, number)
+        if kept is None:
+            await _send(send, 404, b"text/plain", _GONE)
             return
-        disposition = f'attachment; filename="rxgem-exchange-{exchange.number}.json"'
+        disposition = f'attachment; filename="rxgem-exchange-{number}.json"'
         await _send(
             send,
             200,
             b"application/json",
-            msgspec.json.encode(exchange.cassette()),
+            msgspec.json.encode(kept.cassette(self.secrets)),
             [(b"content-disposition", disposition.encode())],
         )
 
-    def options_of(self, exchange: Exchange) -> dict[str, Any]:
-        if exchange.route.startswith("/v1/responses"):
+    async def diagram(self, number: int, send: Send) -> None:
+        """The exchange's diagram as it stands (drawn once per version in this worker)."""
+        async with self._drawing:
+            kept = await asyncio.to_thread(self.spool.read, number)
+            if kept is None:
+                await _send(send, 404, b"text/plain", _GONE)
+                return
+            version = kept.header["version"]
+            known = self._drawn.get(number)
+            if known is not None and known[0] == version:
+                svg = known[1]
+            else:
+                try:  # on a thread: the server's loop goes on answering meanwhile
+                    svg = await asyncio.to_thread(self._draw, kept, self.options_of(kept))
+                except Exception as exc:  # a drawing that fails must not fail the page
+                    svg = f"no diagram: {type(exc).__name__}"
+                    await _send(send, 500, b"text/plain; charset=utf-8", svg.encode())
+                    return
+                self._drawn[number] = (version, svg)
+                while len(self._drawn) > _DRAWN_KEPT:
+                    del self._drawn[next(iter(self._drawn))]
+        data = svg.encode()
+        if len(data) > MAX_SVG_BYTES:
+            message = (
+                f"the diagram is {len(data) // 1024} KiB, over the page's"
+                f" {MAX_SVG_BYTES // 1024} KiB: download the exchange to see it all"
+            )
+            await _send(send, 413, b"text/plain; charset=utf-8", message.encode())
+            return
+        await _send(send, 200, b"image/svg+xml; charset=utf-8", data)
+
+    def options_of(self, kept: Kept) -> dict[str, Any]:
+        if kept.header["route"].startswith("/v1/responses"):
             return self.responses_options
         return self.chat_options
 
-    async def feed(self, send: Send) -> None:
-        """Server-sent events: each exchange as it changes (``data:`` its summary)."""
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 200,
-                "headers": [(b"content-type", b"text/event-stream"), *_HEADERS],
-            }
-        )
+    async def open_feed(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The event feed, if fewer than :data:`MAX_FEEDS` are open in this worker."""
+        if self.feeds >= MAX_FEEDS:
+            reply = busy(f"{MAX_FEEDS} inspector pages are open here already: close one")
+            reply = dataclasses.replace(reply, headers=(("retry-after", "5"),))
+            await reply_response(reply, access_record(scope))(scope, receive, send)
+            return
+        self.feeds += 1
+        try:
+            await _until_disconnect(self.feed(scope, send), receive)
+        finally:
+            self.feeds -= 1
+
+    async def feed(self, scope: Scope, send: Send) -> None:
+        """Server-sent events: each exchange as it changes (``data:`` its summary), any
+        worker's; a client that takes in nothing for ``send_timeout`` seconds is cut off."""
+        timeout = self.settings.send_timeout
+
+        async def sending(message: Message) -> None:
+            try:
+                async with asyncio.timeout(timeout):
+                    await send(message)
+            except TimeoutError:
+                abort = scope.get("extensions", {}).get(ABORT_EXTENSION)
+                if abort is not None:
+                    abort()  # unsent data dropped, the connection closed
+                    await asyncio.sleep(0)  # ... and uvicorn told so, before the feed ends
+                raise _Stalled from None
+
+        start = {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [(b"content-type", b"text/event-stream"), *_HEADERS],
+        }
         sent: dict[int, int] = {}
-        since = -1
-        while not self.drain.started:  # a shutdown ends the feed, not waits for it
-            frames: list[bytes] = []
-            since = self.inspector.version
-            kept = list(self.inspector.exchanges)
-            for exchange in kept:
-                if sent.get(exchange.number) != exchange.version:
-                    sent[exchange.number] = exchange.version
-                    summary = await _summary(exchange, self.options_of(exchange))
-                    frames.append(b"data: " + msgspec.json.encode(summary) + b"\n\n")
-            if frames:  # what the page still shows of the ones dropped goes too
-                numbers = [e.number for e in kept]
-                sent = {n: sent[n] for n in numbers}
-                frames.append(b"event: keep\ndata: " + msgspec.json.encode(numbers) + b"\n\n")
-            await send(
-                {
-                    "type": "http.response.body",
-                    "body": b"".join(frames) or b": -\n\n",
-                    "more_body": True,
-                }
-            )
-            started = time.monotonic()
-            await self.inspector.wait(since, _WAKE)
-            await asyncio.sleep(max(0.0, _THROTTLE - (time.monotonic() - started)))
-        await send({"type": "http.response.body", "body": b""})
+        quiet = 0
+        try:
+            await sending(start)
+            while not self.drain.started:  # a shutdown ends the feed, not waits for it
+                since = self.inspector.version
+                summaries = await asyncio.to_thread(self.spool.summaries)
+                frames = [
+                    b"data: " + msgspec.json.encode(summary) + b"\n\n"
+                    for summary in summaries
+                    if sent.get(summary["id"]) != summary["version"]
+                ]
+                if frames or len(sent) != len(summaries):
+                    # what the page still shows of the ones dropped goes too
+                    sent = {summary["id"]: summary["version"] for summary in summaries}
+                    numbers = msgspec.json.encode(list(sent))
+                    frames.append(b"event: keep\ndata: " + numbers + b"\n\n")
+                quiet = 0 if frames else quiet + 1
+                if frames or quiet % _COMMENT_EVERY == 1:
+                    body = b"".join(frames) or b": -\n\n"
+                    await sending({"type": "http.response.body", "body": body, "more_body": True})
+                started = time.monotonic()
+                await self.inspector.wait(since, _POLL)
+                await asyncio.sleep(max(0.0, _THROTTLE - (time.monotonic() - started)))
+            await sending({"type": "http.response.body", "body": b""})
+        except _Stalled:
+            return
 
 
 async def _until_disconnect(feed: Any, receive: Receive) -> None:
-    """Run ``feed`` until it ends (a shutdown) or the client leaves."""
+    """Run ``feed`` until it ends (a shutdown, a stalled client) or the client leaves."""
     task = asyncio.ensure_future(feed)
 
     async def watch() -> None:

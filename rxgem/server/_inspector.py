@@ -2,94 +2,50 @@
 
 Only a server with ``inspect`` on makes an :class:`Inspector`; it wraps the upstream
 pools' transport (:meth:`Inspector.transport`), so a server without it has no capture
-code on its path at all. What is kept is bounded: the last ``inspect_requests``
-exchanges, and of each the first ``inspect_kb`` KiB of the request body and of the
-response (the rest is counted). Secrets are kept out: no header is kept, the URL
-loses its ``key=``, and the server's secrets and the key or token the request carried
-are replaced by ``[redacted]`` in everything shown or downloaded.
+code on its path at all. Each exchange goes to the server's spool
+(:mod:`rxgem.server._inspect_spool`), where every worker's page reads it: at its start,
+at most every 0.1 s while it streams, and at its end. What is kept is bounded: the last
+``inspect_requests`` exchanges, and of each the first ``inspect_kb`` KiB of the request
+body and of the response (the rest is counted). Secrets are kept out: no header is
+kept, the URL loses its ``key=``, and the server's secrets and the key or token the
+request carried are replaced by ``[redacted]`` before anything is written
+(:mod:`rxgem.server._inspect_redact`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
-import itertools
-import re
+import os
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any, Final
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import httpx
 import msgspec
 
-from ..transport import MIN_SECRET, REDACTED, cassette_json, redact
+from ..transport import secret_forms
+from ._inspect_redact import redact_pieces
+from ._inspect_spool import Spool
 
-__all__ = ["REDACTED", "Exchange", "Inspector", "redact", "redact_pieces", "serving_request"]
+__all__ = ["DRAWN_PIECES", "Exchange", "Inspector", "serving_request"]
 
 _SECRET_HEADERS: Final = ("x-goog-api-key", "authorization", "cookie")
 _SECRET_QUERY: Final = frozenset({"key", "access_token", "token"})
-_MIN_TAIL: Final = 4
-"""The shortest start of a secret hidden where kept bytes end before the data does."""
+_FLUSH: Final = 0.1
+"""Seconds between two writes of a streaming exchange to the spool (at most)."""
+DRAWN_PIECES: Final = 40
+"""How many pieces of a response its diagram shows (the first ones)."""
 
 serving_request: contextvars.ContextVar[tuple[str, str]] = contextvars.ContextVar(
     "rxgem_inspected_request"
 )
 """The server route and request id an upstream request is made for (set by the
 inspector's middleware, read by its transport)."""
-
-
-def redact_pieces(
-    pieces: Sequence[bytes], secrets: Sequence[bytes], *, cut: bool = False
-) -> list[bytes]:
-    """``pieces`` joined, each secret replaced by ``[redacted]``, and cut again where they
-    were: a secret split across pieces is found whole, and a cut inside one moves to the
-    end of its ``[redacted]`` (the piece after it may be left empty).
-
-    ``cut``: the bytes end before the data does (kept bytes of a longer or unfinished
-    stream), so a start of a secret at their end (4 bytes or more) is hidden too.
-    """
-    joined = b"".join(pieces)
-    if not secrets:
-        return list(pieces)
-    ordered = sorted(secrets, key=len, reverse=True)  # the longest where two start alike
-    pattern = re.compile(b"|".join(re.escape(secret) for secret in ordered))
-    spans = [match.span() for match in pattern.finditer(joined)]
-    if cut:
-        tail = _secret_start(joined, spans[-1][1] if spans else 0, ordered)
-        if tail < len(joined):
-            spans.append((tail, len(joined)))
-    redacted: list[bytes] = []
-    done = 0
-    index = 0
-    for end in itertools.accumulate(len(piece) for piece in pieces):
-        piece = bytearray()
-        while index < len(spans) and spans[index][0] < end:
-            start, stop = spans[index]
-            piece += joined[done:start] + REDACTED
-            done = stop
-            index += 1
-        if done < end:
-            piece += joined[done:end]
-            done = end
-        redacted.append(bytes(piece))
-    return redacted
-
-
-def _secret_start(data: bytes, after: int, secrets: Sequence[bytes]) -> int:
-    """Where the longest end of ``data`` (past ``after``) that begins a secret starts,
-    else ``len(data)``."""
-    found = len(data)
-    for secret in secrets:
-        first = max(after, len(data) - len(secret) + 1)
-        for start in range(first, len(data) - _MIN_TAIL + 1):
-            if start < found and secret.startswith(data[start:]):
-                found = start
-                break
-    return found
 
 
 def _url(url: httpx.URL) -> str:
@@ -134,8 +90,8 @@ class Exchange:
     ended: float | None = None
     error: str | None = None
     version: int = 0
-    drawn: tuple[tuple[int, bool], str] | None = field(default=None, repr=False)
-    """The last diagram drawn, with what it was drawn from (pieces, complete)."""
+    dropped: bool = False
+    """Whether a newer exchange (of any worker) pushed it out of the spool."""
 
     @property
     def done(self) -> bool:
@@ -150,78 +106,122 @@ class Exchange:
         cut = not self.done or self.size > self.kept
         return redact_pieces([piece for _, piece in self.pieces], self.secrets, cut=cut)
 
-    def response_bytes(self) -> bytes:
-        """The kept response bytes, redacted."""
-        return b"".join(self.response_pieces())
-
     def request_bytes(self) -> bytes:
         cut = self.body_size > len(self.body)
         return b"".join(redact_pieces([self.body], self.secrets, cut=cut))
 
-    def cassette(self) -> dict[str, Any]:
-        """The exchange as a cassette (:func:`rxgem.transport.cassette_json`: the format
-        ``rxgem convert`` and ``FakeGemini`` replay read), with what the inspector knows
-        besides under ``"inspector"``."""
-        ended = self.started + (self.ended if self.ended is not None else 0.0)
-        cassette = cassette_json(
-            upstream="interactions" if "/interactions" in self.url else "generate-content",
-            method=self.method,
-            url=self.url,
-            request_body=self.request_bytes() or None,
-            status=self.status or 0,
-            content_type=self.content_type or None,
-            response=self.response_bytes(),
-            started_at=_iso(self.started),
-            finished_at=_iso(ended) if self.done else None,
-            complete=self.done and self.error is None and not self.truncated,
-            secrets=[secret.decode("utf-8", "replace") for secret in self.secrets],
-        )
-        cassette["inspector"] = {
+    def summary(self) -> dict[str, Any]:
+        """What the event feed says of it (no diagram: the page fetches that apart)."""
+        return {
+            "id": self.number,
+            "worker": os.getpid(),
+            "route": self.route,
+            "request_id": self.request_id,
+            "model": self.model,
+            "status": self.status,
+            "error": self.error,
+            "started": self.started,
+            "first_byte_ms": None if self.first_byte is None else self.first_byte * 1000,
+            "duration_ms": None if self.ended is None else self.ended * 1000,
+            "bytes": self.size,
+            "request_bytes": self.body_size,
+            "truncated": self.truncated,
+            "pieces": len(self.pieces),
+            "drawn_pieces": min(len(self.pieces), DRAWN_PIECES),
+            "done": self.done,
+            "version": self.version,
+        }
+
+    def kept_data(self) -> tuple[dict[str, Any], bytes, bytes]:
+        """What the spool keeps of it: a header, the request body and the response,
+        redacted (the response's pieces joined, then cut where they were)."""
+        request = self.request_bytes()
+        pieces = self.response_pieces()
+        cuts: list[int] = []
+        end = 0
+        for piece in pieces[:DRAWN_PIECES]:
+            end += len(piece)
+            cuts.append(end)
+        header = {
+            "upstream": "interactions" if "/interactions" in self.url else "generate-content",
+            "method": self.method,
+            "url": self.url,
+            "status": self.status,
+            "content_type": self.content_type,
+            "started": self.started,
+            "ended": None if self.ended is None else self.started + self.ended,
+            "complete": self.done and self.error is None and not self.truncated,
+            "drawn_whole": self.done and self.error is None and len(pieces) <= DRAWN_PIECES,
             "route": self.route,
             "request_id": self.request_id,
             "model": self.model,
             "truncated": self.truncated,
             "error": self.error,
+            "version": self.version,
+            "request_size": len(request),
+            "cuts": cuts,
         }
-        return cassette
-
-
-def _iso(moment: float) -> str:
-    return (
-        datetime.fromtimestamp(moment, UTC)
-        .isoformat(timespec="milliseconds")
-        .replace("+00:00", "Z")
-    )
+        return header, request, b"".join(pieces)
 
 
 class Inspector:
-    """The recent exchanges of one server, and who is waiting for news of them.
+    """This worker's exchanges as they stream, written to the server's spool.
 
     Args:
         requests: how many exchanges to keep.
         limit: how many bytes of each request body and of each response to keep.
         secrets: the server's own secrets (its key, token, client tokens).
+        spool: where every worker of the server keeps them.
     """
 
-    def __init__(self, requests: int, limit: int, secrets: Iterable[str]) -> None:
+    def __init__(self, requests: int, limit: int, secrets: Iterable[str], spool: Spool) -> None:
         self.exchanges: deque[Exchange] = deque(maxlen=requests)
         self.limit = limit
         self.secrets = tuple(s.encode() for s in secrets if s)
-        self._numbers = itertools.count(1)
+        self.spool = spool
         self._changed = asyncio.Event()
+        self._dirty: set[Exchange] = set()
+        self._timer: asyncio.TimerHandle | None = None
         self.version = 0
+        """How many writes this worker made (its feeds wake on one at once)."""
 
     def transport(self, inner: httpx.AsyncBaseTransport) -> httpx.AsyncBaseTransport:
         """``inner``, capturing each POST (a generation) into this inspector."""
         return _CapturingTransport(inner, self)
 
     def touch(self, exchange: Exchange) -> None:
+        """Note a change: written within :data:`_FLUSH` seconds."""
+        exchange.version += 1
+        self._dirty.add(exchange)
+        if self._timer is None:
+            try:
+                self._timer = asyncio.get_running_loop().call_later(_FLUSH, self.flush)
+            except RuntimeError:  # not on a loop: now
+                self.flush()
+
+    def flush(self) -> None:
+        """Write every exchange that changed."""
+        self._timer = None
+        dirty, self._dirty = self._dirty, set()
+        for exchange in dirty:
+            self._write(exchange)
+
+    def _write(self, exchange: Exchange) -> None:
+        try:
+            if not self.spool.write(exchange.number, exchange.summary(), exchange.kept_data()):
+                self._forget(exchange)  # dropped by a newer exchange of any worker
+        except OSError:  # a full disk stops the capture, never the request
+            self._forget(exchange)
         self.version += 1
-        exchange.version = self.version
         self._changed.set()
 
+    def _forget(self, exchange: Exchange) -> None:
+        exchange.dropped = True
+        self._dirty.discard(exchange)
+
     async def wait(self, since: int, timeout: float) -> None:
-        """Until something changed after version ``since`` (or ``timeout`` seconds)."""
+        """Until this worker wrote something after version ``since`` (or ``timeout``
+        seconds: the other workers' writes are seen by looking again)."""
         while self.version <= since:
             self._changed.clear()
             try:
@@ -230,10 +230,8 @@ class Inspector:
             except TimeoutError:
                 return
 
-    def find(self, number: int) -> Exchange | None:
-        return next((e for e in self.exchanges if e.number == number), None)
-
-    def begin(self, request: httpx.Request) -> Exchange:
+    def begin(self, request: httpx.Request) -> Exchange | None:
+        """The exchange of ``request``, written; ``None`` if the spool cannot take it."""
         body = request.content
         route, request_id = serving_request.get(("", ""))
         secrets = [*self.secrets]
@@ -245,8 +243,12 @@ class Inspector:
         for name, value in parse_qsl(request.url.query.decode()):
             if name in _SECRET_QUERY and value:
                 secrets.append(value.encode())
+        try:
+            number = self.spool.reserve()
+        except OSError:
+            return None
         exchange = Exchange(
-            number=next(self._numbers),
+            number=number,
             route=route,
             request_id=request_id,
             method=request.method,
@@ -255,12 +257,12 @@ class Inspector:
             body=body[: self.limit],
             body_size=len(body),
             started=time.time(),
-            secrets=tuple(
-                sorted({s for s in secrets if len(s) >= MIN_SECRET}, key=len, reverse=True)
-            ),
+            secrets=secret_forms(secrets),
         )
         self.exchanges.append(exchange)
-        self.touch(exchange)
+        self._write(exchange)
+        with contextlib.suppress(OSError):
+            self.spool.prune()
         return exchange
 
     def received(self, exchange: Exchange, piece: bytes) -> None:
@@ -273,14 +275,18 @@ class Inspector:
             kept = piece[:room]
             exchange.pieces.append((now, kept))
             exchange.kept += len(kept)
-        self.touch(exchange)
+        if not exchange.dropped:
+            self.touch(exchange)
 
-    def end(self, exchange: Exchange, error: BaseException | None = None) -> None:
+    def end(self, exchange: Exchange, error: BaseException | str | None = None) -> None:
         if exchange.ended is None:
             exchange.ended = time.time() - exchange.started
             if error is not None:
-                exchange.error = type(error).__name__
-            self.touch(exchange)
+                exchange.error = error if isinstance(error, str) else type(error).__name__
+            exchange.version += 1
+            self._dirty.discard(exchange)
+            if not exchange.dropped:
+                self._write(exchange)  # now: a download right after the answer has it all
 
 
 class _CapturingStream(httpx.AsyncByteStream):
@@ -304,8 +310,7 @@ class _CapturingStream(httpx.AsyncByteStream):
             await self.inner.aclose()
         finally:
             if not self.exchange.done:
-                self.inspector.end(self.exchange)
-                self.exchange.error = "closed before its end"
+                self.inspector.end(self.exchange, "closed before its end")
 
 
 class _CapturingTransport(httpx.AsyncBaseTransport):
@@ -317,6 +322,8 @@ class _CapturingTransport(httpx.AsyncBaseTransport):
         if request.method != "POST":
             return await self.inner.handle_async_request(request)
         exchange = self.inspector.begin(request)
+        if exchange is None:  # the spool cannot take it: not captured
+            return await self.inner.handle_async_request(request)
         try:
             response = await self.inner.handle_async_request(request)
         except BaseException as exc:

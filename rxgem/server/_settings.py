@@ -253,6 +253,7 @@ class ServerSettings:
         inspect_requests: how many exchanges the inspector keeps (the oldest go).
         inspect_kb: how many KiB of each exchange's request body and of its response
             the inspector keeps (the rest is counted, not kept).
+        inspect_spool: the private directory its workers share (``None``: the app's own).
 
     The secrets are left out of ``repr()``.
     """
@@ -302,6 +303,7 @@ class ServerSettings:
     inspect: bool = False
     inspect_requests: int = 20
     inspect_kb: int = 256
+    inspect_spool: str | None = None
 
     def __post_init__(self) -> None:
         split = urlsplit(self.upstream)

@@ -14,6 +14,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -23,8 +24,9 @@ from server_harness import HELLO, KEY, MODEL, TOKEN, settings_for
 
 from rxgem import samples
 from rxgem.server import ServerSettings, create_app
-from rxgem.server._inspect_page import DRAWN_PIECES, draw
-from rxgem.server._inspector import Exchange
+from rxgem.server._inspect_draw import draw
+from rxgem.server._inspect_spool import Kept
+from rxgem.server._inspector import DRAWN_PIECES
 from rxgem.server._runner import uvicorn_config
 from rxgem.server._settings import SettingsError
 from rxgem.testing import FakeGemini
@@ -84,6 +86,15 @@ def first_frames(url: str, count: int) -> list[dict[str, Any]]:
             elif not line:
                 event = "message"
     return found
+
+
+def diagram(url: str, summary: dict[str, Any]) -> str:
+    """The exchange's diagram, as the page fetches it (apart from the feed's summaries)."""
+    assert "svg" not in summary
+    r = httpx.get(f"{url}/inspect/exchanges/{summary['id']}.svg", headers=AUTH, timeout=10)
+    assert r.status_code == 200
+    assert r.headers["content-type"].startswith("image/svg+xml")
+    return r.text
 
 
 def test_off_by_default_there_is_no_page_and_no_capture() -> None:
@@ -188,7 +199,7 @@ def test_the_feed_draws_every_stage_of_a_chat_stream() -> None:
     with FakeGemini(samples.read("text")) as fake, serving_app(inspecting(fake)) as (url, _):
         assert chat(url).status_code == 200
         [summary] = first_frames(url, 1)
-    svg = summary["svg"]
+        svg = diagram(url, summary)
     assert svg.startswith("<svg")
     for lane in ("bytes", "decode_sse", "parse", "to_openai"):
         assert f">{lane}<" in svg
@@ -200,9 +211,10 @@ def test_the_feed_draws_a_responses_stream_to_its_events() -> None:
         r = httpx.post(f"{url}/v1/responses", json=body, headers=AUTH, timeout=30)
         assert r.status_code == 200
         [summary] = first_frames(url, 1)
+        svg = diagram(url, summary)
     assert summary["route"] == "/v1/responses"
-    assert ">to_responses<" in summary["svg"]
-    assert "response.completed" in summary["svg"] or "completed" in summary["svg"]
+    assert ">to_responses<" in svg
+    assert "response.completed" in svg or "completed" in svg
 
 
 def test_many_and_huge_requests_stay_within_bounds() -> None:
@@ -214,6 +226,8 @@ def test_many_and_huge_requests_stay_within_bounds() -> None:
         for _ in range(5):
             assert chat(url, big).status_code == 200
         kept = list(app.state.inspector.exchanges)
+        spool = Path(app.state.inspector.spool.path)
+        files = {p.name: p.stat().st_size for p in spool.iterdir()}
         frames = first_frames(url, 2)
         downloads = [
             httpx.get(f"{url}/inspect/exchanges/{e.number}.json", headers=AUTH) for e in kept
@@ -232,6 +246,8 @@ def test_many_and_huge_requests_stay_within_bounds() -> None:
         assert r.json()["inspector"]["truncated"] is True
         assert r.json()["complete"] is False
     assert dropped.status_code == 404
+    assert sorted(files) == ["4.bin", "4.json", "5.bin", "5.json", "key"]  # what it shows, no more
+    assert all(size < 3 * 1024 for size in files.values())
 
 
 def test_the_serve_flags_set_the_inspector() -> None:
@@ -252,26 +268,20 @@ def test_the_serve_flags_set_the_inspector() -> None:
 def test_a_diagram_draws_the_first_pieces_only() -> None:
     event = b'data: {"candidates":[{"content":{"role":"model","parts":[{"text":"hi "}]}}]}\r\n\r\n'
 
-    def exchange(pieces: int, *, done: bool) -> Exchange:
-        return Exchange(
-            number=1,
-            route=CHAT,
-            request_id="req_1",
-            method="POST",
-            url="http://gemini/models/m:streamGenerateContent",
-            model="m",
-            body=b"{}",
-            body_size=2,
-            started=0.0,
-            secrets=(),
-            status=200,
-            pieces=[(0.0, event)] * pieces,
-            ended=1.0 if done else None,
-        )
+    def kept(pieces: int, *, whole: bool) -> Kept:
+        drawn = min(pieces, DRAWN_PIECES)
+        header = {
+            "status": 200,
+            "route": CHAT,
+            "drawn_whole": whole,
+            "cuts": [len(event) * (i + 1) for i in range(drawn)],
+        }
+        return Kept(1, header, b"{}", event * pieces)
 
-    many = draw(exchange(DRAWN_PIECES * 5, done=True), {})
-    assert many == draw(exchange(DRAWN_PIECES, done=False), {})  # bounded: drawn as so far
-    assert many != draw(exchange(DRAWN_PIECES - 1, done=False), {})
+    many = draw(kept(DRAWN_PIECES * 5, whole=False), {})
+    assert many == draw(kept(DRAWN_PIECES, whole=False), {})  # bounded: drawn as so far
+    assert many != draw(kept(DRAWN_PIECES - 1, whole=False), {})
+    assert many != draw(kept(DRAWN_PIECES, whole=True), {})
 
 
 @pytest.mark.parametrize(
@@ -292,10 +302,11 @@ def test_the_interactions_upstream_is_drawn_through_its_own_stages(
         r = httpx.post(f"{url}{route}", json=body, headers=AUTH, timeout=30)
         assert r.status_code == 200
         [summary] = first_frames(url, 1)
+        svg = diagram(url, summary)
         download = httpx.get(f"{url}/inspect/exchanges/{summary['id']}.json", headers=AUTH)
     assert summary["model"] == MODEL
     for lane in ("parse_interactions", "read_steps", last_lane):
-        assert f">{lane}<" in summary["svg"]
+        assert f">{lane}<" in svg
     assert read_cassette(download.content)["upstream"] == "interactions"
 
 

@@ -3,7 +3,9 @@
 A stream started after the page opened shows on it, diagram and all, within a second,
 while it is still streaming; what Gemini or a model name says is shown as text, never
 run as markup; a page of another origin cannot read it, though the browser holds
-its cookie. Skips, saying why, without ``/usr/bin/chromium`` or ``playwright``.
+its cookie; against ``rxgem serve`` with two workers, the page shows, diagram and all,
+every request either worker answered. Skips, saying why, without ``/usr/bin/chromium``
+or ``playwright``.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from typing import Any
 
 import httpx
 import pytest
-from server_harness import HELLO, MODEL, TOKEN, event_ends
+from server_harness import HELLO, MODEL, TOKEN, event_ends, serve_process
 from test_inspector import AUTH, CHAT, inspecting, serving_app
+from test_inspector_workers import until_workers_answered
 
 from rxgem import samples
 from rxgem.testing import FakeGemini, FakeResponse
@@ -61,7 +64,7 @@ def _open(browser: Any, url: str) -> Any:
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto(f"{url}/inspect?token={TOKEN}")
     assert page.url == f"{url}/inspect"  # the token left the address
-    page.wait_for_selector("body[data-state=live]", timeout=5_000)
+    page.wait_for_selector("body[data-state=live]", timeout=15_000)
     page.errors = errors
     return page
 
@@ -135,6 +138,22 @@ def test_model_names_and_content_are_shown_as_text(browser: Any) -> None:
     assert images == 0
     assert HOSTILE in models
     assert "&lt;img" in svg or "&lt;script" in svg or "onerror" not in svg
+
+
+def test_the_page_shows_every_worker_s_requests(browser: Any) -> None:
+    argv = ["--fake", "--inspect", "--client-token", TOKEN, "--workers", "2"]
+    with serve_process(*argv) as (url, _):
+        summaries = until_workers_answered(url, 2)
+        page = _open(browser, url)
+        drawn = (
+            f"document.querySelectorAll('section.exchange .diagram svg').length == {len(summaries)}"
+        )
+        page.wait_for_function(drawn, timeout=30_000)  # generous: a loaded machine
+        shown = page.locator("section.exchange").evaluate_all("all => all.map(e => e.dataset.id)")
+        assert page.errors == []
+        page.close()
+    assert sorted(int(n) for n in shown) == sorted(s["id"] for s in summaries)
+    assert len({s["worker"] for s in summaries}) == 2
 
 
 READER = """<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,">

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 from server_harness import KEY, MODEL, TOKEN, settings_for
-from test_inspector import AUTH, CHAT, chat, first_frames, inspecting, serving_app
+from test_inspector import AUTH, CHAT, chat, diagram, first_frames, inspecting, serving_app
 
 from rxgem.testing import FakeGemini, FakeResponse
 
@@ -37,15 +37,6 @@ def test_a_key_split_across_two_pieces_is_redacted_in_the_diagram() -> None:
     assert KEY not in svg
     assert KEY[: len(KEY) // 2] not in svg
     assert KEY[len(KEY) // 2 :] not in svg
-
-
-def diagram(url: str, summary: dict[str, Any]) -> str:
-    """The exchange's diagram, as the page gets it."""
-    if "svg" in summary:
-        return str(summary["svg"])
-    r = httpx.get(f"{url}/inspect/exchanges/{summary['id']}.svg", headers=AUTH, timeout=10)
-    assert r.status_code == 200
-    return r.text
 
 
 MALFORMED = [
@@ -146,7 +137,7 @@ def test_without_inspect_the_inspector_says_how_to_turn_it_on(path: str) -> None
 
 
 def test_a_secret_cut_where_the_kept_bytes_end_is_hidden() -> None:
-    from rxgem.server._inspector import redact_pieces
+    from rxgem.server._inspect_redact import redact_pieces
 
     secret = KEY.encode()
     assert redact_pieces([b"x " + secret[:10]], [secret], cut=True) == [b"x [redacted]"]
