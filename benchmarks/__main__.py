@@ -117,6 +117,14 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         " (one HTTP chunk) instead of one HTTP chunk per event",
     )
     parser.add_argument(
+        "--serve-events",
+        type=int,
+        default=serve.SATURATED[0],
+        metavar="N",
+        help="events of each answer in the serve part's saturated runs (50: about 23 KB;"
+        " 5: about 2.3 KB, a short answer)",
+    )
+    parser.add_argument(
         "--serve-upstream",
         choices=("fake", "plain"),
         default="fake",
@@ -208,6 +216,8 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
             f"--serve-upstream-api: each of {', '.join(serve.UPSTREAM_PATHS)} at most once,"
             f" comma-separated, not {','.join(args.serve_upstream_api)!r}"
         )
+    if args.serve_events < 1:
+        parser.error("--serve-events: at least 1")
     if args.serve_variant and args.serve_args:
         parser.error("--serve-args applies to the one rxgem server: put ARGS in each variant")
     if args.litellm_budget is None:
@@ -1020,6 +1030,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             whole=args.serve_whole,
             upstream_apis=args.serve_upstream_api,
             plain=args.serve_upstream == "plain",
+            saturated_events=args.serve_events,
         )
 
     if args.profile:

@@ -854,6 +854,7 @@ def serve_benchmark(
     whole: bool = False,
     upstream_apis: Sequence[str] = ("generate-content",),
     plain: bool = False,
+    saturated_events: int = SATURATED[0],
 ) -> ServeResult:
     """Every run of the module docstring; ``log(message)`` reports progress.
 
@@ -869,6 +870,7 @@ def serve_benchmark(
     ``http.server`` (``benchmarks._plain``: Nagle on, the head and the body in separate
     writes) instead of FakeGemini; the direct rows' generator then acknowledges each head
     at once, so that they show the upstream and not its own delayed ACKs.
+    ``saturated_events``: the events of each answer in the saturated runs (50).
     """
 
     def say(message: str) -> None:
@@ -934,7 +936,7 @@ def serve_benchmark(
                 paths[path] = paths.get(path, 0) + count - b["paths"].get(path, 0)
 
     # 1. saturated
-    events, pause = SATURATED
+    events, pause = saturated_events, SATURATED[1]
     up = Upstream(events, pause, whole, plain)
     try:
         say(f"serve: direct, saturated, C = {', '.join(map(str, clients))}")

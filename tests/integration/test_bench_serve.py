@@ -177,3 +177,16 @@ def test_the_plain_upstream_answers_and_counts_as_the_fake_does() -> None:
             "GET /v1beta/models": 1,
         }
         assert (stats["keyed"], stats["prompted"], stats["sse"], stats["completed"]) == (2, 2, 2, 2)
+
+
+def test_the_command_line_refuses_answers_without_events() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--only", "serve", "--serve-events", "0"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "--serve-events: at least 1" in done.stderr
