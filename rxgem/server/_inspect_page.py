@@ -60,7 +60,8 @@ MAX_FEEDS: Final = 8
 """Event feeds open at once in one worker; one more is a 503 (``Retry-After``)."""
 MAX_SVG_BYTES: Final = 1024 * 1024
 """The largest diagram sent; a larger one is a 413 saying to download the exchange."""
-_DRAWN_KEPT: Final = 64
+_DRAWN_BYTES: Final = 16 * 1024 * 1024
+"""The diagrams a worker keeps drawn, in bytes (each at most :data:`MAX_SVG_BYTES`)."""
 _GONE: Final = b"no such exchange (it may have been dropped)"
 _HEADERS: Final = [
     (b"cache-control", b"no-store"),
@@ -100,7 +101,8 @@ class InspectorGate:
         self.sessions = Sessions(self.spool.key)
         self.feeds = 0
         self.secrets = [s for s in settings.secrets if len(s) >= MIN_SECRET]
-        self._drawn: dict[int, tuple[int, str]] = {}
+        self._drawn: dict[int, tuple[int, int, bytes]] = {}
+        """Exchange number: the version drawn, and the answer (status, body)."""
         self._drawing = asyncio.Lock()  # one diagram at a time: the loop's thread comes first
         # loaded now, not while the first exchange waits to be drawn
         self._draw: Callable[[Kept, dict[str, Any]], str] = importlib.import_module(
@@ -203,27 +205,25 @@ class InspectorGate:
                 return
             version = kept.header["version"]
             known = self._drawn.get(number)
-            if known is not None and known[0] == version:
-                svg = known[1]
-            else:
+            if known is None or known[0] != version:
                 try:  # on a thread: the server's loop goes on answering meanwhile
                     svg = await asyncio.to_thread(self._draw, kept, self.options_of(kept))
                 except Exception as exc:  # a drawing that fails must not fail the page
-                    svg = f"no diagram: {type(exc).__name__}"
-                    await _send(send, 500, b"text/plain; charset=utf-8", svg.encode())
+                    problem = f"no diagram: {type(exc).__name__}"
+                    await _send(send, 500, b"text/plain; charset=utf-8", problem.encode())
                     return
-                self._drawn[number] = (version, svg)
-                while len(self._drawn) > _DRAWN_KEPT:
-                    del self._drawn[next(iter(self._drawn))]
-        data = svg.encode()
-        if len(data) > MAX_SVG_BYTES:
-            message = (
-                f"the diagram is {len(data) // 1024} KiB, over the page's"
-                f" {MAX_SVG_BYTES // 1024} KiB: download the exchange to see it all"
-            )
-            await _send(send, 413, b"text/plain; charset=utf-8", message.encode())
-            return
-        await _send(send, 200, b"image/svg+xml; charset=utf-8", data)
+                known = (version, *_answer(svg.encode()))
+                self._remember(number, known)
+        _, status, data = known
+        kind = b"image/svg+xml; charset=utf-8" if status == 200 else b"text/plain; charset=utf-8"
+        await _send(send, status, kind, data)
+
+    def _remember(self, number: int, drawn: tuple[int, int, bytes]) -> None:
+        """Keep a diagram drawn, the oldest going past :data:`_DRAWN_BYTES` in all."""
+        self._drawn.pop(number, None)
+        self._drawn[number] = drawn
+        while sum(len(d[2]) for d in self._drawn.values()) > _DRAWN_BYTES:
+            del self._drawn[next(iter(self._drawn))]
 
     def options_of(self, kept: Kept) -> dict[str, Any]:
         if kept.header["route"].startswith("/v1/responses"):
@@ -291,6 +291,17 @@ class InspectorGate:
             await sending({"type": "http.response.body", "body": b""})
         except _Stalled:
             return
+
+
+def _answer(svg: bytes) -> tuple[int, bytes]:
+    """A diagram's answer: itself, or a 413 saying why not (past :data:`MAX_SVG_BYTES`)."""
+    if len(svg) <= MAX_SVG_BYTES:
+        return 200, svg
+    message = (
+        f"the diagram is {len(svg) // 1024} KiB, over the page's {MAX_SVG_BYTES // 1024} KiB:"
+        " download the exchange to see it all"
+    )
+    return 413, message.encode()
 
 
 async def _until_disconnect(feed: Any, receive: Receive) -> None:
