@@ -244,20 +244,22 @@ def _uncassette(pieces: Iterator[bytes], args: argparse.Namespace) -> Iterator[b
     if not sniff_cassette(first):
         return itertools.chain((first,), pieces)
     whole = first + b"".join(pieces)
+    name = "stdin" if args.file == "-" else repr(args.file)
     try:
         cassette = read_cassette(whole)
+        body = cassette_bytes(cassette)
     except CassetteError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(f"{name}: {exc}") from None
     upstream = cassette.get("upstream")
     if upstream not in get_args(Upstream):
-        raise UsageError(f"the cassette's upstream {upstream!r} is not one rxgem reads")
+        raise UsageError(f"{name}: the cassette's upstream {upstream!r} is not one rxgem reads")
     if args.upstream not in (None, upstream):
         raise UsageError(
             f"--from {args.upstream} was given, but this cassette was recorded from"
             f" {upstream}: leave --from out"
         )
     args.upstream = upstream
-    return iter((cassette_bytes(cassette),))
+    return iter((body,))
 
 
 def _head(pieces: Iterator[bytes]) -> tuple[list[bytes], Found]:

@@ -286,16 +286,34 @@ def load_scenario(path: str | PathLike[str]) -> bytes:
     if stripped.startswith((b"data:", b":", b"event:", b"id:")) or not stripped:
         return raw
     try:
+        objects = _script_objects(raw)
+        if not all(isinstance(o, dict) for o in objects):
+            raise ValueError("a script holds GenerateContentResponse objects")
+        return b"".join(b"data: " + json.dumps(o).encode() + b"\r\n\r\n" for o in objects)
+    except RecursionError:
+        raise ValueError(f"{path}: JSON nested too deeply") from None
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
+def _script_objects(raw: bytes) -> list[Any]:
+    """The objects of a JSON or JSONL script; ``ValueError`` names the line at fault."""
+    try:
         data = json.loads(raw)
-        objects = data if isinstance(data, list) else [data]
+        return data if isinstance(data, list) else [data]
     except ValueError:
-        try:
-            objects = [json.loads(line) for line in raw.splitlines() if line.strip()]
-        except ValueError as exc:
-            raise ValueError(f"{path}: neither SSE, JSON nor JSONL: {exc}") from None
-    if not all(isinstance(o, dict) for o in objects):
-        raise ValueError(f"{path}: a script holds GenerateContentResponse objects")
-    return b"".join(b"data: " + json.dumps(o).encode() + b"\r\n\r\n" for o in objects)
+        pass
+    objects = []
+    for number, line in enumerate(raw.splitlines(), 1):
+        if line.strip():
+            try:
+                objects.append(json.loads(line))
+            except ValueError as exc:
+                where = getattr(exc, "msg", None) or str(exc)
+                column = getattr(exc, "colno", None)
+                at = f"line {number}" + (f", column {column}" if column else "")
+                raise ValueError(f"neither SSE, JSON nor JSONL: {at}: {where}") from None
+    return objects
 
 
 def merged_response(sse: bytes) -> dict[str, Any]:
@@ -402,7 +420,7 @@ class Scenarios:
         problems = gemini_request_problems(raw, model=model) if strict else []
         try:
             body = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             body = None  # answered as text, as before scenarios (strict mode refuses it)
         problems = problems or candidate_count_problems(body)
         if problems:
@@ -413,7 +431,11 @@ class Scenarios:
             sse = gemini_scenario(self._forced or choose_scenario(body), body, model=model)
         if method == "streamGenerateContent":
             return FakeResponse(body=sse)
-        whole = merged_response(sse)
+        try:
+            whole = merged_response(sse)
+        except (ValueError, RecursionError, TypeError, AttributeError) as exc:
+            message = f"FakeGemini: the scenario's events are not one response: {exc!r}"[:300]
+            return google_error(500, message)
         if "error" in whole:
             return FakeResponse(status=int(whole["error"].get("code", 500)), error=whole["error"])
         data = json.dumps(whole).encode()

@@ -16,6 +16,7 @@ file in a directory, bounded; :func:`read_cassette` loads and checks one.
 from __future__ import annotations
 
 import base64
+import binascii
 import contextlib
 import json
 import logging
@@ -153,6 +154,8 @@ def read_cassette(source: str | os.PathLike[str] | bytes | Mapping[str, Any]) ->
             data = json.loads(raw)
         except ValueError as exc:
             raise CassetteError(f"not a cassette: not JSON ({exc})") from None
+        except RecursionError:
+            raise CassetteError("not a cassette: JSON nested too deeply") from None
     if not isinstance(data, dict) or data.get("format") != CASSETTE_FORMAT:
         raise CassetteError(f'not a cassette: no "format": "{CASSETTE_FORMAT}"')
     request, response = data.get("request"), data.get("response")
@@ -166,12 +169,22 @@ def read_cassette(source: str | os.PathLike[str] | bytes | Mapping[str, Any]) ->
 
 
 def cassette_bytes(cassette: str | os.PathLike[str] | bytes | Mapping[str, Any]) -> bytes:
-    """The response bytes of a cassette, exactly as they were received."""
+    """The response bytes of a cassette, exactly as they were received.
+
+    Raises:
+        CassetteError: as :func:`read_cassette`, and for a ``body_base64`` that is not
+            base64 or a ``body_text`` that is not text (a lone surrogate).
+    """
     response = read_cassette(cassette)["response"]
     text = response.get("body_text")
-    if isinstance(text, str):
-        return text.encode("utf-8")
-    return base64.b64decode(response["body_base64"])
+    try:
+        if isinstance(text, str):
+            return text.encode("utf-8")
+        return base64.b64decode(response["body_base64"], validate=True)
+    except UnicodeEncodeError as exc:
+        raise CassetteError(f"the response's body_text is not text: {exc.reason}") from None
+    except binascii.Error as exc:
+        raise CassetteError(f"the response's body_base64 is not base64: {exc}") from None
 
 
 def sniff_cassette(head: bytes) -> bool:

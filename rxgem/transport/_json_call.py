@@ -36,7 +36,8 @@ async def call_json(
     Raises:
         GeminiAPIError: an answer with another status than 200.
         GeminiTransportError: no answer (connection, timeout).
-        MalformedStreamError: a body that is not a JSON object (``what`` names it).
+        MalformedStreamError: a body that is not a JSON object, or one nested deeper than
+            the decoder goes (``what`` names it).
     """
     try:
         response = await client.request(
@@ -52,6 +53,8 @@ async def call_json(
         data = msgspec.json.decode(response.content)
     except msgspec.DecodeError:
         data = None
+    except RecursionError:
+        raise MalformedStreamError(f"{what} is JSON nested too deeply") from None
     if not isinstance(data, dict):
         raise MalformedStreamError(f"{what} is not a JSON object")
     return data

@@ -29,8 +29,9 @@ def interaction_items(body: str | bytes) -> Batch:
     """The items of an Interaction object (JSON), in the order of its ``steps``.
 
     Raises:
-        MalformedStreamError: not JSON, not an Interaction of the step schema (the
-            pre-June-2026 ``outputs[]`` one is refused, saying so), or bad steps.
+        MalformedStreamError: not JSON (or nested deeper than the decoder goes), not an
+            Interaction of the step schema (the pre-June-2026 ``outputs[]`` one is refused,
+            saying so), or bad steps.
         GeminiAPIError: the interaction ``failed`` or was ``cancelled`` (``status``
             says which); the items of its steps, valid before the failure, are on the
             error's ``chunks``, as a failed stream gives them before its error.
@@ -40,12 +41,14 @@ def interaction_items(body: str | bytes) -> Batch:
     except msgspec.ValidationError as exc:
         try:
             value = _JSON_DECODER.decode(body)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):
             value = None
         other = not_interactions(value) if type(value) is dict else None
         raise _malformed(other or f"the wrong shape ({exc})", body) from None
     except msgspec.DecodeError as exc:
         raise _malformed(f"invalid JSON ({exc})", body) from None
+    except RecursionError:
+        raise _malformed("JSON nested too deeply", body) from None
     if interaction.steps is None and interaction.outputs is not None:
         raise _malformed(
             "an object of the Interactions schema from before June 2026 (outputs[]), which"
