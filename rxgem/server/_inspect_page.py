@@ -56,6 +56,9 @@ _POLL: Final = 0.25
 _THROTTLE: Final = 0.1
 _COMMENT_EVERY: Final = 4
 """Empty looks between two comments the feed sends (one a second: a gone client shows)."""
+_FEED_SECONDS: Final = 600.0
+"""How long one event feed lasts; then it ends, and the page's ``EventSource`` opens
+another (so a client that went silent holds a feed's place this long at most)."""
 MAX_FEEDS: Final = 8
 """Event feeds open at once in one worker; one more is a 503 (``Retry-After``)."""
 MAX_SVG_BYTES: Final = 1024 * 1024
@@ -245,7 +248,8 @@ class InspectorGate:
 
     async def feed(self, scope: Scope, send: Send) -> None:
         """Server-sent events: each exchange as it changes (``data:`` its summary), any
-        worker's; a client that takes in nothing for ``send_timeout`` seconds is cut off."""
+        worker's; a client that takes in nothing for ``send_timeout`` seconds is cut off,
+        and any feed ends after :data:`_FEED_SECONDS` (the page opens another)."""
         timeout = self.settings.send_timeout
 
         async def sending(message: Message) -> None:
@@ -268,7 +272,9 @@ class InspectorGate:
         quiet = 0
         try:
             await sending(start)
-            while not self.drain.started:  # a shutdown ends the feed, not waits for it
+            ends = time.monotonic() + _FEED_SECONDS
+            # a shutdown ends the feed, not waits for it
+            while not self.drain.started and time.monotonic() < ends:
                 since = self.inspector.version
                 summaries = await asyncio.to_thread(self.spool.summaries)
                 frames = [

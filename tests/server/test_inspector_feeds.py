@@ -138,3 +138,21 @@ def test_a_feed_whose_client_takes_nothing_in_ends_after_the_send_timeout() -> N
     assert sends[:2] == ["http.response.start", "http.response.body"]
     assert aborted == [True]  # the connection dropped, unsent data and all
     assert took < 5
+
+
+def test_a_feed_ends_after_its_lifetime_and_frees_its_place(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import time
+
+    monkeypatch.setattr(_inspect_page, "_FEED_SECONDS", 0.5, raising=False)
+    with (
+        FakeGemini() as fake,
+        serving_app(inspecting(fake)) as (url, _),
+        httpx.stream("GET", f"{url}/inspect/events", headers=AUTH, timeout=10) as feed,
+    ):
+        started = time.monotonic()
+        for _ in feed.iter_lines():  # a comment about every second while it lasts
+            assert time.monotonic() - started < 5, "the feed did not end"
+        took = time.monotonic() - started
+    assert took < 5
