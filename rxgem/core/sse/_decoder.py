@@ -32,24 +32,14 @@ complete, so multi-byte characters split across chunks decode correctly.
 Deviations from WHATWG, for Gemini's benefit:
 
 * **Raw JSON blocks.** Outside a raw block, a line whose first character other
-  than space or tab is ``{`` or ``[`` starts a *raw block*. A ``data`` event still
-  waiting for its empty line is dispatched before the block starts, so the two
-  keep their order.
-
-  A block that starts with ``{`` (``RawJsonBlock``, in ``_raw_json``):
-  the following lines (blank ones included) join it, separated by ``"\\n"``, until
-  braces and brackets balance at the end of a line, outside JSON strings. It is
-  then dispatched at once as ``SSEEvent(data=block, event="raw")``, without
-  waiting for an empty line: Gemini's pretty-printed ``{"error": {...}}`` after
-  the events, or each line of a JSON-lines body.
-
-  A block that starts with ``[`` is a JSON array
-  (``JsonArrayReader``, in ``_raw_json``): the body of
-  ``streamGenerateContent`` *without* ``alt=sse``. Each top-level element is
-  dispatched as ``SSEEvent(data=element, event="raw")`` as soon as it is
-  complete, not at the end of its line; the payload is its bytes exactly as sent
-  (line ends included). The ``]`` that closes the array ends the block: SSE lines
-  may follow.
+  than space or tab is ``{`` or ``[`` starts a *raw block* (a ``data`` event still
+  waiting for its empty line is dispatched first, so the two keep their order), read
+  as ``_raw_json`` says: a ``{`` block line by line until its brackets balance at the
+  end of a line (Gemini's pretty-printed ``{"error": {...}}`` after the events, or a
+  line of a JSON-lines body), then one ``SSEEvent(data=block, event="raw")``; a ``[``
+  block as a JSON array (``streamGenerateContent`` *without* ``alt=sse``), each
+  element an ``SSEEvent(data=element, event="raw")`` as soon as it is complete, its
+  bytes exactly as sent; the ``]`` that closes it ends the block, SSE lines may follow.
 * **``[DONE]``.** A ``data`` line whose value is ``[DONE]`` (surrounding ASCII
   whitespace ignored) that starts an event is the OpenAI end-of-stream sentinel:
   it is not dispatched, :attr:`SSEDecoder.done` becomes true and every byte after
@@ -66,6 +56,7 @@ Deviations from WHATWG, for Gemini's benefit:
 from __future__ import annotations
 
 from .._errors import MalformedStreamError, snippet
+from . import _raw_json
 from ._event import SSEEvent
 from ._named import named_event
 from ._raw_json import JsonArrayReader, RawJsonBlock, open_raw_block
@@ -81,8 +72,8 @@ _LF = 0x0A
 _CR = 0x0D
 _SPACE = 0x20
 _DONE_MAX = 64  # a payload this long or longer is not `[DONE]` with some spaces around
-# The first byte of an incomplete line that may start a JSON array ("[", or blanks first).
-_ARRAY_LEAD = b"[ \t"
+_BLANK = b" \t"
+_OPEN_ARRAY = 0x5B  # "["
 
 
 class SSEDecoder:
@@ -104,6 +95,7 @@ class SSEDecoder:
 
     __slots__ = (
         "_array",
+        "_blanks",
         "_data",
         "_done",
         "_event_type",
@@ -120,11 +112,11 @@ class SSEDecoder:
     )
 
     def __init__(self) -> None:
-        # Lines. _look_first: _head holds bytes to read in front of the next chunk (the
-        # first bytes of the stream while they may still be a BOM, or the blanks that
-        # begin a line while it may still start a JSON array).
+        # Lines. _look_first: _head holds the first bytes of the stream while they may
+        # still be a BOM.
         self._look_first = True
         self._head = b""
+        self._blanks: list[bytes] = []  # the blanks that begin the line in progress, so far
         self._pending: list[bytes] = []  # pieces of the incomplete last line
         self._skip_lf = False  # the last chunk ended with CR: drop a leading LF
         # Event being built.
@@ -193,13 +185,20 @@ class SSEDecoder:
         if self._done or not data:
             return []
         out: list[SSEEvent] = []
-        while data:  # lines, or a JSON array: each hands the other the bytes after it
+        if self._look_first:
+            data = self._after_bom(data)
+        pos = 0
+        end = len(data)
+        first = True  # the first lines of the chunk: most chunks have nothing else
+        while pos < end:  # lines, or a JSON array: each hands the other where it stopped
             if self._array is None:
-                data = self._read_lines(data, out)
+                pos = self._read_lines(data, pos, out, first)
+                first = False
             else:
-                data = self._read_array(data, out)
+                pos = self._read_array(data, pos, out)
         self._idle = not (
             self._pending
+            or self._blanks
             or self._data
             or self._raw is not None
             or self._array is not None
@@ -211,105 +210,110 @@ class SSEDecoder:
         )
         return out
 
-    def _read_lines(self, data: bytes, out: list[SSEEvent]) -> bytes:
-        """Split ``data`` into lines and process them, appending the events to ``out``.
+    def _after_bom(self, data: bytes) -> bytes:
+        """The first bytes of the stream without a BOM (``b""`` while they may be one)."""
+        data = self._head + data
+        if len(data) < len(_BOM) and _BOM.startswith(data):
+            self._head = data
+            return b""
+        self._look_first = False
+        self._head = b""
+        return data[len(_BOM) :] if data.startswith(_BOM) else data
 
-        Returns the bytes after the ``[`` of a line that started a JSON array (its
-        reader takes them as they are, line ends included), else ``b""``.
-        """
-        if self._look_first:
-            data = self._head + data
-            if len(data) < len(_BOM) and _BOM.startswith(data):
-                self._head = data
-                return b""
-            self._look_first = False
-            self._head = b""
-            if data.startswith(_BOM):
-                data = data[len(_BOM) :]
-                if not data:
-                    return b""
+    def _read_lines(self, data: bytes, pos: int, out: list[SSEEvent], first: bool) -> int:
+        """Read ``data`` from ``pos`` as lines, appending the events to ``out``; return where a
+        JSON array's bytes begin (past the ``[`` of the line starting one), else ``len(data)``.
+        Linear: the blanks that begin a line are kept in pieces, never read again."""
+        end = len(data)
         if self._skip_lf:
             self._skip_lf = False
-            if data[0] == _LF:
-                data = data[1:]
-                if not data:
-                    return b""
-        last = data[-1]
-        complete = last in b"\r\n"
-        lines = data.splitlines()
+            if data[pos] == _LF:
+                pos += 1
+                if pos == end:
+                    return end
+        blanks = self._blanks
+        if blanks or (not self._pending and self._raw is None):  # a line starts here
+            lead = _raw_json.BLANKS.match(data, pos).end()  # type: ignore[union-attr]
+            if lead == end:  # only blanks so far: the line may still start an array
+                blanks.append(data[pos:])
+                return end
+            if data[lead] == _OPEN_ARRAY:
+                blanks.clear()
+                self._start_array(out)
+                return lead + 1
+            if blanks:  # the line goes on: its blanks are its first piece
+                self._pending.append(b"".join(blanks))
+                blanks.clear()
+        lines = (data[pos:] if pos else data).splitlines() if first else []
+        if first and not _raw_json.may_start_arrays(lines):  # split once, looked at once
+            return self._split(data, pos, end, out, lines)
+        while True:
+            found = _raw_json.ARRAY_LINE.search(data, pos)
+            if found is None:
+                return self._split(data, pos, end, out)
+            line = found.start() + 1  # the line that may start an array
+            after = self._split(data, pos, line, out)
+            if after != line or self._done:  # (an array or [DONE] came first)
+                return end if self._done else after
+            self._skip_lf = False  # the line does not begin with LF
+            if self._raw is None:
+                self._start_array(out)
+                return found.end()
+            pos = line  # a line of the raw block
+
+    def _split(
+        self,
+        data: bytes,
+        pos: int,
+        stop: int,
+        out: list[SSEEvent],
+        lines: list[bytes] | None = None,
+    ) -> int:
+        """Process the lines of ``data[pos:stop]`` (``lines`` if split); return ``stop``, or
+        where a JSON array's bytes begin if a line started one (not if _read_lines looked)."""
+        chunk = data[pos:stop] if pos or stop != len(data) else data
+        lines = chunk.splitlines() if lines is None else lines
         pending = self._pending
-        if complete:
+        last = chunk[-1]
+        tail: bytes | None = None
+        if last in b"\r\n":
             self._skip_lf = last == _CR
-            if pending:
-                pending.append(lines[0])
-                lines[0] = b"".join(pending)
-                pending.clear()
-            start = self._lines(lines, out)
-            if start < 0:
-                return b""
         else:
             tail = lines.pop()
-            if not lines:
-                if pending:
-                    pending.append(tail)
-                    return b""
-                pending.append(tail)  # a line starts: it may start a JSON array
-                if tail[0] in _ARRAY_LEAD and self._raw is None:
-                    return self._pending_array(out)
-                return b""
+        if lines:
             if pending:
                 pending.append(lines[0])
                 lines[0] = b"".join(pending)
                 pending.clear()
-            pending.append(tail)  # a line starts: it may start a JSON array
+            if tail is not None:
+                pending.append(tail)
             start = self._lines(lines, out)
-            if start < 0:
-                if tail[0] in _ARRAY_LEAD and pending and self._raw is None:
-                    return self._pending_array(out)
-                return b""
-        # Complete line `start` started a JSON array: the bytes after its `[`.
-        ends = data.splitlines(True)  # `data` split as `lines` (but for the pending part)
-        offset = sum(map(len, ends[:start])) + len(ends[start].rstrip(b"\r\n"))
-        line = lines[start]
-        pending.clear()
-        self._skip_lf = False
-        return line[line.index(b"[") + 1 :] + data[offset:]
+            if start >= 0:  # the bytes after the `[` of complete line `start`
+                ends = chunk.splitlines(True)
+                pending.clear()
+                self._skip_lf = False
+                return pos + sum(map(len, ends[:start])) + ends[start].index(b"[") + 1
+        elif tail is not None:
+            pending.append(tail)
+        blanks = tail is not None and tail[0] in _BLANK and not tail.lstrip(b" \t")
+        if blanks and len(pending) == 1 and self._raw is None:  # it may still start an array
+            self._blanks.append(pending.pop())
+        return stop
 
-    def _pending_array(self, out: list[SSEEvent]) -> bytes:
-        """Start a JSON array if the incomplete line just begun starts one (its elements
-        are due before its line ends); return the bytes after its ``[``.
-
-        A line of only blanks so far is held back in ``_head`` and read again in front
-        of the next chunk, so the check runs where a line begins, not on every chunk.
-        """
-        pending = self._pending
-        (line,) = pending
-        rest = line.lstrip(b" \t")
-        if not rest:
-            pending.clear()
-            self._head = line
-            self._look_first = True
-            return b""
-        if rest[0] != 0x5B:  # not "["
-            return b""
-        pending.clear()
-        self._start_array(out)
-        return rest[1:]
-
-    def _read_array(self, data: bytes, out: list[SSEEvent]) -> bytes:
-        """Read ``data`` inside a JSON array, appending its complete elements to ``out``;
-        return the bytes after the ``]`` that ends it (``b""`` while it goes on)."""
+    def _read_array(self, data: bytes, pos: int, out: list[SSEEvent]) -> int:
+        """Read ``data`` from ``pos`` inside a JSON array, its complete elements to ``out``;
+        return where the bytes after its ``]`` begin (``len(data)`` while it goes on)."""
         array = self._array
         assert array is not None
         elements: list[bytes] = []
-        end = array.feed(data, elements)
+        end = array.feed(data, elements, pos)
         if elements:
             out += [SSEEvent(element, "raw") for element in elements]
             self._events += len(elements)
         if end < 0:
-            return b""
+            return len(data)
         self._array = None
-        return data[end:]
+        return end
 
     error = None
     """Always ``None``: the decoder raises its one error (not an event stream) at once."""
@@ -347,15 +351,13 @@ class SSEDecoder:
             if self._head:
                 self._pending.append(self._head)
                 self._head = b""
+        if self._blanks:
+            self._pending.append(b"".join(self._blanks))
+            self._blanks.clear()
         self._skip_lf = False
         out: list[SSEEvent] = []
         if self._pending:
-            data = b"\n"  # the last line, ended
-            while data:
-                if self._array is None:
-                    data = self._read_lines(data, out)
-                else:
-                    data = self._read_array(data, out)
+            self._split(b"\n", 0, 1, out)  # the last line, ended (it starts no array)
             if self._done:
                 return out
         array = self._array
@@ -372,8 +374,6 @@ class SSEDecoder:
         self._event_type = None
         self._retry = None
         return out
-
-    # -- internals ---------------------------------------------------------
 
     def _lines(self, lines: list[bytes], out: list[SSEEvent]) -> int:
         """Process complete lines (without their line ends), appending events to ``out``.
@@ -492,6 +492,7 @@ class SSEDecoder:
         self._idle = False
         self._pending.clear()
         self._head = b""
+        self._blanks.clear()
         self._data.clear()
         self._raw = None
         self._array = None

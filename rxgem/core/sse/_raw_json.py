@@ -23,7 +23,14 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["JsonArrayReader", "RawJsonBlock", "open_raw_block"]
+__all__ = [
+    "ARRAY_LINE",
+    "BLANKS",
+    "JsonArrayReader",
+    "RawJsonBlock",
+    "may_start_arrays",
+    "open_raw_block",
+]
 
 _QUOTE = 0x22
 _CLOSE_ARRAY = 0x5D  # "]"
@@ -39,6 +46,17 @@ _ELEMENT_START = re.compile(rb"[^ \t\r\n,]")
 # Inside an element at depth 0 (a scalar, or before its first bracket): what matters.
 _SCALAR_STRUCTURAL = re.compile(rb'["{\[,\]]')
 _JSON_SPACE = b" \t\r\n"
+_ARRAY_LEADS = b"[ \t"
+BLANKS = re.compile(rb"[ \t]*")
+"""The blanks that begin a line (the SSE decoder's look at where a line starts)."""
+ARRAY_LINE = re.compile(rb"[\r\n][ \t]*\[")
+"""A line end, then a line that may start a JSON array: blanks, then ``[``."""
+
+
+def may_start_arrays(lines: list[bytes]) -> bool:
+    """Whether a line after the first of ``lines`` (split) may start a JSON array: blanks,
+    then ``[`` (a look at each one's first byte: most chunks of a stream have none)."""
+    return any(line and line[0] in _ARRAY_LEADS for line in lines[1:])
 
 
 def _scan_line(line: bytes, depth: int, in_string: bool) -> tuple[int, bool]:
@@ -137,21 +155,20 @@ class JsonArrayReader:
         self._in_string = False
         self._escape = False  # the last chunk ended with a backslash inside a string
 
-    def feed(self, data: bytes, elements: list[bytes]) -> int:
-        """Append the elements ``data`` completes to ``elements``.
+    def feed(self, data: bytes, elements: list[bytes], pos: int = 0) -> int:
+        """Append the elements ``data[pos:]`` completes to ``elements``.
 
-        Returns the offset just past the ``]`` that ends the array, or ``-1`` if
-        the array goes on after ``data``.
+        Returns the offset in ``data`` just past the ``]`` that ends the array, or
+        ``-1`` if the array goes on after ``data``.
         """
         in_element = self._in_element
         depth = self._depth
         in_string = self._in_string
-        start = 0
-        pos = 0
+        start = pos
         end = len(data)
         if self._escape:
             self._escape = False
-            pos = 1  # the byte a backslash at the end of the last chunk escaped
+            pos += 1  # the byte a backslash at the end of the last chunk escaped
         while pos < end:
             if not in_element:
                 m = _ELEMENT_START.search(data, pos)
