@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import sys
+import tempfile
 from typing import TYPE_CHECKING, Any
 
 from ._common import UsageError
@@ -10,7 +14,7 @@ from ._common import UsageError
 if TYPE_CHECKING:
     from ..testing import FakeGemini
 
-__all__ = ["add_fake_scenario", "fake_gemini"]
+__all__ = ["add_fake_scenario", "fake_gemini", "serve_fake_upstream"]
 
 
 def add_fake_scenario(parser: Any) -> None:
@@ -38,3 +42,23 @@ def fake_gemini(args: argparse.Namespace) -> FakeGemini | None:
         return FakeGemini(scenario=args.fake_scenario)
     except (OSError, ValueError) as exc:
         raise UsageError(f"--fake-scenario: {exc}") from None
+
+
+def serve_fake_upstream(args: argparse.Namespace, stack: contextlib.ExitStack) -> None:
+    """For ``rxgem serve --fake``: start FakeGemini in ``stack`` and make it the upstream,
+    with a key of its own unless one is given, and a temporary store unless one is named
+    (a fake's answers are no conversation to keep in the user's own store)."""
+    fake = fake_gemini(args)  # a bad --fake-scenario: rxgem: error: ...
+    if fake is None:
+        return
+    if args.upstream:
+        raise UsageError("--fake is the upstream: leave out --upstream")
+    stack.enter_context(fake)
+    args.upstream = fake.base_url
+    if not (args.pass_through_auth or args.api_key or args.access_token):
+        args.api_key = "fake-gemini-key"
+    if not (args.store or args.no_store or os.environ.get("RXGEM_STORE")):
+        scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="rxgem-fake-"))
+        args.store = os.path.join(scratch, "responses.sqlite3")
+        args.temporary_store = True
+    print(f"rxgem serve: answering from FakeGemini at {fake.base_url}", file=sys.stderr)

@@ -38,7 +38,7 @@ from ..server import (
     settings_env,
     settings_from_env,
 )
-from ._fake import add_fake_scenario, fake_gemini
+from ._fake import add_fake_scenario, serve_fake_upstream
 from ._inspect_flags import add_inspect_flags, prepare_spool
 from ._pipeline_flags import add_pipeline_flags, pipeline_options
 
@@ -394,20 +394,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from ..server import create_app
 
     with contextlib.ExitStack() as stack:
-        fake = fake_gemini(args)  # a bad --fake-scenario: rxgem: error: ...
-        if fake is not None:
-            if args.upstream:
-                return _fail("--fake is the upstream: leave out --upstream")
-            stack.enter_context(fake)
-            args.upstream = fake.base_url
-            if not (args.pass_through_auth or args.api_key or args.access_token):
-                args.api_key = "fake-gemini-key"
-            if not (args.store or args.no_store or os.environ.get("RXGEM_STORE")):
-                # a fake's answers are no conversation to keep in the user's own store
-                scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="rxgem-fake-"))
-                args.store = os.path.join(scratch, "responses.sqlite3")
-                args.temporary_store = True
-            print(f"rxgem serve: answering from FakeGemini at {fake.base_url}", file=sys.stderr)
+        serve_fake_upstream(args, stack)
         if problem := prepare_spool(args, stack):  # where the inspector's workers meet
             return _fail(problem)
         return _run(args, uvicorn, create_app)

@@ -43,6 +43,7 @@ from ._interaction_script import (
     text_step,
     thought_step,
 )
+from ._schema_values import schema_value
 
 __all__ = [
     "SCENARIOS",
@@ -68,44 +69,6 @@ SCENARIOS: Final = (
 """The scenario names, for ``scenario=`` and ``--fake-scenario``."""
 _SIGNATURE: Final = "c2NlbmFyaW8tc2lnbmF0dXJl"
 _GREETING: Final = "Hello from FakeGemini."
-
-
-# --------------------------------------------------------------------------- arguments
-
-
-def schema_value(schema: Any, name: str = "value") -> Any:
-    """A value valid for a JSON schema (Gemini's or OpenAI's): its required properties,
-    types, enums, the first of ``anyOf``; ``name`` is used for strings."""
-    if not isinstance(schema, Mapping):
-        return name
-    if schema.get("enum"):
-        return schema["enum"][0]
-    if "const" in schema:
-        return schema["const"]
-    if "default" in schema:
-        return schema["default"]
-    for key in ("anyOf", "oneOf", "allOf"):
-        if schema.get(key):
-            return schema_value(schema[key][0], name)
-    kind = schema.get("type", "object" if "properties" in schema else "string")
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), "null")
-    kind = str(kind).lower()
-    if kind == "object":
-        properties = schema.get("properties") or {}
-        required = schema.get("required") or list(properties)[:1]
-        return {k: schema_value(properties.get(k), k) for k in required if k in properties}
-    if kind == "array":
-        return [schema_value(schema.get("items"), name)] * max(1, int(schema.get("minItems", 1)))
-    if kind == "integer":
-        return int(schema.get("minimum", 1))
-    if kind == "number":
-        return float(schema.get("minimum", 1.5))
-    if kind == "boolean":
-        return True
-    if kind == "null":
-        return None
-    return name
 
 
 # --------------------------------------------------------------------------- reading a request

@@ -56,10 +56,10 @@ def test_serve_fake_calls_the_offered_tool_then_answers_with_its_result() -> Non
             model=MODEL, previous_response_id=response.id, input=[output], tools=[flat]
         )
     assert first.choices[0].finish_reason == "tool_calls"
-    assert json.loads(call.function.arguments) == {"city": "city", "unit": "celsius"}
+    assert json.loads(call.function.arguments) == {"city": "Paris", "unit": "celsius"}
     assert second.choices[0].finish_reason == "stop"
     assert "21" in (second.choices[0].message.content or "")
-    assert json.loads(item.arguments) == {"city": "city", "unit": "celsius"}
+    assert json.loads(item.arguments) == {"city": "Paris", "unit": "celsius"}
     assert "sunny" in answered.output_text
 
 

@@ -102,7 +102,7 @@ def test_the_request_chooses_the_scenario(body: Any, scenario: str) -> None:
 
 def test_arguments_follow_the_schema() -> None:
     value = schema_value(WEATHER)
-    assert value == {"city": "city", "unit": "celsius", "days": 1, "hourly": True}
+    assert value == {"city": "Paris", "unit": "celsius", "days": 3, "hourly": True}
     nested = {
         "type": "OBJECT",  # Gemini's own spelling
         "properties": {
@@ -112,11 +112,69 @@ def test_arguments_follow_the_schema() -> None:
         },
         "required": ["tags", "size", "mode"],
     }
-    assert schema_value(nested) == {"tags": ["tags", "tags"], "size": 1.5, "mode": "fast"}
+    assert schema_value(nested) == {
+        "tags": ["example tag", "example tag"],
+        "size": 1.5,
+        "mode": "fast",
+    }
     jsonschema = pytest.importorskip(
         "jsonschema", reason="jsonschema is missing (pip install jsonschema)"
     )
     jsonschema.validate(value, WEATHER)
+
+
+PLAUSIBLE: list[tuple[dict[str, Any], Any]] = [
+    ({"type": "string", "enum": ["metric", "imperial"]}, "metric"),
+    ({"type": "string", "examples": ["Lyon", "Nice"]}, "Lyon"),
+    ({"type": "integer", "default": 7}, 7),
+    ({"type": "string", "format": "date"}, "2025-06-15"),
+    ({"type": "string", "format": "date-time"}, "2025-06-15T09:30:00Z"),
+    ({"type": "string", "format": "email"}, "ada@example.com"),
+    ({"type": "string", "format": "uri"}, "https://example.com"),
+    ({"type": "string", "format": "uuid"}, "123e4567-e89b-12d3-a456-426614174000"),
+]
+
+
+@pytest.mark.parametrize(("schema", "expected"), PLAUSIBLE)
+def test_arguments_take_the_schema_s_own_hints(schema: dict[str, Any], expected: Any) -> None:
+    assert schema_value(schema, "anything") == expected
+
+
+def test_arguments_are_plausible_for_their_names_and_in_range() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string"},
+            "country": {"type": "string"},
+            "email": {"type": "string"},
+            "website_url": {"type": "string"},
+            "start_date": {"type": "string"},
+            "latitude": {"type": "number", "minimum": -90, "maximum": 90},
+            "limit": {"type": "integer", "minimum": 10, "maximum": 20},
+            "ratio": {"type": "number", "exclusiveMinimum": 0, "maximum": 0.5},
+            "offset": {"type": "integer", "maximum": -4},
+            "code": {"type": "string", "minLength": 12, "maxLength": 14},
+            "tag": {"type": "string", "maxLength": 3},
+        },
+    }
+    schema["required"] = list(schema["properties"])
+    value = schema_value(schema)
+    assert value["city"] == "Paris"
+    assert value["country"] == "France"
+    assert "@" in value["email"]
+    assert value["website_url"].startswith("https://")
+    assert value["start_date"] == "2025-06-15"
+    assert value["latitude"] == 48.8566
+    assert 10 <= value["limit"] <= 20
+    assert 0 < value["ratio"] <= 0.5
+    assert value["offset"] <= -4
+    assert 12 <= len(value["code"]) <= 14
+    assert len(value["tag"]) <= 3
+    assert not any(value[name] == name for name in value)  # no echo of the property's name
+    jsonschema = pytest.importorskip(
+        "jsonschema", reason="jsonschema is missing (pip install jsonschema)"
+    )
+    jsonschema.validate(value, schema, format_checker=jsonschema.FormatChecker())
 
 
 # -------------------------------------------------------------------- each scenario's stream
