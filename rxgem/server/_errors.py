@@ -465,9 +465,13 @@ def misdirected(message: str) -> ErrorReply:
     )
 
 
-def busy(message: str, code: str | None = "server_busy") -> ErrorReply:
-    """503 for a server at one of its limits (the client retries)."""
-    return ErrorReply(503, "server_error", message, code=code)
+def busy(
+    message: str, code: str | None = "server_busy", retry_after: float | None = None
+) -> ErrorReply:
+    """503 for a server at one of its limits (the client retries, after
+    ``retry_after`` seconds when given)."""
+    headers = tuple(_retry_headers(retry_after))
+    return ErrorReply(503, "server_error", message, code=code, headers=headers)
 
 
 def shutting_down() -> ErrorReply:

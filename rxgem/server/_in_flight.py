@@ -20,7 +20,7 @@ from typing import Final
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ._errors import ErrorReply, Refusal
+from ._errors import Refusal, busy
 
 __all__ = ["Charge", "InFlight", "in_flight_charge"]
 
@@ -73,10 +73,7 @@ class Charge:
 
 
 def _refusal(message: str) -> Refusal:
-    reply = ErrorReply(
-        503, "server_error", message, code="server_busy", headers=(("retry-after", "1"),)
-    )
-    return Refusal(reply)
+    return Refusal(busy(message, retry_after=1))
 
 
 class InFlight:
