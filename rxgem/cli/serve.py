@@ -394,6 +394,8 @@ def run_serve(args: argparse.Namespace) -> int:
     from ..server import create_app
 
     with contextlib.ExitStack() as stack:
+        if args.fake and args.upstream:
+            return _fail("--fake is the upstream: leave out --upstream")
         serve_fake_upstream(args, stack)
         if problem := prepare_spool(args, stack):  # where the inspector's workers meet
             return _fail(problem)
