@@ -308,8 +308,17 @@ def merged_response(sse: bytes) -> dict[str, Any]:
 # --------------------------------------------------------------------------- Interactions
 
 
-def interaction_scenario(name: str, body: Any) -> FakeInteraction:
-    """The Interactions run of scenario ``name`` for a create ``body``."""
+def _calls_made(steps: Any) -> int:
+    """How many ``function_call`` steps ``steps`` (a create's ``input`` or a history) holds."""
+    if not isinstance(steps, list):
+        return 0
+    return sum(1 for s in steps if isinstance(s, Mapping) and s.get("type") == "function_call")
+
+
+def interaction_scenario(name: str, body: Any, *, calls_before: int = 0) -> FakeInteraction:
+    """The Interactions run of scenario ``name`` for a create ``body``; its calls are
+    numbered after the ``calls_before`` the conversation already holds (``call-N``), so
+    that no two calls of a conversation share an id, as at Google."""
     request = body if isinstance(body, Mapping) else {}
     if name == "text":
         return FakeInteraction(steps=(text_step(_GREETING, pieces=2),))
@@ -323,7 +332,8 @@ def interaction_scenario(name: str, body: Any) -> FakeInteraction:
         )
     if name in ("tool-call", "parallel-calls"):
         calls = _arguments(request, 1 if name == "tool-call" else 2)
-        steps = tuple(call_step(t, a, id=f"call-{i + 1}") for i, (t, a) in enumerate(calls))
+        first = calls_before + _calls_made(request.get("input")) + 1
+        steps = tuple(call_step(t, a, id=f"call-{first + i}") for i, (t, a) in enumerate(calls))
         return FakeInteraction(steps=(thought_step(signature=_SIGNATURE), *steps))
     if name == "tool-answer":
         return FakeInteraction(steps=(text_step(_summary(_results(request)), pieces=2),))
@@ -373,7 +383,8 @@ class Scenarios:
 
     def interaction(self, call: InteractionCall) -> FakeInteraction:
         """The run answering an Interactions create."""
-        return interaction_scenario(self._forced or choose_scenario(call.body), call.body)
+        name = self._forced or choose_scenario(call.body)
+        return interaction_scenario(name, call.body, calls_before=_calls_made(call.history))
 
     def answer(self, model: str, method: str, raw: bytes, *, strict: bool) -> FakeResponse:
         """The answer to ``method`` (``generateContent`` or ``streamGenerateContent``);

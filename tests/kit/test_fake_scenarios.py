@@ -353,6 +353,34 @@ def test_interactions_answer_from_scenarios_by_default() -> None:
     assert "sunny" in step["content"][0]["text"]
 
 
+def test_interactions_calls_get_ids_not_used_before_in_the_conversation() -> None:
+    """Google never gives two calls of a conversation one id, and a client that looks a
+    result up by its call id (the Agents SDK for JS) mixes up turns that reuse one."""
+    tools = [{"type": "function", "name": "get_weather", "parameters": WEATHER}]
+
+    def create(**body: Any) -> Any:
+        url = f"{fake.base_url}/interactions"
+        answer = httpx.post(url, json={"model": MODEL, "tools": tools, **body}, headers=KEY)
+        return answer.json()
+
+    def calls(interaction: Any) -> list[Any]:
+        return [s for s in interaction["steps"] if s["type"] == "function_call"]
+
+    with FakeGemini(scenario="parallel-calls") as fake:
+        first = create(input="Hi")
+        made = calls(first)
+        results = [
+            {"type": "function_result", "name": c["name"], "call_id": c["id"], "result": "ok"}
+            for c in made
+        ]
+        stateless = create(input=[{"type": "user_input", "content": "Hi"}, *made, *results])
+        chained = create(input=results, previous_interaction_id=first["id"])
+    ids = [c["id"] for c in made]
+    assert ids == ["call-1", "call-2"]
+    assert [c["id"] for c in calls(stateless)] == ["call-3", "call-4"]
+    assert [c["id"] for c in calls(chained)] == ["call-3", "call-4"]
+
+
 @pytest.mark.parametrize("form", ["sse", "json", "jsonl"])
 def test_a_scenario_file_is_a_capture_or_a_script(tmp_path: Path, form: str) -> None:
     objects = [
