@@ -59,6 +59,13 @@ from ._open import open_store, store_location
 from ._paths import default_path
 from ._protocol import ResponseStore
 from ._records import ItemsPage, Order, StoredItem, StoredTurn
+from ._signatures import (
+    DEFAULT_MAX_SIGNATURES,
+    DEFAULT_SIGNATURE_TTL,
+    MAX_RECALL,
+    MAX_SIGNATURE_BYTES,
+    MAX_SIGNATURE_KEY,
+)
 from ._sqlite import SQLiteStore
 
 if TYPE_CHECKING:
@@ -68,9 +75,14 @@ __all__ = [
     "DEFAULT_MAX_CHAIN",
     "DEFAULT_MAX_ITEMS",
     "DEFAULT_MAX_RECORD_BYTES",
+    "DEFAULT_MAX_SIGNATURES",
+    "DEFAULT_SIGNATURE_TTL",
     "DEFAULT_TIMEOUT",
     "MAX_ID_LENGTH",
     "MAX_PAGE",
+    "MAX_RECALL",
+    "MAX_SIGNATURE_BYTES",
+    "MAX_SIGNATURE_KEY",
     "TURN_ID_PREFIXES",
     "ChainTooLongError",
     "InvalidIdError",

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 from ._limits import DEFAULT_MAX_CHAIN, DEFAULT_MAX_ITEMS, DEFAULT_MAX_RECORD_BYTES, DEFAULT_TIMEOUT
 from ._paths import default_path
 from ._protocol import ResponseStore
+from ._signatures import DEFAULT_MAX_SIGNATURES, DEFAULT_SIGNATURE_TTL
 from ._sqlite import SQLiteStore
 
 __all__ = ["open_store", "store_location"]
@@ -26,6 +27,8 @@ def open_store(
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
     max_items: int = DEFAULT_MAX_ITEMS,
     max_chain: int = DEFAULT_MAX_CHAIN,
+    signature_ttl: float = DEFAULT_SIGNATURE_TTL,
+    max_signatures: int = DEFAULT_MAX_SIGNATURES,
 ) -> ResponseStore:
     """The store ``url_or_path`` names, not yet connected (it connects on first use).
 
@@ -49,6 +52,8 @@ def open_store(
             max_record_bytes=max_record_bytes,
             max_items=max_items,
             max_chain=max_chain,
+            signature_ttl=signature_ttl,
+            max_signatures=max_signatures,
         )
     path: Path | None = None
     if url_or_path is not None:
@@ -70,6 +75,8 @@ def open_store(
         max_record_bytes=max_record_bytes,
         max_items=max_items,
         max_chain=max_chain,
+        signature_ttl=signature_ttl,
+        max_signatures=max_signatures,
     )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from ._records import ItemsPage, Order, StoredItem, StoredTurn
@@ -11,7 +11,8 @@ __all__ = ["ResponseStore"]
 
 
 class ResponseStore(Protocol):
-    """Stored turns, scoped to their owner; every method is a coroutine with a timeout.
+    """Stored turns and remembered thought signatures, scoped to their owner; every
+    method is a coroutine with a timeout.
 
     Every lookup takes the caller's owner id and behaves for another owner's turn
     exactly as for an id that was never stored: ``None``, ``False`` or nothing found.
@@ -78,6 +79,30 @@ class ResponseStore(Protocol):
         :class:`ChainTooLongError` when it has more than the store's ``max_chain``
         turns (:meth:`save` keeps such a turn; it is only never read back as a
         chain)."""
+        ...
+
+    async def remember_signatures(self, owner: str, signatures: Mapping[str, str]) -> None:
+        """Keep each Gemini thought signature under its key for ``owner``, replacing one
+        with the same key (which then counts as the newest).
+
+        Keys are opaque strings of the server's (``call:<model>:<call id>``...); the
+        store does not parse them. Each signature expires the store's ``signature_ttl``
+        seconds after it was remembered; beyond ``max_signatures`` per owner the oldest
+        go. Keys longer than :data:`MAX_SIGNATURE_KEY` characters, values longer than
+        :data:`MAX_SIGNATURE_BYTES` (UTF-8), empty strings and strings that are not
+        UTF-8 (lone surrogates) are skipped, not an error: a signature not kept is a
+        signature lost, never a failed request. Raises :class:`InvalidIdError` for a
+        malformed owner, like every method.
+        """
+        ...
+
+    async def recall_signatures(self, owner: str, keys: Sequence[str]) -> dict[str, str]:
+        """The owner's unexpired signatures of ``keys``, by key; keys not found (never
+        remembered, expired, evicted, another owner's) are absent from the result.
+
+        Only the first :data:`MAX_RECALL` keys are read; the rest are absent too, as
+        is any key that could not have been kept (see :meth:`remember_signatures`).
+        """
         ...
 
     async def aclose(self) -> None:

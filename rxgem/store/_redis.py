@@ -12,18 +12,23 @@ owner's keys share a cluster slot and another owner's are never named::
     <prefix>{<owner>}:t:<turn id>:out   list: the output items, in order
     <prefix>{<owner>}:i:<item id>       the latest stored item of that id (for
                                         ``item_reference``), tagged with its turn
+    <prefix>{<owner>}:s:<key>           a remembered thought signature
+    <prefix>{<owner>}:signatures        sorted set: the owner's signature keys, the
+                                        oldest first (for ``max_signatures``)
 
 Each expires ``ttl`` after the save (``PEXPIRE``); saving a turn extends the turns it
 continues. A save is one ``MULTI``/``EXEC`` round trip, a lookup one round trip, a page
 after a cursor and a chain two; input items are paged with ``LRANGE`` on the page's
-bounds, never loaded whole. Ids are validated before they reach a key, and no command
-takes a pattern (no ``KEYS``, no ``SCAN``).
+bounds, never loaded whole. A signature expires ``signature_ttl`` after it was
+remembered, the index as long after the owner's latest; remembering is one script
+(``REMEMBER``), recalling one round trip (an ``MGET`` per 500 keys). Ids are validated
+before they reach a key, and no command takes a pattern (no ``KEYS``, no ``SCAN``).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -48,7 +53,14 @@ from ._limits import (
 )
 from ._owner import derive_owner, new_secret
 from ._records import ItemsPage, Order, StoredItem, StoredTurn
-from ._redis_scripts import DELETE, LINK
+from ._redis_scripts import DELETE, LINK, REMEMBER
+from ._signatures import (
+    DEFAULT_MAX_SIGNATURES,
+    DEFAULT_SIGNATURE_TTL,
+    check_signature_options,
+    keys_to_recall,
+    signatures_to_keep,
+)
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -81,6 +93,9 @@ class RedisStore:
         max_chain: the most turns :meth:`chain` reads (:class:`ChainTooLongError`
             beyond). A turn saved past it is marked so when it is saved: a larger
             ``max_chain`` later does not bring its conversation back.
+        signature_ttl: seconds a remembered signature is kept.
+        max_signatures: the most signatures an owner keeps (the oldest go beyond;
+            :data:`~rxgem.store.DEFAULT_MAX_SIGNATURES` says what that costs).
     """
 
     def __init__(
@@ -94,6 +109,8 @@ class RedisStore:
         max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
         max_items: int = DEFAULT_MAX_ITEMS,
         max_chain: int = DEFAULT_MAX_CHAIN,
+        signature_ttl: float = DEFAULT_SIGNATURE_TTL,
+        max_signatures: int = DEFAULT_MAX_SIGNATURES,
     ) -> None:
         from redis.asyncio import Redis
 
@@ -101,6 +118,7 @@ class RedisStore:
             raise ValueError("ttl is a positive number of seconds, or None")
         if not timeout > 0:
             raise ValueError("timeout is a positive number of seconds")
+        check_signature_options(signature_ttl, max_signatures)
         if secret is not None:
             derive_owner(secret, "")  # rejects a short secret now, not on first use
         if any(c in prefix for c in "{}*?[]\\ "):
@@ -111,8 +129,11 @@ class RedisStore:
         self.max_record_bytes = max_record_bytes
         self.max_items = max_items
         self.max_chain = max_chain
+        self.signature_ttl = signature_ttl
+        self.max_signatures = max_signatures
         self._secret = secret
         self._ttl_ms = 0 if ttl is None else max(1, round(ttl * 1000))
+        self._signature_ttl_ms = max(1, round(signature_ttl * 1000))
         self._redis: Redis = Redis.from_url(
             url, socket_timeout=timeout, socket_connect_timeout=timeout
         )
@@ -187,6 +208,23 @@ class RedisStore:
         if not valid_turn_id(turn_id):
             return None
         return await self._run(lambda: self._chain(turn_id, owner))
+
+    async def remember_signatures(self, owner: str, signatures: Mapping[str, str]) -> None:
+        check_owner(owner)
+        kept = signatures_to_keep(signatures, self.max_signatures)
+        if kept:
+            base = self._base(owner)
+            args: list[EncodableT] = [base, self._signature_ttl_ms, self.max_signatures]
+            args += [text for pair in kept.items() for text in pair]
+            key = f"{base}signatures"
+            await self._run(lambda: self._redis.eval(REMEMBER, 1, key, *args))
+
+    async def recall_signatures(self, owner: str, keys: Sequence[str]) -> dict[str, str]:
+        check_owner(owner)
+        wanted = keys_to_recall(keys)
+        if not wanted:
+            return {}
+        return await self._run(lambda: self._recall(wanted, owner))
 
     async def aclose(self) -> None:
         await self._redis.aclose()
@@ -313,6 +351,16 @@ class RedisStore:
                     item = _decode(value.partition(b"\n")[2])
                     found[item.id] = item
         return found
+
+    async def _recall(self, keys: Sequence[str], owner: str) -> dict[str, str]:
+        base = self._base(owner)
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for start in range(0, len(keys), _BATCH):
+                pipe.mget([f"{base}s:{key}" for key in keys[start : start + _BATCH]])
+            batches = await pipe.execute()
+        values = (value for batch in batches for value in batch)
+        found = zip(keys, values, strict=True)
+        return {key: value.decode() for key, value in found if value is not None}
 
     async def _chain(self, turn_id: str, owner: str) -> list[StoredTurn] | None:
         async with self._redis.pipeline(transaction=True) as pipe:

@@ -1,4 +1,4 @@
-"""The Lua scripts of the Redis store: the two steps that read before they write, each
+"""The Lua scripts of the Redis store: the steps that read before they write, each
 run atomically on the server so that they cost no extra round trip.
 
 Keys are built inside the scripts from the owner's key base (``<prefix>{<owner>}:``, a
@@ -8,7 +8,7 @@ is ever matched against a pattern.
 
 from __future__ import annotations
 
-__all__ = ["DELETE", "LINK"]
+__all__ = ["DELETE", "LINK", "REMEMBER"]
 
 LINK = """
 -- KEYS[1]: the new turn's hash. ARGV: key base, previous id, ttl in ms (0: none),
@@ -60,4 +60,36 @@ for item in string.gmatch(items, '%S+') do
 end
 redis.call('DEL', KEYS[1], KEYS[1] .. ':in', KEYS[1] .. ':out')
 return 1
+"""
+
+REMEMBER = """
+-- KEYS[1]: the owner's signature index (a sorted set of keys, the oldest first). ARGV:
+-- key base, ttl in ms, the most signatures an owner keeps, then key, value pairs.
+-- Sets each signature with its expiry, forgets index entries expired, and deletes the
+-- oldest signatures beyond the bound. Scores are Redis's own time in microseconds, one
+-- more than the newest for each signature, so that the order is the order remembered
+-- whichever server's clock. Returns how many were evicted.
+local base, ttl, most = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - ttl * 1000)
+local score = now
+local newest = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+if newest[2] and tonumber(newest[2]) >= score then score = tonumber(newest[2]) + 1 end
+for i = 4, #ARGV, 2 do
+  redis.call('SET', base .. 's:' .. ARGV[i], ARGV[i + 1], 'PX', ttl)
+  redis.call('ZADD', KEYS[1], score, ARGV[i])
+  score = score + 1
+end
+local over = redis.call('ZCARD', KEYS[1]) - most
+if over > 0 then
+  for _, key in ipairs(redis.call('ZRANGE', KEYS[1], 0, over - 1)) do
+    redis.call('DEL', base .. 's:' .. key)
+  end
+  redis.call('ZREMRANGEBYRANK', KEYS[1], 0, over - 1)
+else
+  over = 0
+end
+redis.call('PEXPIRE', KEYS[1], ttl)
+return over
 """

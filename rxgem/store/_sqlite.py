@@ -16,7 +16,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
@@ -42,15 +42,28 @@ from ._limits import (
 from ._owner import derive_owner, new_secret
 from ._paths import create_private_file, default_path
 from ._records import ItemsPage, Order, StoredItem, StoredTurn
+from ._signatures import (
+    DEFAULT_MAX_SIGNATURES,
+    DEFAULT_SIGNATURE_TTL,
+    check_signature_options,
+    keys_to_recall,
+    signatures_to_keep,
+)
+from ._sqlite_rows import (
+    INPUT,
+    NOT_EXPIRED,
+    OUTPUT,
+    PARAMS_PER_QUERY,
+    batches,
+    item_row,
+    read_turns,
+)
 from ._sqlite_schema import SCHEMA, SCHEMA_VERSION, migrate
+from ._sqlite_signatures import recall, remember
 
 __all__ = ["SQLiteStore"]
 
 T = TypeVar("T")
-
-_INPUT, _OUTPUT = 0, 1
-_NOT_EXPIRED = "(expires_at IS NULL OR expires_at > ?)"
-_PARAMS_PER_QUERY = 500
 
 
 class _Connection:
@@ -84,7 +97,10 @@ class SQLiteStore:
         max_items: the most items a turn may have.
         max_chain: the most turns :meth:`chain` reads (:class:`ChainTooLongError`
             beyond).
-        purge_batch: the most expired turns one write deletes.
+        signature_ttl: seconds a remembered signature is kept.
+        max_signatures: the most signatures an owner keeps (the oldest go beyond;
+            :data:`~rxgem.store.DEFAULT_MAX_SIGNATURES` says what that costs).
+        purge_batch: the most expired turns, and signatures, one write deletes.
         threads: the size of the thread pool (the connections of this object).
         clock: the time, in Unix seconds (for tests).
     """
@@ -99,6 +115,8 @@ class SQLiteStore:
         max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
         max_items: int = DEFAULT_MAX_ITEMS,
         max_chain: int = DEFAULT_MAX_CHAIN,
+        signature_ttl: float = DEFAULT_SIGNATURE_TTL,
+        max_signatures: int = DEFAULT_MAX_SIGNATURES,
         purge_batch: int = 16,
         threads: int = 4,
         clock: Callable[[], float] = time.time,
@@ -107,6 +125,7 @@ class SQLiteStore:
             raise ValueError("ttl is a positive number of seconds, or None")
         if not timeout > 0:
             raise ValueError("timeout is a positive number of seconds")
+        check_signature_options(signature_ttl, max_signatures)
         if secret is not None:
             derive_owner(secret, "")  # rejects a short secret now, not on first use
         self.path = Path(path) if path is not None else default_path()
@@ -115,6 +134,8 @@ class SQLiteStore:
         self.max_record_bytes = max_record_bytes
         self.max_items = max_items
         self.max_chain = max_chain
+        self.signature_ttl = signature_ttl
+        self.max_signatures = max_signatures
         self._secret = secret
         self._purge_batch = purge_batch
         self._clock = clock
@@ -196,6 +217,24 @@ class SQLiteStore:
             return None
         return await self._run(lambda db, now: self._chain(db, now, owner, turn_id))
 
+    async def remember_signatures(self, owner: str, signatures: Mapping[str, str]) -> None:
+        check_owner(owner)
+        kept = signatures_to_keep(signatures, self.max_signatures)
+        if kept:
+            ttl, most, batch = self.signature_ttl, self.max_signatures, self._purge_batch
+            await self._run(
+                lambda db, now: remember(
+                    db, now, owner, kept, ttl=ttl, most=most, purge_batch=batch
+                )
+            )
+
+    async def recall_signatures(self, owner: str, keys: Sequence[str]) -> dict[str, str]:
+        check_owner(owner)
+        wanted = keys_to_recall(keys)
+        if not wanted:
+            return {}
+        return await self._run(lambda db, now: recall(db, now, owner, wanted))
+
     async def aclose(self) -> None:
         if not self._closed:
             self._closed = True
@@ -260,9 +299,8 @@ class SQLiteStore:
             secret = self._read_setup(db)
             if secret is None:
                 db.execute("BEGIN IMMEDIATE")
-                for statement in SCHEMA.split(";"):
-                    if statement.strip():
-                        db.execute(statement)
+                for statement in SCHEMA:
+                    db.execute(statement)
                 if self._read_version(db) is None:
                     db.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
                 db.execute(
@@ -325,7 +363,7 @@ class SQLiteStore:
             " VALUES (?, ?, ?, ?, ?, ?, ?)",
             [
                 (turn.owner, turn.id, kind, position, item.id, item.data, item.opaque)
-                for kind, items in ((_INPUT, turn.input), (_OUTPUT, turn.output))
+                for kind, items in ((INPUT, turn.input), (OUTPUT, turn.output))
                 for position, item in enumerate(items)
             ],
         )
@@ -339,7 +377,7 @@ class SQLiteStore:
                 "  JOIN turns t ON t.owner = ? AND t.id = c.id"
                 "  WHERE t.previous_id IS NOT NULL AND c.depth < ?"
                 ") UPDATE turns SET expires_at = max(expires_at, ?)"
-                f" WHERE owner = ? AND id IN (SELECT id FROM chain) AND {_NOT_EXPIRED}",
+                f" WHERE owner = ? AND id IN (SELECT id FROM chain) AND {NOT_EXPIRED}",
                 (turn.previous_id, turn.owner, self.max_chain, expires_at, turn.owner, now),
             )
         db.execute("COMMIT")
@@ -354,7 +392,7 @@ class SQLiteStore:
     def _delete(self, db: sqlite3.Connection, now: float, owner: str, turn_id: str) -> bool:
         db.execute("BEGIN IMMEDIATE")
         found = db.execute(
-            f"SELECT 1 FROM turns WHERE owner = ? AND id = ? AND {_NOT_EXPIRED}",
+            f"SELECT 1 FROM turns WHERE owner = ? AND id = ? AND {NOT_EXPIRED}",
             (owner, turn_id, now),
         ).fetchone()
         db.execute("DELETE FROM turns WHERE owner = ? AND id = ?", (owner, turn_id))
@@ -366,7 +404,7 @@ class SQLiteStore:
         self, db: sqlite3.Connection, now: float, owner: str, turn_id: str
     ) -> list[StoredTurn]:
         db.execute("BEGIN")
-        turns = _read_turns(db, now, owner, [turn_id])
+        turns = read_turns(db, now, owner, [turn_id])
         db.execute("COMMIT")
         return turns
 
@@ -382,7 +420,7 @@ class SQLiteStore:
     ) -> ItemsPage | None:
         db.execute("BEGIN")
         if not db.execute(
-            f"SELECT 1 FROM turns WHERE owner = ? AND id = ? AND {_NOT_EXPIRED}",
+            f"SELECT 1 FROM turns WHERE owner = ? AND id = ? AND {NOT_EXPIRED}",
             (owner, turn_id, now),
         ).fetchone():
             return None
@@ -392,7 +430,7 @@ class SQLiteStore:
             (start,) = db.execute(
                 "SELECT min(position) FROM items"
                 " WHERE owner = ? AND turn_id = ? AND kind = ? AND item_id = ?",
-                (owner, turn_id, _INPUT, after),
+                (owner, turn_id, INPUT, after),
             ).fetchone()
             if start is None:
                 raise InvalidPageError("after is not an input item of this response")
@@ -401,10 +439,10 @@ class SQLiteStore:
             "SELECT item_id, data, opaque FROM items"
             f" WHERE owner = ? AND turn_id = ? AND kind = ? AND position {comparison} ?"
             f" ORDER BY position {direction} LIMIT ?",
-            (owner, turn_id, _INPUT, start, limit + 1),
+            (owner, turn_id, INPUT, start, limit + 1),
         ).fetchall()
         db.execute("COMMIT")
-        page = [_item(*row) for row in rows[:limit]]
+        page = [item_row(*row) for row in rows[:limit]]
         return ItemsPage(items=tuple(page), has_more=len(rows) > limit)
 
     def _items(
@@ -412,7 +450,7 @@ class SQLiteStore:
     ) -> dict[str, StoredItem]:
         found: dict[str, StoredItem] = {}
         db.execute("BEGIN")
-        for batch in _batches(item_ids, _PARAMS_PER_QUERY):
+        for batch in batches(item_ids, PARAMS_PER_QUERY):
             marks = ", ".join("?" * len(batch))
             # In the order stored, so that the latest of an id found twice wins.
             for item_id, data, opaque in db.execute(
@@ -422,7 +460,7 @@ class SQLiteStore:
                 " AND (t.expires_at IS NULL OR t.expires_at > ?) ORDER BY i.rowid",
                 (owner, *batch, now),
             ):
-                found[item_id] = _item(item_id, data, opaque)
+                found[item_id] = item_row(item_id, data, opaque)
         db.execute("COMMIT")
         return found
 
@@ -432,7 +470,7 @@ class SQLiteStore:
         db.execute("BEGIN")
         links = db.execute(
             "WITH RECURSIVE chain (id, previous_id, depth) AS ("
-            f"  SELECT id, previous_id, 0 FROM turns WHERE owner = ? AND id = ? AND {_NOT_EXPIRED}"
+            f"  SELECT id, previous_id, 0 FROM turns WHERE owner = ? AND id = ? AND {NOT_EXPIRED}"
             "  UNION ALL"
             "  SELECT t.id, t.previous_id, c.depth + 1 FROM chain c"
             "  JOIN turns t ON t.owner = ? AND t.id = c.previous_id"
@@ -446,49 +484,6 @@ class SQLiteStore:
             return None  # no such turn, or a missing link
         ids = [link_id for link_id, _ in reversed(links)]
         turns: list[StoredTurn] = []
-        for batch in _batches(ids, _PARAMS_PER_QUERY):
-            turns += _read_turns(db, now, owner, batch)
+        for batch in batches(ids, PARAMS_PER_QUERY):
+            turns += read_turns(db, now, owner, batch)
         return turns if len(turns) == len(ids) else None
-
-
-def _read_turns(
-    db: sqlite3.Connection, now: float, owner: str, turn_ids: Sequence[str]
-) -> list[StoredTurn]:
-    """The turns of ``turn_ids`` that are there and not expired, in that order, with
-    their items (in the caller's transaction)."""
-    marks = ", ".join("?" * len(turn_ids))
-    rows = db.execute(
-        f"SELECT id, created_at, previous_id, document, interaction_id FROM turns"
-        f" WHERE owner = ? AND id IN ({marks}) AND {_NOT_EXPIRED}",
-        (owner, *turn_ids, now),
-    ).fetchall()
-    items: dict[tuple[str, int], list[StoredItem]] = {}
-    for turn_id, kind, item_id, data, opaque in db.execute(
-        f"SELECT turn_id, kind, item_id, data, opaque FROM items"
-        f" WHERE owner = ? AND turn_id IN ({marks}) ORDER BY turn_id, kind, position",
-        (owner, *turn_ids),
-    ):
-        items.setdefault((turn_id, kind), []).append(_item(item_id, data, opaque))
-    found = {
-        turn_id: StoredTurn(
-            id=turn_id,
-            owner=owner,
-            created_at=created_at,
-            document=bytes(document),
-            input=tuple(items.get((turn_id, _INPUT), ())),
-            output=tuple(items.get((turn_id, _OUTPUT), ())),
-            previous_id=previous_id,
-            interaction_id=interaction_id,
-        )
-        for turn_id, created_at, previous_id, document, interaction_id in rows
-    }
-    return [found[turn_id] for turn_id in turn_ids if turn_id in found]
-
-
-def _item(item_id: str, data: bytes, opaque: bytes | None) -> StoredItem:
-    return StoredItem(item_id, bytes(data), None if opaque is None else bytes(opaque))
-
-
-def _batches(values: Sequence[str], size: int) -> Iterable[Sequence[str]]:
-    for start in range(0, len(values), size):
-        yield values[start : start + size]

@@ -6,9 +6,9 @@ import sqlite3
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "migrate"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
-SCHEMA = """
+_TURNS = """
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS turns (
@@ -42,8 +42,40 @@ each turn in order, deleted with their turn; ``items_by_id`` resolves
 ``item_reference``. ``meta``: the owner secret. ``expires_at`` is ``NULL`` for a turn
 kept until deleted; ``interaction_id`` for a turn Google does not keep."""
 
-_MIGRATIONS = {
+SIGNATURES = (
+    """CREATE TABLE IF NOT EXISTS signatures (
+    owner TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    expires_at REAL NOT NULL,
+    PRIMARY KEY (owner, key)
+)""",
+    "CREATE INDEX IF NOT EXISTS signatures_by_owner ON signatures (owner)",
+    "CREATE INDEX IF NOT EXISTS signatures_by_expiry ON signatures (expires_at)",
+    "CREATE TABLE IF NOT EXISTS signature_counts"
+    " (owner TEXT PRIMARY KEY, count INTEGER NOT NULL) WITHOUT ROWID",
+    """CREATE TRIGGER IF NOT EXISTS signature_counted AFTER INSERT ON signatures BEGIN
+    INSERT INTO signature_counts (owner, count) VALUES (new.owner, 1)
+        ON CONFLICT (owner) DO UPDATE SET count = count + 1;
+END""",
+    """CREATE TRIGGER IF NOT EXISTS signature_uncounted AFTER DELETE ON signatures BEGIN
+    UPDATE signature_counts SET count = count - 1 WHERE owner = old.owner;
+    DELETE FROM signature_counts WHERE owner = old.owner AND count <= 0;
+END""",
+)
+"""``signatures``: one row per remembered signature, keyed by owner and the server's key.
+A new row's rowid is above every other row's (SQLite's rule while rowids stay below
+2**63), so ``signatures_by_owner`` (owner, rowid) lists an owner's oldest first; a
+signature remembered again is deleted and inserted, and so becomes the newest.
+``signature_counts``: each owner's number of rows, kept by the triggers whichever
+statement inserts or deletes, so that bounding an owner never counts its rows."""
+
+SCHEMA = (*(s.strip() for s in _TURNS.split(";") if s.strip()), *SIGNATURES)
+"""The statements that set up a new file, in order."""
+
+_MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: ("ALTER TABLE turns ADD COLUMN interaction_id TEXT",),
+    2: SIGNATURES,
 }
 """The statements that bring a file from each older version to the next."""
 
@@ -51,7 +83,7 @@ _MIGRATIONS = {
 def migrate(db: sqlite3.Connection, version: int) -> None:
     """Bring a file at ``version`` to :data:`SCHEMA_VERSION`, in one write transaction
     (read again inside it: another process may have done it meanwhile). Columns are
-    only added, so an older file's turns read back as they were."""
+    only added (columns, tables), so an older file's turns read back as they were."""
     db.execute("BEGIN IMMEDIATE")
     (current,) = db.execute("SELECT max(version) FROM schema_version").fetchone()
     for step in range(current if current is not None else version, SCHEMA_VERSION):

@@ -41,7 +41,7 @@ def test_the_file_is_private_and_in_wal_mode(tmp_path: Path) -> None:
     run(scenario)
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert db.execute("SELECT version FROM schema_version").fetchall() == [(2,)]
+        assert db.execute("SELECT version FROM schema_version").fetchall() == [(3,)]
 
 
 def test_no_token_is_stored_in_clear(tmp_path: Path) -> None:
@@ -77,7 +77,7 @@ _VERSION_1_TURNS = """CREATE TABLE turns (
     previous_id TEXT, document BLOB NOT NULL, PRIMARY KEY (owner, id))"""
 
 
-def test_a_file_of_version_1_is_brought_to_version_2_keeping_its_turns(tmp_path: Path) -> None:
+def test_a_file_of_version_1_is_brought_to_version_3_keeping_its_turns(tmp_path: Path) -> None:
     path = tmp_path / "r.sqlite3"
     run(lambda: SQLiteStore(path).owner("t"))
     with sqlite3.connect(path) as db:  # what rxgem made before turns had an interaction id
@@ -100,7 +100,7 @@ def test_a_file_of_version_1_is_brought_to_version_2_keeping_its_turns(tmp_path:
     run(scenario)
     run(scenario)  # a second opening finds it done
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT version FROM schema_version").fetchall() == [(2,)]
+        assert db.execute("SELECT version FROM schema_version").fetchall() == [(3,)]
 
 
 def test_turns_expire_after_the_ttl(tmp_path: Path) -> None:

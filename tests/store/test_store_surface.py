@@ -48,6 +48,12 @@ STORE = {
     "DEFAULT_MAX_ITEMS",
     "DEFAULT_MAX_CHAIN",
     "DEFAULT_TIMEOUT",
+    # signature memory's defaults and bounds
+    "DEFAULT_SIGNATURE_TTL",
+    "DEFAULT_MAX_SIGNATURES",
+    "MAX_SIGNATURE_KEY",
+    "MAX_SIGNATURE_BYTES",
+    "MAX_RECALL",
 }
 
 
