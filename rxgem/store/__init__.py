@@ -20,16 +20,27 @@ by the store's ``timeout``; a turn bigger than ``max_record_bytes`` or with more
 than ``max_chain`` turns is not read (:class:`ChainTooLongError`); with a ``ttl`` turns
 expire.
 
+Signature memory. A store also remembers Gemini's thought signatures for the server
+(:meth:`ResponseStore.remember_signatures`, :meth:`ResponseStore.recall_signatures`),
+under the owner and keys of the server's making (opaque to the store), so that a client
+that echoes an id without its signature still gets it back to Gemini. Each expires
+``signature_ttl`` seconds after it was remembered (:data:`DEFAULT_SIGNATURE_TTL`, a
+day); beyond ``max_signatures`` per owner (:data:`DEFAULT_MAX_SIGNATURES`) the oldest
+go. Keys and values out of bounds (:data:`MAX_SIGNATURE_KEY`,
+:data:`MAX_SIGNATURE_BYTES`) are skipped, never an error, and a recall reads at most
+:data:`MAX_RECALL` keys.
+
 Owner ids. A client's turns are stored under ``await store.owner(token)``, an
 HMAC-SHA256 of its bearer token under a secret of the store's (created on first use
 and kept in the store, or given); the token itself is never stored. Every lookup
 takes the owner, and another owner's turn is indistinguishable from a missing one.
 :mod:`rxgem.store._owner` says why a keyed hash and when to give your own secret.
 
-The modules: ``_model`` (the records), ``_protocol`` (the interface), ``_ids`` (which
+The modules: ``_records`` (the records), ``_protocol`` (the interface), ``_ids`` (which
 ids are accepted), ``_owner`` (owner ids), ``_limits`` (size and page checks),
-``_errors`` (the exception tree), ``_paths`` (the default file), ``_sqlite`` with
-``_sqlite_schema``, ``_redis`` with ``_redis_scripts``, and ``_open``.
+``_errors`` (the exception tree), ``_paths`` (the default file), ``_signatures``
+(signature memory's limits), ``_sqlite`` with ``_sqlite_schema``, ``_sqlite_rows`` and
+``_sqlite_signatures``, ``_redis`` with ``_redis_scripts``, and ``_open``.
 ``import rxgem`` does not import this package, and this package imports ``redis``
 only when a :class:`RedisStore` is made.
 """

@@ -101,6 +101,10 @@ def test_beyond_the_bound_the_oldest_signatures_go(make_store: StoreFactory) -> 
                 "k",
                 "l",
             ]
+            # Within one call, the order given is the order remembered.
+            await store.remember_signatures(OWNER_A, {"r": "s", "q": "s", "p": "s"})
+            await store.remember_signatures(OWNER_A, {"o": "s"})
+            assert list(await store.recall_signatures(OWNER_A, list("opqr"))) == ["o", "p", "q"]
             # Another owner's signatures were neither counted nor evicted.
             assert len(await store.recall_signatures(OWNER_B, list("xyz"))) == 3
 
@@ -242,7 +246,9 @@ def test_open_store_passes_the_signature_options(tmp_path: object) -> None:
     store = open_store(f"{tmp_path}/r.sqlite3", signature_ttl=60, max_signatures=5)
     assert (store.signature_ttl, store.max_signatures) == (60, 5)  # type: ignore[attr-defined]
     run(store.aclose)
-    pytest.importorskip("redis")
+    pytest.importorskip(
+        "redis", reason="the redis package is missing (pip install 'rxgem[server]')"
+    )
     redis_store = open_store("redis://127.0.0.1:1/0", signature_ttl=61, max_signatures=6)
     assert (redis_store.signature_ttl, redis_store.max_signatures) == (61, 6)  # type: ignore[attr-defined]
     run(redis_store.aclose)
