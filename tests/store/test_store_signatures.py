@@ -64,9 +64,9 @@ def test_a_signature_remembered_again_replaces_the_first(make_store: StoreFactor
 
 def test_signatures_expire_after_their_ttl(make_store: StoreFactory) -> None:
     async def scenario() -> None:
-        async with make_store(signature_ttl=0.4) as store:
+        async with make_store(signature_ttl=1.0) as store:
             await store.remember_signatures(OWNER_A, {CALL: "old"})
-            await asyncio.sleep(0.6)
+            await asyncio.sleep(1.1)
             await store.remember_signatures(OWNER_A, {TEXT: "new"})
             assert await store.recall_signatures(OWNER_A, [CALL, TEXT]) == {TEXT: "new"}
             await store.remember_signatures(OWNER_A, {CALL: "again"})  # a new life
@@ -258,9 +258,9 @@ def test_expiry_is_measured_from_remembering(make_store: StoreFactory) -> None:
     async def scenario() -> None:
         async with make_store(signature_ttl=2.0) as store:
             await store.remember_signatures(OWNER_A, {"a": "a"})
-            await asyncio.sleep(1.2)
+            await asyncio.sleep(1.5)
             await store.remember_signatures(OWNER_A, {"b": "b"})
-            await asyncio.sleep(1.2)  # a's two seconds are over, b's are not
+            await asyncio.sleep(0.6)  # a's two seconds are over, b's are not
             assert await store.recall_signatures(OWNER_A, ["a", "b"]) == {"b": "b"}
 
     run(scenario)

@@ -54,14 +54,14 @@ def test_the_index_forgets_expired_signatures(redis_url: str, client: redis.Redi
     index = f"{prefix}{{{OWNER_A}}}:signatures"
 
     async def scenario() -> None:
-        async with RedisStore(redis_url, prefix=prefix, signature_ttl=1) as store:
+        async with RedisStore(redis_url, prefix=prefix, signature_ttl=1.5) as store:
             await store.remember_signatures(OWNER_A, {"a": "s", "b": "s"})
-            time.sleep(0.6)
+            time.sleep(0.8)
             await store.remember_signatures(OWNER_A, {"c": "s"})  # the index lives on
-            time.sleep(0.6)  # a and b are gone from Redis, and then from the index
+            time.sleep(0.8)  # a and b are gone from Redis, and then from the index
             await store.remember_signatures(OWNER_A, {"d": "s"})
             assert client.zrange(index, 0, -1) == [b"c", b"d"]
-            time.sleep(1.2)
+            time.sleep(1.6)
             assert client.exists(index) == 0
 
     run(scenario)
