@@ -23,10 +23,12 @@ def add_fake_scenario(parser: Any) -> None:
         "--fake-scenario",
         metavar="NAME|FILE",
         help="with --fake, answer every request from one scenario: text, thinking, tool-call,"
-        " parallel-calls, tool-answer, code-execution, blocked, error-mid-stream, truncated;"
-        " or a file: a .sse capture, or Gemini response objects as JSON or JSONL (without"
-        " it, the fake answers as Gemini would: a call to an offered tool, an answer once"
-        " the tool's result comes back, text otherwise)",
+        " parallel-calls, tool-answer, json, code-execution, blocked, error-mid-stream,"
+        " truncated; or a file: a .sse capture, or Gemini response objects as JSON or JSONL"
+        " (on the Interactions upstream, translated into steps: text, thoughts with their"
+        " signatures, function calls) (without it, the fake answers as Gemini would: a call"
+        " to an offered tool, an answer once the tool's result comes back, JSON valid"
+        " against the schema when JSON is asked for, text otherwise)",
     )
 
 

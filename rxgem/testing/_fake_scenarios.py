@@ -3,11 +3,13 @@
 With no scripted responses, FakeGemini reads each request and answers from a named
 scenario (:data:`SCENARIOS`): tools offered and no tool result yet get a call to one of
 them, with arguments made from its JSON schema (:func:`schema_value`); a tool result
-gets an answer that mentions it; a thinking config gets thoughts; anything else gets the
-``text`` sample. A scenario can be forced by name, or by a file (:func:`load_scenario`):
-a recorded capture (``.sse``: the bytes of a ``streamGenerateContent?alt=sse`` body,
-sent as they are), or a script of ``GenerateContentResponse`` objects, one JSON list or
-one object per line (JSONL), sent as SSE events.
+gets an answer that mentions it; a thinking config gets thoughts; a request for JSON gets
+JSON valid against its schema (:mod:`._fake_structured`); anything else gets the ``text``
+sample. A scenario can be forced by name, or by a file (:func:`load_scenario`): a recorded
+capture (``.sse``: the bytes of a ``streamGenerateContent?alt=sse`` body, sent as they
+are), or a script of ``GenerateContentResponse`` objects, one JSON list or one object per
+line (JSONL), sent as SSE events; an Interactions create gets the same events as a run
+(:func:`~._fake_structured.interaction_from_sse`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,15 @@ from typing import Any, Final
 from .. import samples
 from ._fake_interactions import InteractionCall, google_error
 from ._fake_response import FakeResponse
+from ._fake_structured import (
+    TOO_COMPLEX,
+    JsonAsk,
+    SchemaTooComplex,
+    asked_json,
+    gemini_json,
+    interaction_from_sse,
+    interaction_json,
+)
 from ._gemini_builders import (
     api_error,
     blocked,
@@ -61,6 +72,7 @@ SCENARIOS: Final = (
     "tool-call",
     "parallel-calls",
     "tool-answer",
+    "json",
     "code-execution",
     "blocked",
     "error-mid-stream",
@@ -125,9 +137,11 @@ def choose_scenario(body: Any) -> str:
     if not isinstance(body, Mapping):
         return "text"
     if _results(body):
-        return "tool-answer"
+        return "json" if asked_json(body) else "tool-answer"
     if _tools(body):
         return "tool-call"
+    if asked_json(body):
+        return "json"
     if _thinks(body):
         return "thinking"
     return "text"
@@ -185,8 +199,14 @@ def gemini_scenario(name: str, body: Any, *, model: str) -> bytes:
     """The ``streamGenerateContent?alt=sse`` body of scenario ``name`` for ``body``:
     ``generationConfig.candidateCount`` candidates (one by default)."""
     request = body if isinstance(body, Mapping) else {}
-    sse = _one_candidate(name, request, model=model)
     count = _candidate_count(request)
+    if name == "json":  # each candidate its own JSON (no "Answer N:" prefix to break it)
+        ask = asked_json(request) or JsonAsk()
+        sig = _SIGNATURE if _thinks(request) else None
+        return gemini_json(
+            request, ask, model=model, count=count, thoughts=bool(sig), signature=sig
+        )
+    sse = _one_candidate(name, request, model=model)
     return sse if count == 1 else _fan_out(sse, count)
 
 
@@ -337,6 +357,9 @@ def interaction_scenario(name: str, body: Any, *, calls_before: int = 0) -> Fake
         return FakeInteraction(steps=(thought_step(signature=_SIGNATURE), *steps))
     if name == "tool-answer":
         return FakeInteraction(steps=(text_step(_summary(_results(request)), pieces=2),))
+    if name == "json":
+        sig = _SIGNATURE if _thinks(request) else None
+        return interaction_json(asked_json(request) or JsonAsk(), thoughts=bool(sig), signature=sig)
     if name == "code-execution":
         return FakeInteraction(
             steps=(
@@ -381,10 +404,20 @@ class Scenarios:
         elif scenario is not None:
             self._file = load_scenario(scenario)
 
-    def interaction(self, call: InteractionCall) -> FakeInteraction:
-        """The run answering an Interactions create."""
-        name = self._forced or choose_scenario(call.body)
-        return interaction_scenario(name, call.body, calls_before=_calls_made(call.history))
+    def interaction(self, call: InteractionCall) -> FakeInteraction | FakeResponse:
+        """The run answering an Interactions create (a scenario file's events translated:
+        :func:`interaction_from_sse`)."""
+        before = _calls_made(call.history) + _calls_made(call.body.get("input"))
+        try:
+            if self._file is not None:
+                return interaction_from_sse(self._file, calls_before=before)
+            name = self._forced or choose_scenario(call.body)
+            return interaction_scenario(name, call.body, calls_before=_calls_made(call.history))
+        except SchemaTooComplex:
+            return google_error(400, TOO_COMPLEX)
+        except (ValueError, RecursionError) as exc:
+            message = f"FakeGemini: the scenario's events are not one interaction: {exc!r}"
+            return google_error(500, message[:300])
 
     def answer(self, model: str, method: str, raw: bytes, *, strict: bool) -> FakeResponse:
         """The answer to ``method`` (``generateContent`` or ``streamGenerateContent``);
@@ -402,7 +435,10 @@ class Scenarios:
         if self._file is not None:
             sse = self._file
         else:
-            sse = gemini_scenario(self._forced or choose_scenario(body), body, model=model)
+            try:
+                sse = gemini_scenario(self._forced or choose_scenario(body), body, model=model)
+            except SchemaTooComplex:
+                return google_error(400, TOO_COMPLEX)
         if method == "streamGenerateContent":
             return FakeResponse(body=sse)
         try:

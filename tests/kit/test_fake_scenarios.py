@@ -186,6 +186,7 @@ EXPECTED = {
     "tool-call": ("tool_calls", None),
     "parallel-calls": ("tool_calls", None),
     "tool-answer": ("stop", None),
+    "json": ("stop", None),
     "code-execution": ("stop", None),
     "blocked": ("content_filter", None),
     "error-mid-stream": (None, "GeminiAPIError"),
