@@ -228,7 +228,7 @@ def _one_candidate(name: str, request: Mapping[str, Any], *, model: str) -> byte
     if name in ("tool-call", "parallel-calls"):
         calls = _arguments(request, 1 if name == "tool-call" else 2)
         parts = [
-            call(tool, sig=_SIGNATURE if i == 0 else None, **args)
+            call(tool, args, sig=_SIGNATURE if i == 0 else None)
             for i, (tool, args) in enumerate(calls)
         ]
         return ev(*parts, finish("STOP"), usage(12, 6))

@@ -613,3 +613,26 @@ def test_a_script_without_a_finish_stops_the_stream_short(tmp_path: Path) -> Non
     events = interaction_events_are_googles(streamed.content)
     assert events[-1]["event_type"] != "interaction.completed"
     assert b"[DONE]" not in streamed.content
+
+
+# -------------------------------------------------------------------- tool modes of the same models
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_model_offered_as_a_tool_is_called_whatever_its_property_names(stream: bool) -> None:
+    # instructor's TOOLS modes offer the model as a tool: "name", "id", "args", "sig" are
+    # properties like any other, not the fake's own keywords
+    model = {
+        "type": "object",
+        "properties": {k: {"type": "string"} for k in ("name", "id", "args", "sig")},
+        "required": ["name", "id", "args", "sig"],
+    }
+    tools = [{"functionDeclarations": [{"name": "Person", "parametersJsonSchema": model}]}]
+    with FakeGemini(strict=True) as fake:
+        answer = post(fake, {"contents": [HI], "tools": tools}, stream=stream)
+    assert answer.status_code == 200
+    events = sse_json(answer.content) if stream else [answer.json()]
+    (part,) = events[0]["candidates"][0]["content"]["parts"]
+    assert part["functionCall"]["name"] == "Person"
+    assert part["functionCall"]["args"]["name"] == "Ada Lovelace"
+    validate(part["functionCall"]["args"], model)
