@@ -390,7 +390,7 @@ class _Maker:
         properties = properties if isinstance(properties, Mapping) else {}
         required = schema.get("required")
         required = [r for r in required if isinstance(r, str)] if isinstance(required, list) else []
-        ordering = schema.get("propertyOrdering")
+        ordering = schema.get("propertyOrdering", schema.get("property_ordering"))
         names = [n for n in ordering if n in properties] if isinstance(ordering, list) else []
         names += [n for n in properties if n not in set(names)]
         self.charge(len(names) + len(required))

@@ -251,10 +251,12 @@ def test_recursive_schemas_end() -> None:
     assert isinstance(tree["children"], list)
 
 
-def test_geminis_own_schema_form_is_answered_in_its_property_order() -> None:
-    with FakeGemini(strict=True) as fake:
+@pytest.mark.parametrize("spelling", ["propertyOrdering", "property_ordering"])
+def test_geminis_own_schema_form_is_answered_in_its_property_order(spelling: str) -> None:
+    schema = {k if k != "propertyOrdering" else spelling: v for k, v in RECIPE.items()}
+    with FakeGemini(strict=True) as fake:  # google-genai sends property_ordering
         for stream in (True, False):
-            answer = post(fake, asking(RECIPE, key="responseSchema"), stream=stream)
+            answer = post(fake, asking(schema, key="responseSchema"), stream=stream)
             assert answer.status_code == 200, answer.text
             events = sse_json(answer.content) if stream else [answer.json()]
             value = json.loads("".join(texts(events)))
