@@ -30,7 +30,7 @@ TOO_COMPLEX: Final = (
     " with minimum/maximum or strings with complex formats like date-time)"
 )
 """Google's 400 message for a response schema it cannot serve."""
-_MAX_WORK: Final = 20_000
+_MAX_WORK: Final = 100_000
 """Schema nodes one value may visit."""
 _MAX_SIZE: Final = 1_000_000
 """About the bytes of one value's JSON."""
@@ -329,7 +329,7 @@ class _Maker:
             size = self.sizes[id(value)]
         else:
             size = 1 + (len(value) if isinstance(value, str) else 4)
-        self.charge(size=size)
+        self.charge(0, size)
         return value
 
     def referred(self, ref: str, name: str, depth: int) -> Any:
@@ -356,6 +356,7 @@ class _Maker:
                 branch = _pointer(self.root, branch["$ref"])
             if not isinstance(branch, Mapping):
                 continue
+            self.charge(len(branch) + len(branch.get("properties") or ()))
             for key, value in branch.items():
                 if key not in ("allOf", "properties", "required"):
                     out.setdefault(key, value)
@@ -392,7 +393,8 @@ class _Maker:
         required = [r for r in required if isinstance(r, str)] if isinstance(required, list) else []
         ordering = schema.get("propertyOrdering", schema.get("property_ordering"))
         names = [n for n in ordering if n in properties] if isinstance(ordering, list) else []
-        names += [n for n in properties if n not in set(names)]
+        listed = set(names)
+        names += [n for n in properties if n not in listed]
         self.charge(len(names) + len(required))
         if self.every and self.repeats == 0:
             wanted = set(names) | set(required)
@@ -404,7 +406,7 @@ class _Maker:
         out: dict[str, Any] = {}
         for key in keys:
             sub = properties.get(key, extra if isinstance(extra, Mapping) else {})
-            self.charge(size=len(key) + 4)
+            self.charge(0, len(key) + 4)
             out[key] = self.value(sub, key, depth + 1)
         return out
 

@@ -369,10 +369,28 @@ ENDLESS: dict[str, Any] = {
     },
     "$ref": "#/$defs/N",
 }
+FAN_OUT: dict[str, Any] = {  # 2**24 leaves: the work is bounded, not the schema's size
+    "$defs": {
+        **{
+            f"L{i}": {
+                "type": "object",
+                "properties": {
+                    "a": {"$ref": f"#/$defs/L{i + 1}"},
+                    "b": {"$ref": f"#/$defs/L{i + 1}"},
+                },
+            }
+            for i in range(24)
+        },
+        "L24": {"type": "string"},
+    },
+    "$ref": "#/$defs/L0",
+}
 GOOGLES_TOO_COMPLEX = "The specified schema produces a constraint that has too many states"
 
 
-@pytest.mark.parametrize("schema", [TOO_BIG, ENDLESS], ids=["too-big", "endless"])
+@pytest.mark.parametrize(
+    "schema", [TOO_BIG, ENDLESS, FAN_OUT], ids=["too-big", "endless", "fan-out"]
+)
 @pytest.mark.parametrize("stream", [True, False])
 def test_a_schema_too_complex_gets_googles_400(schema: Any, stream: bool) -> None:
     tool = [{"functionDeclarations": [{"name": "f", "parametersJsonSchema": schema}]}]
@@ -387,12 +405,30 @@ def test_a_schema_too_complex_gets_googles_400(schema: Any, stream: bool) -> Non
                 "response_format": json_format(schema),
             },
         )
-    for answer in (refused, called, created):
+    # a tool's arguments fill only the required properties (else the first): the fan-out's
+    # arguments are one chain of 24 objects, which Gemini would make too
+    refusals = (refused, created) if schema is FAN_OUT else (refused, called, created)
+    assert called.status_code == (200 if schema is FAN_OUT else 400)
+    for answer in refusals:
         assert answer.status_code == 400
         error = answer.json()["error"]
         assert (error["code"], error["status"]) == (400, "INVALID_ARGUMENT")
         assert GOOGLES_TOO_COMPLEX in error["message"]
         assert len(answer.content) < 2000
+
+
+def test_a_wide_schema_is_answered_whole() -> None:
+    wide = {
+        "type": "object",
+        "properties": {f"field_{i}": {"type": "string"} for i in range(5000)},
+        "additionalProperties": False,
+    }
+    wide["required"] = list(wide["properties"])
+    with FakeGemini() as fake:
+        answer = post(fake, asking(wide), stream=False)
+    assert answer.status_code == 200
+    value = json.loads("".join(texts([answer.json()])))
+    validate(value, wide)
 
 
 # -------------------------------------------------------------------- Interactions
