@@ -8,11 +8,11 @@ signatures, model families). :mod:`.interactions` writes the same requests as Ge
 Interactions create bodies (:func:`chat_to_interaction`, :func:`responses_to_interaction`).
 """
 
-from ._messages import SignatureWarning
+from ._messages import PlaceholderWarning, SignatureWarning
 from ._model_families import ModelFamily, model_family
 from ._params import SchemaWarning, Unsupported, UnsupportedWarning
 from ._request import to_gemini_request
-from ._signatures import PLACEHOLDER
+from ._signatures import PLACEHOLDER, call_signature, message_signature, split_id
 from .interactions import InteractionRequest, chat_to_interaction, responses_to_interaction
 from .responses._input import Resolve, item_references
 from .responses._request import ResponsesRequest, responses_to_gemini_request
@@ -21,16 +21,20 @@ __all__ = [
     "PLACEHOLDER",
     "InteractionRequest",
     "ModelFamily",
+    "PlaceholderWarning",
     "Resolve",
     "ResponsesRequest",
     "SchemaWarning",
     "SignatureWarning",
     "Unsupported",
     "UnsupportedWarning",
+    "call_signature",
     "chat_to_interaction",
     "item_references",
+    "message_signature",
     "model_family",
     "responses_to_gemini_request",
     "responses_to_interaction",
+    "split_id",
     "to_gemini_request",
 ]

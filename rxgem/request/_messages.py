@@ -39,6 +39,7 @@ from ._json import MAX_JSON_DEPTH, check_depth, loads, quoted
 from ._signatures import PLACEHOLDER, call_signature, message_signature, split_id
 
 __all__ = [
+    "PlaceholderWarning",
     "SignatureWarning",
     "call_arguments",
     "file_part",
@@ -50,6 +51,10 @@ __all__ = [
 
 
 class SignatureWarning(UserWarning):
+    """A thought signature could not be sent back as Gemini gave it."""
+
+
+class PlaceholderWarning(SignatureWarning):
     """A Gemini 3 request lacked a thought signature; Google's placeholder was sent instead."""
 
 
@@ -490,6 +495,6 @@ def place_signatures(contents: list[JSONObject], *, in_place: bool = False) -> N
             warnings.warn(
                 f"the call to {name!r} in the current turn came back without its thought"
                 " signature; Gemini 3 refuses that, so Google's placeholder was sent",
-                SignatureWarning,
+                PlaceholderWarning,
                 stacklevel=4,
             )

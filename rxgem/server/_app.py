@@ -131,12 +131,13 @@ def create_app(settings: ServerSettings, *, telemetry: Telemetry | None = None) 
         restore = install_drain_signal(drain)
         upstream.open()  # its TLS context takes tens of ms: not in the first request
         store = app.state.store = responses.store = open_response_store(settings)
+        handling.memory.store = store
         try:
             yield {LIMITS_STATE: connection_limits(settings)}
         finally:
             restore()
             await upstream.aclose()
-            responses.store = None
+            responses.store = handling.memory.store = None
             if store is not None:
                 await store.aclose()
             if inspector is not None:

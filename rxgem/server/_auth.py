@@ -21,7 +21,11 @@ from ..transport import api_of
 from ._errors import ErrorReply, unauthorized
 from ._settings import ServerSettings
 
-__all__ = ["Credentials", "authorize", "bearer_token"]
+__all__ = ["ANONYMOUS", "Credentials", "authorize", "bearer_token", "owner_token"]
+
+ANONYMOUS: Final = "rxgem:anonymous"
+"""The owner token of a client that sends none (an ``open`` server): every such client
+shares the same stored responses and remembered signatures."""
 
 _BEARER: Final = re.compile(r"^[Bb][Ee][Aa][Rr][Ee][Rr][ \t]+(\S+)[ \t]*$")
 _HEADER_SAFE: Final = re.compile(r"^[\x21-\x7e]+$")
@@ -43,6 +47,12 @@ def bearer_token(authorization: str | None) -> str | None:
         return None
     match = _BEARER.match(authorization)
     return match.group(1) if match else None
+
+
+def owner_token(authorization: str | None) -> str:
+    """What the store derives a client's owner id from: its bearer token, else
+    :data:`ANONYMOUS`."""
+    return bearer_token(authorization) or ANONYMOUS
 
 
 def _known(token: str, tokens: tuple[str, ...]) -> bool:

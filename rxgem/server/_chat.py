@@ -6,6 +6,8 @@ same request handling; the answer is a :class:`~rxgem.server.stream.CompletionRe
 
 from __future__ import annotations
 
+from functools import partial
+
 import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
@@ -13,9 +15,11 @@ from starlette.responses import Response
 from ..core import RxGemError
 from ._access import access_record
 from ._agents import chat_refusal
+from ._chat_signatures import chat_recall
 from ._errors import Refusal, not_found
 from ._handling import Handling, json_response
 from ._model_list import valid_model_name
+from ._signature_memory import ChatWatch, caught_placeholders
 from .stream import CompletionResponse
 
 __all__ = ["ChatRoutes"]
@@ -40,19 +44,35 @@ class ChatRoutes:
         if stream and (stream_options is None or isinstance(stream_options, dict)):
             # always ask for the usage chunk, for the access log; it is sent only if asked
             body = {**body, "stream_options": {**(stream_options or {}), "include_usage": True}}
+        memory = handling.memory
+        session = await memory.session(request.headers.get("authorization"), body, record)
+        recall = chat_recall(body, session.model if session is not None else "")
+        unsigned = recall.unsigned
+        if session is not None and recall.keys:
+            body, restored = recall.restore(body, await session.recall(recall.keys))
+            session.restored(restored)
+            unsigned -= restored
         upstream = handling.upstream
+        client = upstream.next_client()
         try:
-            source = await handling.offload.run(
-                record.body_bytes,
-                upstream.chat_completions,
-                body,
-                credentials,
-                upstream.next_client(),
-            )
+            if unsigned:  # Google's placeholder may go: count it (warnings are process-wide)
+                work = partial(upstream.chat_completions, body, credentials, client)
+                source, placeholders = await handling.offload.run_alone(
+                    record.body_bytes, caught_placeholders(work)
+                )
+                memory.placeholders(record, placeholders)
+            else:
+                source = await handling.offload.run(
+                    record.body_bytes, upstream.chat_completions, body, credentials, client
+                )
         except RxGemError as exc:
             raise handling.failed(exc, record) from exc
         return CompletionResponse(
-            source, stream=stream, send_usage=send_usage, answering=handling.answering(record)
+            source,
+            stream=stream,
+            send_usage=send_usage,
+            answering=handling.answering(record),
+            watch=ChatWatch(session) if session is not None else None,
         )
 
     async def list_models(self, request: Request) -> Response:

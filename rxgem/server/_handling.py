@@ -40,6 +40,7 @@ from ._interactions import Interactions
 from ._model_list import valid_model_name
 from ._offload import Offload
 from ._settings import ServerSettings
+from ._signature_memory import SignatureMemory
 from ._upstream import Upstream
 from .stream import Answering
 
@@ -125,6 +126,9 @@ class Handling:
             Interactions(upstream) if settings.upstream_api == "interactions" else None
         )
         """The Interactions upstream's calls, or ``None`` on ``generateContent``."""
+        self.memory = SignatureMemory(logger)
+        """The thought signatures handed out, kept in the store (its ``store`` is set with
+        the store's, by the app's lifespan)."""
 
     def authorize(self, request: Request, record: AccessRecord) -> Credentials:
         """The client's credentials for Gemini (raises :class:`Refusal`: 401)."""

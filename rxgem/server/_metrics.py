@@ -14,6 +14,8 @@ rxgem_time_to_first_chunk_seconds   histogram model
 rxgem_chunk_interval_seconds        histogram model
 rxgem_upstream_errors_total         counter   kind
 rxgem_tokens_total                  counter   model, direction
+rxgem_signatures_total              counter   outcome
+rxgem_signature_placeholders_total  counter
 =================================== ========= =============================
 
 The time to the first chunk counts from
@@ -23,7 +25,10 @@ An upstream error's ``kind`` is ``http_<status>``, ``timeout``, ``connect``,
 ``transport``, ``malformed`` or ``truncated`` (see
 :func:`~rxgem.server._labels.upstream_error_kind`). A token ``direction`` is ``input``
 or ``output``, and of those ``reasoning`` (part of output) and ``cached`` (part of
-input): do not add all four up.
+input): do not add all four up. A signature ``outcome`` is ``remembered`` (kept by
+signature memory) or ``restored`` (a tool call's put back in a request that lacked it);
+a placeholder is a tool call sent to Gemini with Google's placeholder, its signature
+lost (the client dropped it and nothing kept it: see docs/server.md).
 
 Several worker processes: when ``PROMETHEUS_MULTIPROC_DIR`` is set (``rxgem serve
 --workers N`` sets it to a fresh directory), every worker writes its metrics to files
@@ -182,6 +187,17 @@ class Prometheus:
             "Tokens by model and direction (input, output; reasoning is part of output,"
             " cached part of input).",
             ("model", "direction"),
+            **common,
+        )
+        self.signatures = Counter(
+            "signatures",
+            "Gemini thought signatures remembered by the server, and tool calls' restored.",
+            ("outcome",),
+            **common,
+        )
+        self.placeholders = Counter(
+            "signature_placeholders",
+            "Tool calls sent to Gemini with Google's placeholder: their signature was lost.",
             **common,
         )
         # the label children, looked up once per label set (all of them are bounded)

@@ -11,6 +11,7 @@ One :class:`Telemetry` per app, one :class:`RequestTelemetry` per HTTP request::
     request.upstream_error(exc)               # an upstream failure: the exception, or a kind
     request.usage(input_tokens=12, output_tokens=80, reasoning_tokens=30)
     request.finish_reasons(["stop"])
+    request.signatures(restored=1)            # signature memory (and placeholders sent)
     request.end(200)                          # in a ``finally``; idempotent
 
     body, content_type = telemetry.render(request_headers.get("accept"))
@@ -258,6 +259,10 @@ class RequestTelemetry:
         if self._first is None:
             self._first = now
 
+    def signatures(self, *, remembered: int = 0, restored: int = 0, placeholders: int = 0) -> None:
+        """Thought signatures this request remembered, got back from memory, or sent
+        Gemini as Google's placeholder because none was kept (``_signature_memory``)."""
+
     def upstream_error(self, error: BaseException | str) -> None:
         """An upstream failure: an exception (see :func:`upstream_error_kind`) or a kind.
 
@@ -385,6 +390,15 @@ class _MeteredRequest(RequestTelemetry):
 
     def _on_upstream_error(self, kind: str) -> None:
         self._metrics.upstream_errors.labels(kind).inc()
+
+    def signatures(self, *, remembered: int = 0, restored: int = 0, placeholders: int = 0) -> None:
+        metrics = self._metrics
+        if remembered:
+            metrics.signatures.labels("remembered").inc(remembered)
+        if restored:
+            metrics.signatures.labels("restored").inc(restored)
+        if placeholders:
+            metrics.placeholders.inc(placeholders)
 
     def _record(self, status: int, now: float) -> None:
         metrics = self._metrics

@@ -225,6 +225,11 @@ REQUEST = {
     "UnsupportedWarning",
     "SchemaWarning",
     "SignatureWarning",
+    "PlaceholderWarning",
+    # where clients keep thought signatures (the server's signature memory reads them)
+    "call_signature",
+    "message_signature",
+    "split_id",
 }
 """``rxgem.request``: the request translations (``to_gemini_request`` is also at the root)."""
 

@@ -33,6 +33,7 @@ import msgspec
 
 from ...core import CarriedSignature, Response, encode_signatures
 from ...store import ItemsPage, StoredItem, StoredTurn, valid_item_id
+from .._auth import ANONYMOUS
 
 __all__ = [
     "ANONYMOUS",
@@ -49,10 +50,6 @@ __all__ = [
     "stored_turn",
     "with_stored_signatures",
 ]
-
-ANONYMOUS: Final = "rxgem:anonymous"
-"""The owner token of a client that sends none (an ``open`` server): every such client
-shares the same stored responses."""
 
 _PREFIXES: Final = {
     "message": "msg",

@@ -15,6 +15,7 @@ from ...converter import ResponsesConverter
 from ...core import Response, RxGemError
 from ...request import (
     InteractionRequest,
+    PlaceholderWarning,
     ResponsesRequest,
     item_references,
     responses_to_gemini_request,
@@ -33,14 +34,15 @@ from ...store import (
 from ...transport import api_of
 from .._access import access_record
 from .._agents import agent_body, agent_of, background_refusal
-from .._auth import Credentials, bearer_token
+from .._auth import Credentials, owner_token
 from .._errors import Refusal, bad_request, not_found, store_unavailable
 from .._handling import Handling, json_response
+from .._responses_signatures import response_signatures, responses_recall
+from .._signature_memory import MemorySession
 from .._store_limits import Conversation, StoreLimits, conversation_too_long
 from ._answer import ResponsesAnswer
 from ._background import starting_after
 from ._records import (
-    ANONYMOUS,
     history_items,
     is_background,
     is_running,
@@ -97,7 +99,7 @@ class ResponsesRoutes:
         """The client's owner id in the store (``None`` without a store)."""
         if self.store is None:
             return None
-        token = bearer_token(request.headers.get("authorization")) or ANONYMOUS
+        token = owner_token(request.headers.get("authorization"))
         try:
             return await self.store.owner(token)
         except StoreError as exc:
@@ -110,6 +112,7 @@ class ResponsesRoutes:
         record = access_record(request.scope)
         credentials, body = await handling.read(request, record)
         owner: str | None = None
+        session = await handling.memory.session(request.headers.get("authorization"), body, record)
         needs_store = body.get("store") is not False or "previous_response_id" in body
         if needs_store or item_references(body):
             owner = await self._owner(request)  # not asked when the request needs nothing
@@ -120,7 +123,7 @@ class ResponsesRoutes:
         try:
             translate = self._translate if self.interactions is None else self._to_interaction
             responses_request, input_items, conversation = await translate(
-                body, owner, record.body_bytes
+                body, owner, record.body_bytes, session
             )
         except StoreError as exc:
             raise _store_failed(exc) from exc
@@ -128,6 +131,9 @@ class ResponsesRoutes:
             raise handling.failed(exc, record) from exc
         for warning in responses_request.warnings:
             self.logger.debug("request %s: %s", record.request_id, warning)
+        handling.memory.placeholders(
+            record, sum(isinstance(w, PlaceholderWarning) for w in responses_request.warnings)
+        )
         keep = owner is not None and responses_request.store
         if responses_request.store and not keep:  # the response says it was not stored
             responses_request = replace(responses_request, store=False)
@@ -158,11 +164,15 @@ class ResponsesRoutes:
         )
 
         async def on_response(response: Response) -> None:
+            signatures = converters[0].signatures if converters else []
+            placed = converters[0].placed if converters else {}
+            if session is not None:
+                await session.remember(
+                    response_signatures(response, session.model, signatures, placed)
+                )
             if not keep or owner is None or self.store is None:
                 return
-            signatures = converters[0].signatures if converters else []
             interaction_id = converters[0].interaction_id if converters and kept_at_google else None
-            placed = converters[0].placed if converters else {}
             turn = stored_turn(response, owner, inputs, signatures, interaction_id, placed=placed)
             try:
                 reason = self.limits.overflow(turn, conversation)
@@ -187,11 +197,12 @@ class ResponsesRoutes:
         )
 
     async def _lookup(
-        self, body: dict[str, Any], owner: str | None
+        self, body: dict[str, Any], owner: str | None, session: MemorySession | None
     ) -> tuple[list[StoredTurn] | None, dict[str, dict[str, Any]], dict[str, Any], Conversation]:
         """What a request refers to in the store: the conversation it continues (its
-        turns), the items it names, and the body with the signatures put back (raises
-        :class:`Refusal`, ``StoreError``)."""
+        turns), the items it names, and the body with the signatures put back: the
+        stored items' it replays by id, then what signature memory kept for the rest
+        (raises :class:`Refusal`, ``StoreError``)."""
         store = self.store
         chain = None
         conversation = Conversation()
@@ -220,16 +231,16 @@ class ResponsesRoutes:
             found = {item_id: resolved_item(item) for item_id, item in items.items()}
             if items and isinstance(body.get("input"), list):
                 body = {**body, "input": with_stored_signatures(body["input"], items)}
-        return chain, found, body, conversation
+        return chain, found, await _recalled(session, body), conversation
 
     async def _translate(
-        self, body: dict[str, Any], owner: str | None, size: int
+        self, body: dict[str, Any], owner: str | None, size: int, session: MemorySession | None
     ) -> tuple[ResponsesRequest, list[dict[str, Any]], Conversation]:
         """The translated request, the input items to keep and the conversation it
         continues, reading what it refers to from the store (raises :class:`Refusal`,
         ``InvalidRequestError``, ``StoreError``); ``size``: the body's bytes (a large
         body is translated in a worker thread)."""
-        chain, found, body, conversation = await self._lookup(body, owner)
+        chain, found, body, conversation = await self._lookup(body, owner, session)
         api = self.settings.pipeline.get("api") or api_of(self.settings.upstream)
 
         def translate() -> tuple[ResponsesRequest, list[dict[str, Any]]]:
@@ -243,13 +254,13 @@ class ResponsesRoutes:
         return translated, inputs, conversation
 
     async def _to_interaction(
-        self, body: dict[str, Any], owner: str | None, size: int
+        self, body: dict[str, Any], owner: str | None, size: int, session: MemorySession | None
     ) -> tuple[InteractionRequest, list[dict[str, Any]], Conversation]:
         """As :meth:`_translate`, for the Interactions upstream: Google keeps the turn when
         the server lets it and the client stores it here; a conversation whose last turn
         Google keeps continues there (``previous_interaction_id``, only the new input),
         any other is replayed from the store."""
-        chain, found, body, conversation = await self._lookup(body, owner)
+        chain, found, body, conversation = await self._lookup(body, owner, session)
         google = self.settings.interactions_store and owner is not None
         google = google and body.get("store") is not False
         previous = chain[-1].interaction_id if chain and self.settings.interactions_store else None
@@ -363,6 +374,19 @@ class ResponsesRoutes:
         except InvalidPageError as exc:
             raise Refusal(bad_request(str(exc), "after" if after else "limit")) from exc
         return json_response(items_page(page))
+
+
+async def _recalled(session: MemorySession | None, body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` with the signatures its ``input`` lacks, as signature memory kept them."""
+    items = body.get("input")
+    if session is None or not isinstance(items, list):
+        return body
+    recall = responses_recall(items, session.model)
+    if not recall.keys:
+        return body
+    items, restored = recall.restore(items, await session.recall(recall.keys))
+    session.restored(restored)
+    return {**body, "input": items}
 
 
 async def _found(response_id: str, call: Awaitable[T | None]) -> T:

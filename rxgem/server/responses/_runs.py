@@ -20,6 +20,7 @@ from .._access import AccessRecord
 from .._errors import Refusal, store_unavailable
 from .._handling import Handling, json_response
 from .._interactions import Interactions
+from .._responses_signatures import response_signatures
 from ._answer import ResponsesAnswer
 from ._background import (
     RUNNING,
@@ -123,11 +124,16 @@ class BackgroundRuns:
         if after is not None:
             events = events.pipe(_after(after))
         running = document.get("status") in RUNNING
+        session = self.handling.memory.session_of(store, turn.owner, document.get("model"), record)
 
         async def on_response(response: Response) -> None:
             if running:
                 signatures = converters[0].signatures if converters else []
-                placed = converters[0].placed if converters else None
+                placed = converters[0].placed if converters else {}
+                if session is not None:
+                    await session.remember(
+                        response_signatures(response, session.model, signatures, placed)
+                    )
                 await self._save(store, self._finished(turn, response, signatures, placed), record)
 
         return ResponsesAnswer(

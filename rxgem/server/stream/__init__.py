@@ -30,6 +30,9 @@ the ``chat_completions`` Observable on the event loop):
   wait. The upstream socket is then not read, its kernel buffer fills, and TCP slows
   Gemini down.
 
+A chat answer's ``watch`` (the server's signature memory) sees each chunk, or the
+assembled completion, and is awaited before ``[DONE]`` (or the JSON) goes out.
+
 Not streaming: the assembled ``chat.completion`` as JSON, or an error reply. While
 Gemini is silent for ``keep_alive`` seconds, the 200 headers and then a space every
 ``keep_alive`` seconds are sent (JSON parsers skip leading blanks), so a proxy that
@@ -45,12 +48,13 @@ waiting, the keep-alive timer, the high-water mark), ``_sse`` (the one SSE frami
 chat and Responses), ``_io`` (the sends, error replies and the disconnect watch).
 """
 
-from ._answer import HEARTBEAT, Answering, CompletionResponse, StreamedAnswer
+from ._answer import HEARTBEAT, Answering, AnswerWatch, CompletionResponse, StreamedAnswer
 from ._frames import FrameBuffer, Frames
 from ._sse import error_event, event_frame
 
 __all__ = [
     "HEARTBEAT",
+    "AnswerWatch",
     "Answering",
     "CompletionResponse",
     "FrameBuffer",

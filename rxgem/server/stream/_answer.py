@@ -7,7 +7,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any, Final, TypeVar, cast
+from typing import Any, Final, Protocol, TypeVar, cast
 
 from reactivex import Observable
 from reactivex.scheduler.eventloop import AsyncIOScheduler
@@ -19,11 +19,11 @@ from .._access import AccessRecord, log_failure
 from .._admission import Drain
 from .._errors import ErrorReply, error_reply, shutting_down
 from .._runner import ABORT_EXTENSION
-from ._frames import FrameBuffer, Frames
+from ._frames import FrameBuffer, Frames, WatchedFrames
 from ._io import JSON_HEADERS, Sender, until_disconnect
 from ._sse import DONE_FRAME, KEEP_ALIVE_FRAME, STREAM_HEADERS
 
-__all__ = ["HEARTBEAT", "Answering", "CompletionResponse", "StreamedAnswer"]
+__all__ = ["HEARTBEAT", "AnswerWatch", "Answering", "CompletionResponse", "StreamedAnswer"]
 
 T = TypeVar("T")
 
@@ -268,6 +268,19 @@ async def _fail(sender: Sender, reply: ErrorReply) -> None:
         await sender.reply(reply)
 
 
+class AnswerWatch(Protocol):
+    """What sees a chat answer go out (the server's signature memory)."""
+
+    def chunk(self, chunk: ChatCompletionChunk) -> None:
+        """A streamed chunk, before it is framed."""
+
+    def completion(self, completion: ChatCompletion) -> None:
+        """The whole completion, before it is encoded."""
+
+    async def done(self) -> None:
+        """The answer is whole: awaited before its end (``[DONE]``, the JSON) is sent."""
+
+
 class CompletionResponse(StreamedAnswer):
     """The ASGI app answering one chat completion from its Observable.
 
@@ -275,6 +288,8 @@ class CompletionResponse(StreamedAnswer):
         source: what ``rxgem.chat_completions`` returned (not subscribed yet).
         send_usage: whether the client asked for the usage chunk (the server always
             asks the pipeline for it, to log the tokens).
+        watch: what sees the answer go out, if anything; a failed answer is not
+            ``done``.
         others: as :class:`StreamedAnswer`'s.
     """
 
@@ -285,17 +300,25 @@ class CompletionResponse(StreamedAnswer):
         stream: bool,
         send_usage: bool,
         answering: Answering,
+        watch: AnswerWatch | None = None,
     ) -> None:
         super().__init__(cast(Observable[Any], source), stream=stream, answering=answering)
         self.send_usage = send_usage
+        self.watch = watch
         self._completion: ChatCompletion | None = None
 
     def _frames(self, loop: asyncio.AbstractEventLoop, gate: FlowGate) -> Frames:
+        if self.watch is not None:
+            return WatchedFrames(
+                self.watch.chunk, loop, gate, self.record, self.send_usage, self.keep_alive
+            )
         return Frames(loop, gate, self.record, self.send_usage, self.keep_alive)
 
     async def _last_frame(self, frames: FrameBuffer[Any]) -> bytes:
         if frames.error is not None:
             return self._reply(frames.error).frame()
+        if self.watch is not None:
+            await self.watch.done()
         return DONE_FRAME
 
     def _stop_frame(self, reply: ErrorReply) -> bytes:
@@ -312,4 +335,7 @@ class CompletionResponse(StreamedAnswer):
             self.record.used(item.usage)
         if self.record.telemetry is not None:
             self.record.telemetry.finish_reasons(c.finish_reason for c in item.choices)
+        if self.watch is not None:
+            self.watch.completion(item)
+            await self.watch.done()
         return item.to_json()

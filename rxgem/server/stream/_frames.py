@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import Final, TypeVar
+from typing import Any, Final, TypeVar
 
 from reactivex import abc
 
@@ -26,7 +26,7 @@ from .._access import AccessRecord
 from ._io import Sender
 from ._sse import chunk_frame
 
-__all__ = ["FrameBuffer", "Frames"]
+__all__ = ["FrameBuffer", "Frames", "WatchedFrames"]
 
 T = TypeVar("T")
 
@@ -192,3 +192,18 @@ class Frames(FrameBuffer[ChatCompletionChunk]):
                 if choice.finish_reason is not None:
                     self.finish_reasons[choice.index] = choice.finish_reason
         self.push(chunk_frame(chunk))
+
+
+class WatchedFrames(Frames):
+    """:class:`Frames` that also show each chunk to ``watch`` (what signature memory
+    collects) before it is framed."""
+
+    __slots__ = ("_watch",)
+
+    def __init__(self, watch: Callable[[ChatCompletionChunk], None], *args: Any) -> None:
+        super().__init__(*args)
+        self._watch = watch
+
+    def on_next(self, chunk: ChatCompletionChunk) -> None:
+        self._watch(chunk)
+        super().on_next(chunk)
