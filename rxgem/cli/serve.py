@@ -272,6 +272,8 @@ _STORE_LIMITS: Final[tuple[tuple[str, type[int] | type[float], str], ...]] = (
     ("store_max_record_bytes", int, "the largest stored response, bytes"),
     ("store_max_conversation_bytes", int, "the most bytes of a conversation's stored responses"),
     ("store_timeout", float, "seconds a store operation may take (503 beyond)"),
+    ("signature_ttl", float, "seconds a thought signature handed out is remembered"),
+    ("max_signatures", int, "the most thought signatures remembered per client token"),
 )
 _DEFAULTS: Final = {f.name: f.default for f in fields(ServerSettings)}
 

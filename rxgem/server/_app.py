@@ -60,6 +60,8 @@ def open_response_store(settings: ServerSettings) -> ResponseStore | None:
         max_record_bytes=settings.store_max_record_bytes,
         max_items=settings.store_max_items,
         max_chain=settings.store_max_chain,
+        signature_ttl=settings.signature_ttl,
+        max_signatures=settings.max_signatures,
     )
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from types import UnionType
@@ -19,10 +18,17 @@ from typing import Any, Final, Literal, TypeAlias, Union, get_args, get_origin, 
 from urllib.parse import urlsplit
 
 from ..core import STAGES, PipelineSettings
-from ..store import DEFAULT_MAX_CHAIN, DEFAULT_MAX_ITEMS, DEFAULT_MAX_RECORD_BYTES
+from ..store import (
+    DEFAULT_MAX_CHAIN,
+    DEFAULT_MAX_ITEMS,
+    DEFAULT_MAX_RECORD_BYTES,
+    DEFAULT_MAX_SIGNATURES,
+    DEFAULT_SIGNATURE_TTL,
+)
 from ..store import DEFAULT_TIMEOUT as DEFAULT_STORE_TIMEOUT
 from ..transport import DEFAULT_BASE_URL
 from ._hosts import normalize_allowed_hosts
+from ._settings_checks import SettingsError, check_origin, check_store
 
 __all__ = [
     "COUNTS",
@@ -72,9 +78,6 @@ PIPELINE_OPTIONS: Final = frozenset(
 """The pipeline options a server takes: all but ``model`` and ``include_usage`` (each
 request says them) and the functions (``id_factory``, ``clock``: no environment form)."""
 
-_STORE_SCHEME: Final = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
-_STORE_SCHEMES: Final = frozenset({"sqlite", "redis", "rediss", "unix"})
-
 
 SECONDS: Final = (
     "keep_alive",
@@ -86,6 +89,7 @@ SECONDS: Final = (
     "read_timeout",
     "shutdown_grace",
     "store_timeout",
+    "signature_ttl",
 )
 COUNTS: Final = (
     "max_request_bytes",
@@ -102,6 +106,7 @@ COUNTS: Final = (
     "store_max_chain",
     "store_max_record_bytes",
     "store_max_conversation_bytes",
+    "max_signatures",
     "record_max_files",
     "inspect_requests",
     "inspect_kb",
@@ -115,37 +120,6 @@ _BUDGETS: Final = {
     "max_bytes_in_flight": "max_request_bytes",
     "max_values_in_flight": "max_json_values",
 }
-
-
-class SettingsError(ValueError):
-    """Settings that cannot make a server (the message says which and why, without secrets)."""
-
-
-def _check_store(store: str) -> None:
-    """A store is a path, ``sqlite:///path`` or a Redis URL (:func:`rxgem.store.open_store`)."""
-    if not store.strip():
-        raise SettingsError("store must be a path, sqlite:///path or redis://...; not empty")
-    scheme = _STORE_SCHEME.match(store)
-    if scheme is not None and scheme.group(1).lower() not in _STORE_SCHEMES:
-        raise SettingsError(
-            f"store must be a path, sqlite:///path, redis://, rediss:// or unix://;"
-            f" not {scheme.group(1)}://"
-        )
-
-
-def _check_origin(origin: str) -> None:
-    if origin == "*":
-        return
-    split = urlsplit(origin)
-    if (
-        split.scheme not in ("http", "https")
-        or not split.hostname
-        or origin != f"{split.scheme}://{split.netloc}"
-    ):
-        raise SettingsError(
-            f"a CORS origin is a scheme and host (and port), like https://chat.example.com,"
-            f" or *; not {origin!r}"
-        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -232,6 +206,11 @@ class ServerSettings:
             whole conversation): a request that would store past it is refused before
             Gemini is asked.
         store_timeout: seconds a store operation may take (503 beyond).
+        signature_ttl: seconds the store remembers a thought signature the server
+            handed out, for a client that echoes its id without it (signature
+            memory, on with the store; docs/server.md).
+        max_signatures: the most signatures remembered per client token (the oldest
+            go).
         upstream_client: the HTTP client toward Gemini: ``"aiohttp"`` (an httpx
             transport over aiohttp, whose parser is in C), ``"httpx"`` (httpx's own), or
             ``"auto"``: aiohttp's when it is installed (the ``server`` extra has it).
@@ -295,6 +274,8 @@ class ServerSettings:
     store_max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
     store_max_conversation_bytes: int = 2 * DEFAULT_MAX_RECORD_BYTES
     store_timeout: float = DEFAULT_STORE_TIMEOUT
+    signature_ttl: float = DEFAULT_SIGNATURE_TTL
+    max_signatures: int = DEFAULT_MAX_SIGNATURES
     upstream_client: str = "auto"
     upstream_api: UpstreamAPI = "generate-content"
     interactions_store: bool = False
@@ -369,7 +350,7 @@ class ServerSettings:
                 )
         object.__setattr__(self, "cors_origins", tuple(self.cors_origins))
         for origin in self.cors_origins:
-            _check_origin(origin)
+            check_origin(origin)
         try:
             object.__setattr__(self, "allowed_hosts", normalize_allowed_hosts(self.allowed_hosts))
         except ValueError as exc:
@@ -386,7 +367,7 @@ class ServerSettings:
         except (TypeError, ValueError) as exc:
             raise SettingsError(f"pipeline option: {exc}") from None
         if self.store is not None:
-            _check_store(self.store)
+            check_store(self.store)
         ttl = self.store_ttl
         if ttl is not None and (
             isinstance(ttl, bool) or not isinstance(ttl, int | float) or not 0 < ttl < math.inf

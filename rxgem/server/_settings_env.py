@@ -33,7 +33,8 @@ def settings_from_env(environ: Mapping[str, str] | None = None) -> ServerSetting
     response store: ``RXGEM_STORE`` (a path or URL), ``RXGEM_NO_STORE`` (``1``/``0``),
     ``RXGEM_STORE_TTL`` (seconds) and its limits, ``RXGEM_STORE_MAX_ITEMS``,
     ``RXGEM_STORE_MAX_CHAIN``, ``RXGEM_STORE_MAX_RECORD_BYTES``,
-    ``RXGEM_STORE_MAX_CONVERSATION_BYTES``, ``RXGEM_STORE_TIMEOUT``;
+    ``RXGEM_STORE_MAX_CONVERSATION_BYTES``, ``RXGEM_STORE_TIMEOUT``, and signature memory's
+    ``RXGEM_SIGNATURE_TTL`` (seconds) and ``RXGEM_MAX_SIGNATURES``;
     ``RXGEM_UPSTREAM_CLIENT`` (``auto``, ``aiohttp``, ``httpx``), ``RXGEM_UPSTREAM_API``
     (``generate-content``, ``interactions``) and ``RXGEM_INTERACTIONS_STORE``
     (``1``/``0``), ``RXGEM_RECORD`` (a directory of cassettes) and
