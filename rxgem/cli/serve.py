@@ -196,7 +196,8 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--no-store",
         action="store_true",
         default=None,
-        help="keep no responses (previous_response_id and GET /v1/responses/{id} find none)",
+        help="keep no responses (previous_response_id and GET /v1/responses/{id} find none)"
+        " and no thought signatures (a client that drops them loses them; see --signature-in-id)",
     )
     store.add_argument(
         "--store-ttl",

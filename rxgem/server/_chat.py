@@ -46,7 +46,7 @@ class ChatRoutes:
             body = {**body, "stream_options": {**(stream_options or {}), "include_usage": True}}
         memory = handling.memory
         session = await memory.session(request.headers.get("authorization"), body, record)
-        recall = chat_recall(body, session.model if session is not None else "")
+        recall = chat_recall(body, session.model if session is not None else None)
         unsigned = recall.unsigned
         if session is not None and recall.keys:
             body, restored = recall.restore(body, await session.recall(recall.keys))

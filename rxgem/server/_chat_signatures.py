@@ -179,9 +179,10 @@ def _with_signature(extra: Any, signature: str) -> dict[str, Any]:
     return outer
 
 
-def chat_recall(body: Mapping[str, Any], model: str) -> ChatRecall:
+def chat_recall(body: Mapping[str, Any], model: str | None) -> ChatRecall:
     """What the assistant messages of a chat request lack (the request is checked by its
-    translation: what is malformed here is left for it to refuse)."""
+    translation: what is malformed here is left for it to refuse); ``model`` ``None``:
+    no memory to ask, only the calls without a signature counted."""
     recall = ChatRecall()
     messages = body.get("messages")
     if not isinstance(messages, list):
@@ -196,9 +197,9 @@ def chat_recall(body: Mapping[str, Any], model: str) -> ChatRecall:
                     continue
                 recall.unsigned += 1
                 call_id = call.get("id")
-                if isinstance(call_id, str) and call_id:
+                if model is not None and isinstance(call_id, str) and call_id:
                     recall.want_call(i, n, call_key(model, split_id(call_id)[0]))
-        if message_signature(message) is None:
+        if model is not None and message_signature(message) is None:
             text = text_of(message.get("content"))
             if text:
                 recall.want_text(i, text_key(model, text))

@@ -13,6 +13,7 @@ the replayed call is the one the fake issued, read from the first answer.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import logging
@@ -374,3 +375,16 @@ def test_a_background_runs_signatures_come_back_by_call_id(tmp_path: Path) -> No
         second = {"model": G3, "input": stateless_replay(response), "tools": [RESPONSES_WEATHER]}
         responses(url, {**second, "store": False}, stream=False)
         assert sent_signatures(fake) == list(signatures.values())
+
+
+def test_the_ttl_and_bound_are_flags_and_variables_the_workers_read() -> None:
+    from rxgem.cli.serve import _environment, add_serve_parser
+    from rxgem.server import settings_from_env
+
+    parser = add_serve_parser(argparse.ArgumentParser().add_subparsers())
+    args = parser.parse_args(["--signature-ttl", "90", "--max-signatures", "50"])
+    env = {**_environment(args), "RXGEM_API_KEY": "k"}
+    assert env["RXGEM_SIGNATURE_TTL"] == "90.0"
+    settings = settings_from_env(env)
+    assert (settings.signature_ttl, settings.max_signatures) == (90.0, 50)
+    assert settings_from_env({"RXGEM_API_KEY": "k"}).signature_ttl == 86_400.0

@@ -326,3 +326,9 @@ def test_responses_recall_counts_a_reasoning_items_text_signature() -> None:
 @pytest.mark.parametrize("items", [None, "text", [1, {"type": "function_call", "call_id": 3}]])
 def test_responses_recall_skips_what_is_malformed(items: Any) -> None:
     assert responses_recall(items, MODEL).keys == []
+
+
+def test_chat_recall_without_memory_only_counts() -> None:
+    body = {"messages": [{"role": "assistant", "content": "Hi", "tool_calls": [{"id": "c"}]}]}
+    recall = chat_recall(body, None)
+    assert (recall.keys, recall.unsigned) == ([], 1)
