@@ -197,12 +197,16 @@ def test_another_clients_ids_restore_nothing(tmp_path: Path) -> None:
 
 
 def test_another_model_restores_nothing(tmp_path: Path) -> None:
-    with server(tmp_path) as (fake, url):
+    with server(tmp_path, metrics=True) as (fake, url):
         message = ask(url)
         replay(url, message, model=OTHER_G3)
         assert sent_signatures(fake) == [PLACEHOLDER]
         replay(url, message)
         assert sent_signatures(fake) == [issued(message)[1]]
+        metrics = httpx.get(f"{url}/metrics").text
+    assert 'rxgem_signatures_total{outcome="remembered"} 1.0' in metrics
+    assert 'rxgem_signatures_total{outcome="restored"} 1.0' in metrics
+    assert "rxgem_signature_placeholders_total 1.0" in metrics
 
 
 def test_an_expired_signature_restores_nothing(tmp_path: Path) -> None:
