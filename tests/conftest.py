@@ -7,6 +7,9 @@
 - The recorded captures in ``../shared/captures`` (``RXGEM_SHARED_CAPTURES`` overrides the path)
   are an external corpus: the tests marked ``shared_captures`` run only when the folder is there;
   when it is not, they are deselected and the summary says so once, by name.
+- The suite never writes into the user's own data: ``XDG_DATA_HOME`` points at a fresh
+  temporary folder for the run (servers started without a ``store`` keep their responses
+  and thought signatures in a store under it, and subprocesses inherit it).
 - Codex CLI (npm ``@openai/codex``, not a Python package) is found by the ``codex`` fixture:
   ``RXGEM_CODEX``, else where ``.ci/run`` installs it (``CODEX_CACHE``), else ``PATH``; the
   tests that need it skip, saying so, when it is in none of them.
@@ -17,6 +20,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +39,10 @@ CODEX_CACHE = Path.home() / ".cache" / "rxgem-test-tools" / "codex" / "node_modu
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # the default store (rxgem.store.default_path) of every server the tests start
+    data = Path(tempfile.mkdtemp(prefix="rxgem-tests-data-"))
+    os.environ["XDG_DATA_HOME"] = str(data)
+    config.add_cleanup(lambda: shutil.rmtree(data, ignore_errors=True))
     if rxgem._build.STALE:  # the tests would not test the code as compiled: say so, stop
         raise pytest.UsageError(
             f"rxgem's compiled build is stale: {', '.join(rxgem._build.STALE)} changed since"
