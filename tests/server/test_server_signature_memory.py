@@ -31,7 +31,7 @@ from server_harness import TOKEN, serving, settings_for, strict_tool
 from rxgem import assemble
 from rxgem.core import ChatCompletionChunk, decode_signatures
 from rxgem.request import PLACEHOLDER
-from rxgem.testing import FakeGemini, event, finish, text
+from rxgem.testing import FakeGemini, call, event, finish, text
 
 G3 = "gemini-3-flash-preview"
 OTHER_G3 = "gemini-3-pro-preview"
@@ -179,12 +179,23 @@ def replay(
 
 
 def test_what_the_client_kept_wins(tmp_path: Path) -> None:
-    with server(tmp_path) as (fake, url):
+    # two answers calling the same tool alike, each signed its own way: the client keeps
+    # the second one's signature on the first call, which memory knows by the first's
+    first, second = "Zmlyc3Qgc2lnbmF0dXJl", "c2Vjb25kIHNpZ25hdHVyZQ=="
+    answers = [
+        event(call("get_weather", sig=first, city="Paris"), finish()),
+        event(call("get_weather", sig=second, city="Paris"), finish()),
+        event(text("Clear skies."), finish()),
+    ]
+    store = str(tmp_path / "responses.sqlite3")
+    with FakeGemini(*answers, strict=True) as fake, serving(settings_for(fake, store=store)) as url:
         message = ask(url)
-        replay(url, message, kept="a2VwdA==")
-        assert sent_signatures(fake) == ["a2VwdA=="]
+        assert issued(message)[1] == first
+        assert issued(ask(url))[1] == second
+        replay(url, message, kept=second)
+        assert sent_signatures(fake) == [second]
         replay(url, message)
-        assert sent_signatures(fake) == [issued(message)[1]]
+        assert sent_signatures(fake) == [first]
 
 
 def test_another_clients_ids_restore_nothing(tmp_path: Path) -> None:
