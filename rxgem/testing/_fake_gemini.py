@@ -12,8 +12,6 @@ request Gemini would refuse (:mod:`._gemini_validation`) gets Google's 400 inste
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import os
 import re
 import threading
@@ -25,12 +23,15 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from .. import samples
 from ._cassettes import CassetteShelf
 from ._fake_interactions import DEFAULT_AGENTS, InteractionsRoutes, Script
+from ._fake_models import MODELS, is_model_route, model_answer
 from ._fake_response import FakeResponse, response_fields
 from ._fake_scenarios import Scenarios
+from ._fake_signatures import SignatureBook, signature_check
 from ._gemini_validation import gemini_request_problems, invalid_argument
 from ._http_wire import LAST_CHUNK, Request, chunk, chunk_head, response_head
 from ._interactions_validation import check_interaction_body
 from ._loopback_http import ClientGone, Connection, LoopbackServer, ServerClosing
+from ._received import ReceivedRequest
 
 if TYPE_CHECKING:
     from ._loopback_h2 import LoopbackH2Server
@@ -39,46 +40,8 @@ __all__ = ["FakeGemini", "FakeResponse", "ReceivedRequest"]
 
 _STREAM_PATH: Final = re.compile(r"/v1beta/models/([^/]+):streamGenerateContent")
 _GENERATE: Final = re.compile(r"/v1beta/models/([^/]+):(streamGenerateContent|generateContent)")
-_MODEL_PATH: Final = re.compile(r"/v1beta/models/([^/:]+)")
-_MODELS: Final = (
-    "gemini-2.5-flash",
-    "gemini-2.5-flash-lite",
-    "gemini-2.5-pro",
-    "gemini-3-flash-preview",
-    "gemini-3-pro-preview",
-)
-
-
-def _model(name: str) -> dict[str, Any]:
-    return {
-        "name": f"models/{name}",
-        "displayName": name,
-        "supportedGenerationMethods": ["generateContent", "streamGenerateContent", "countTokens"],
-    }
-
-
 _BLANK_LINE_ENDS: Final = (b"\n\n", b"\r\r", b"\r\n\r\n", b"\n\r\n", b"\r\n\n", b"\r\r\n")
 _KEEPALIVE_CHUNK: Final = chunk(b": keep-alive\n\n")
-_JSON: Final = "application/json; charset=UTF-8"
-
-
-@dataclasses.dataclass(frozen=True)
-class ReceivedRequest:
-    """One request as FakeGemini received it."""
-
-    method: str
-    path: str
-    """The percent-decoded path, e.g. ``/v1beta/models/gemini-2.5-flash:streamGenerateContent``."""
-    query: dict[str, str]
-    """The query parameters, e.g. ``{"alt": "sse"}`` (the last value of a repeated name)."""
-    headers: dict[str, str]
-    """Header names lower-cased; repeated headers joined with ``", "``."""
-    body: bytes
-
-    @property
-    def json(self) -> Any:
-        """The body parsed as JSON."""
-        return json.loads(self.body)
 
 
 def _head(
@@ -155,6 +118,18 @@ class FakeGemini:
             ``POST`` matching none gets a 404 naming the request and the cassettes there.
             Other requests (the model list) are answered as usual.
 
+    Thought signatures (:mod:`._fake_signatures`): the scenarios sign their calls, texts
+    and thoughts with signatures no one else can make, bound to the part and the model;
+    signatures in scripted bodies count as issued once sent. Strict, on a Gemini 3
+    model, a signature the fake did not issue for that part and model gets Google's 400
+    ``Corrupted thought signature.`` on any turn, and a current-turn call without one
+    Google's missing-signature 400 (Interactions: without ``previous_interaction_id``).
+    Strict or not, thread-safe counts tell what came back: :attr:`placeholder_signatures`
+    (calls carrying one of Google's dummies, ``skip_thought_signature_validator`` or
+    ``context_engineering_is_the_way_to_go``, accepted as Google does),
+    :attr:`lost_signatures` (calls the fake signed that came back bare, on any turn),
+    :attr:`signature_problems` (a line per finding, those two and bad signatures).
+
     Example (strict)::
 
         with FakeGemini(samples.read("text"), strict=True) as fake:
@@ -165,7 +140,7 @@ class FakeGemini:
             assert httpx.post(url, json=hello).content == samples.read("text")
     """
 
-    DEFAULT_MODELS: Final = _MODELS
+    DEFAULT_MODELS: Final = MODELS
     """The models listed unless ``models`` says otherwise."""
 
     def __init__(
@@ -174,7 +149,7 @@ class FakeGemini:
         backlog: int = 128,
         strict: bool = False,
         http2: bool = False,
-        models: Sequence[str] = _MODELS,
+        models: Sequence[str] = MODELS,
         interactions: Sequence[Script] = (),
         agents: Sequence[str] = DEFAULT_AGENTS,
         interaction_check: Callable[[Any], Sequence[str]] | None = None,
@@ -192,14 +167,19 @@ class FakeGemini:
         self._cassettes = CassetteShelf(cassettes) if cassettes is not None else None
         self._responses = tuple(items) or (FakeResponse(body=samples.read("text")),)
         self._scripted = bool(items)
-        self._scenarios = Scenarios(scenario, models=models)
+        self._signatures = book = SignatureBook()
+        self._scenarios = Scenarios(scenario, models=models, signatures=book)
         self._strict = bool(strict)
         self._models = tuple(models)
         if interaction_check is None and self._strict:
             interaction_check = check_interaction_body
         interactions = interactions or (self._scenarios.interaction,)
         self._interactions = InteractionsRoutes(
-            interactions, models=self._models, agents=agents, check=interaction_check
+            interactions,
+            models=self._models,
+            agents=agents,
+            check=signature_check(interaction_check, book, strict=self._strict),
+            observe=book.served_steps,
         )
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
@@ -249,6 +229,21 @@ class FakeGemini:
     def strict(self) -> bool:
         """Whether requests Gemini would refuse get Google's 400 (see the ``strict`` argument)."""
         return self._strict
+
+    @property
+    def placeholder_signatures(self) -> int:
+        """Calls that came back with one of Google's dummy signatures (see the class doc)."""
+        return self._signatures.placeholders
+
+    @property
+    def lost_signatures(self) -> int:
+        """Calls the fake signed that came back without a signature (see the class doc)."""
+        return self._signatures.lost
+
+    @property
+    def signature_problems(self) -> list[str]:
+        """What the fake noticed about signatures, one line each (see the class doc)."""
+        return self._signatures.problems
 
     @property
     def disconnects(self) -> int:
@@ -371,27 +366,38 @@ class FakeGemini:
             headers=dict(request.headers),
             body=request.body,
         )
+        generate = _GENERATE.fullmatch(path) if request.method == "POST" else None
+        refusal = None
+        if generate is not None:  # counted always, refused when strict (not cassettes)
+            strict = self._strict and self._cassettes is None
+            refusal = self._signatures.refusal(request.body, generate[1], strict=strict)
         if self._cassettes is not None and request.method == "POST":
             self._record(received, serve=False)
             with self._lock:
                 replay = self._cassettes.answer(request.method, path, received.query, request.body)
             if replay is not None:
+                self._signatures.served(replay.body)
                 return replay
             return _google_error(404, self._cassettes.miss(request.method, path, request.body))
         if self._interactions.handles(path):
             self._record(received, serve=False)
-            return self._interactions.answer(request.method, path, received.query, request.body)
-        if request.method == "GET" and (path == "/v1beta/models" or _MODEL_PATH.fullmatch(path)):
+            answer = self._interactions.answer(request.method, path, received.query, request.body)
+            self._signatures.served(answer.body)
+            return answer
+        if is_model_route(request.method, path):
             self._record(received, serve=False)
-            return self._model_answer(path)
-        generate = _GENERATE.fullmatch(path) if request.method == "POST" else None
+            return model_answer(path, self._models)
         if generate is not None and not self._scripted:  # answered from scenarios
             self._record(received, serve=False)
             model, method = generate[1], generate[2]
-            return self._scenarios.answer(model, method, request.body, strict=self._strict)
+            answer = refusal or self._scenarios.answer(
+                model, method, request.body, strict=self._strict
+            )
+            self._signatures.served(answer.body)
+            return answer
         route = _STREAM_PATH.fullmatch(path) if request.method == "POST" else None
-        refusal = None
-        if route is not None and self._strict:
+        refusal = refusal if route is not None else None
+        if route is not None and self._strict and refusal is None:
             problems = gemini_request_problems(request.body, model=route.group(1))
             if problems:
                 refusal = FakeResponse(status=400, error=invalid_argument(problems))
@@ -404,17 +410,9 @@ class FakeGemini:
                 f"FakeGemini serves only POST /v1beta/models/{{model}}:streamGenerateContent,"
                 f" not {request.method} {path}.",
             )
+        else:
+            self._signatures.served(response.body)
         return response
-
-    def _model_answer(self, path: str) -> FakeResponse:
-        """``models.list`` (every model, one page) or ``models.get``, as Gemini answers."""
-        if path == "/v1beta/models":
-            listing = {"models": [_model(name) for name in self._models]}
-            return FakeResponse(body=json.dumps(listing).encode(), content_type=_JSON)
-        name = path.rpartition("/")[2]
-        if name not in self._models:
-            return _google_error(404, f"models/{name} is not found for API version v1beta.")
-        return FakeResponse(body=json.dumps(_model(name)).encode(), content_type=_JSON)
 
     def _reject(self, conn: Connection, status: int, message: str) -> None:
         """Answer a request that could not be parsed (the connection closes after it)."""

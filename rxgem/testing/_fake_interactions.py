@@ -120,11 +120,13 @@ class InteractionsRoutes:
         models: Sequence[str],
         agents: Sequence[str],
         check: Callable[[Any], Sequence[str]] | None,
+        observe: Callable[[list[dict[str, Any]]], None] | None = None,
     ) -> None:
         self._scripts: tuple[Script, ...] = tuple(scripts) or (_GREETING,)
         self._models = tuple(models)
         self._agents = tuple(agents)
         self._check = check
+        self._observe = observe  # sees each run's output steps as it starts
         self._lock = threading.Lock()
         self._runs: dict[str, _Run] = {}
         self._served = 0
@@ -240,6 +242,8 @@ class InteractionsRoutes:
             started=time.monotonic(),
         )
         self._runs[interaction_id] = run
+        if self._observe is not None:
+            self._observe(run.output_steps())
         if body.get("stream") is True:
             return self._stream(run, 0)
         if run.background:

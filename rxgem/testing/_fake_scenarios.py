@@ -24,6 +24,7 @@ from typing import Any, Final
 from .. import samples
 from ._fake_interactions import InteractionCall, google_error
 from ._fake_response import FakeResponse
+from ._fake_signatures import SignatureBook
 from ._fake_structured import (
     TOO_COMPLEX,
     JsonAsk,
@@ -81,6 +82,8 @@ SCENARIOS: Final = (
 """The scenario names, for ``scenario=`` and ``--fake-scenario``."""
 _SIGNATURE: Final = "c2NlbmFyaW8tc2lnbmF0dXJl"
 _GREETING: Final = "Hello from FakeGemini."
+_THOUGHT: Final = "Thinking about the question first."
+_ANSWER: Final = "Here is a considered answer."
 
 
 # --------------------------------------------------------------------------- reading a request
@@ -157,6 +160,24 @@ def _arguments(body: Mapping[str, Any], count: int) -> list[tuple[str, dict[str,
     return out
 
 
+def _sign(
+    signatures: SignatureBook | None,
+    model: str,
+    *,
+    call: tuple[str, dict[str, Any]] | None = None,
+    text: str | None = None,
+    thought: str | None = None,
+) -> str:
+    """The signature of one part the scenario sends (a call, a text or a thought)."""
+    if signatures is None:
+        return _SIGNATURE
+    if call is not None:
+        return signatures.call(model, *call)
+    if text is not None:
+        return signatures.text(model, text)
+    return signatures.thought(model, thought or "")
+
+
 def _summary(results: Sequence[tuple[str, Any]]) -> str:
     said = "; ".join(
         f"{name} returned {json.dumps(result, ensure_ascii=False)}" for name, result in results
@@ -195,22 +216,27 @@ def _fan_out(sse: bytes, count: int) -> bytes:
     return b"".join(out)
 
 
-def gemini_scenario(name: str, body: Any, *, model: str) -> bytes:
+def gemini_scenario(
+    name: str, body: Any, *, model: str, signatures: SignatureBook | None = None
+) -> bytes:
     """The ``streamGenerateContent?alt=sse`` body of scenario ``name`` for ``body``:
-    ``generationConfig.candidateCount`` candidates (one by default)."""
+    ``generationConfig.candidateCount`` candidates (one by default), signed by
+    ``signatures`` (without it, with one constant signature)."""
     request = body if isinstance(body, Mapping) else {}
     count = _candidate_count(request)
     if name == "json":  # each candidate its own JSON (no "Answer N:" prefix to break it)
         ask = asked_json(request) or JsonAsk()
-        sig = _SIGNATURE if _thinks(request) else None
+        sig = _sign(signatures, model, text=name) if _thinks(request) else None
         return gemini_json(
             request, ask, model=model, count=count, thoughts=bool(sig), signature=sig
         )
-    sse = _one_candidate(name, request, model=model)
+    sse = _one_candidate(name, request, model=model, signatures=signatures)
     return sse if count == 1 else _fan_out(sse, count)
 
 
-def _one_candidate(name: str, request: Mapping[str, Any], *, model: str) -> bytes:
+def _one_candidate(
+    name: str, request: Mapping[str, Any], *, model: str, signatures: SignatureBook | None
+) -> bytes:
 
     def ev(*pieces: Any) -> bytes:
         return event(*pieces, model=model)
@@ -220,15 +246,15 @@ def _one_candidate(name: str, request: Mapping[str, Any], *, model: str) -> byte
     if name == "thinking":
         return b"".join(
             (
-                ev(thought("Thinking about the question first.")),
-                ev(text("Here is a considered answer.", sig=_SIGNATURE)),
+                ev(thought(_THOUGHT)),
+                ev(text(_ANSWER, sig=_sign(signatures, model, text=_ANSWER))),
                 ev(text(" Nothing else to add."), finish("STOP"), usage(8, 9, thoughts=6)),
             )
         )
     if name in ("tool-call", "parallel-calls"):
         calls = _arguments(request, 1 if name == "tool-call" else 2)
         parts = [
-            call(tool, args, sig=_SIGNATURE if i == 0 else None)
+            call(tool, args, sig=_sign(signatures, model, call=(tool, args)) if i == 0 else None)
             for i, (tool, args) in enumerate(calls)
         ]
         return ev(*parts, finish("STOP"), usage(12, 6))
@@ -335,17 +361,21 @@ def _calls_made(steps: Any) -> int:
     return sum(1 for s in steps if isinstance(s, Mapping) and s.get("type") == "function_call")
 
 
-def interaction_scenario(name: str, body: Any, *, calls_before: int = 0) -> FakeInteraction:
+def interaction_scenario(
+    name: str, body: Any, *, calls_before: int = 0, signatures: SignatureBook | None = None
+) -> FakeInteraction:
     """The Interactions run of scenario ``name`` for a create ``body``; its calls are
     numbered after the ``calls_before`` the conversation already holds (``call-N``), so
-    that no two calls of a conversation share an id, as at Google."""
+    that no two calls of a conversation share an id, as at Google; its thought steps are
+    signed by ``signatures`` (without it, with one constant signature)."""
     request = body if isinstance(body, Mapping) else {}
+    model = str(request.get("model") or "").removeprefix("models/")
     if name == "text":
         return FakeInteraction(steps=(text_step(_GREETING, pieces=2),))
     if name == "thinking":
         return FakeInteraction(
             steps=(
-                thought_step("Thinking about the question first.", signature=_SIGNATURE),
+                thought_step(_THOUGHT, signature=_sign(signatures, model, thought=_THOUGHT)),
                 text_step("Here is a considered answer.", pieces=2),
             ),
             usage=interaction_usage(8, 9, thought=6),
@@ -354,11 +384,12 @@ def interaction_scenario(name: str, body: Any, *, calls_before: int = 0) -> Fake
         calls = _arguments(request, 1 if name == "tool-call" else 2)
         first = calls_before + _calls_made(request.get("input")) + 1
         steps = tuple(call_step(t, a, id=f"call-{first + i}") for i, (t, a) in enumerate(calls))
-        return FakeInteraction(steps=(thought_step(signature=_SIGNATURE), *steps))
+        signature = _sign(signatures, model, call=calls[0])
+        return FakeInteraction(steps=(thought_step(signature=signature), *steps))
     if name == "tool-answer":
         return FakeInteraction(steps=(text_step(_summary(_results(request)), pieces=2),))
     if name == "json":
-        sig = _SIGNATURE if _thinks(request) else None
+        sig = _sign(signatures, model, thought=name) if _thinks(request) else None
         return interaction_json(asked_json(request) or JsonAsk(), thoughts=bool(sig), signature=sig)
     if name == "code-execution":
         return FakeInteraction(
@@ -395,8 +426,15 @@ def interaction_scenario(name: str, body: Any, *, calls_before: int = 0) -> Fake
 class Scenarios:
     """FakeGemini's answers from scenarios: chosen by request, or one forced (a name or file)."""
 
-    def __init__(self, scenario: str | PathLike[str] | None, *, models: Sequence[str]) -> None:
+    def __init__(
+        self,
+        scenario: str | PathLike[str] | None,
+        *,
+        models: Sequence[str],
+        signatures: SignatureBook | None = None,
+    ) -> None:
         self._models = tuple(models)
+        self._signatures = signatures
         self._forced: str | None = None
         self._file: bytes | None = None
         if isinstance(scenario, str) and scenario in SCENARIOS:
@@ -412,7 +450,12 @@ class Scenarios:
             if self._file is not None:
                 return interaction_from_sse(self._file, calls_before=before)
             name = self._forced or choose_scenario(call.body)
-            return interaction_scenario(name, call.body, calls_before=_calls_made(call.history))
+            return interaction_scenario(
+                name,
+                call.body,
+                calls_before=_calls_made(call.history),
+                signatures=self._signatures,
+            )
         except SchemaTooComplex:
             return google_error(400, TOO_COMPLEX)
         except (ValueError, RecursionError) as exc:
@@ -436,7 +479,8 @@ class Scenarios:
             sse = self._file
         else:
             try:
-                sse = gemini_scenario(self._forced or choose_scenario(body), body, model=model)
+                name = self._forced or choose_scenario(body)
+                sse = gemini_scenario(name, body, model=model, signatures=self._signatures)
             except SchemaTooComplex:
                 return google_error(400, TOO_COMPLEX)
         if method == "streamGenerateContent":

@@ -782,9 +782,13 @@ def fn_response(name: str, call_id: str | None) -> dict[str, Any]:
     return part
 
 
+DUMMY = "context_engineering_is_the_way_to_go"
+
+
 def conversation(model: str) -> dict[str, Any]:
     """A valid request of one turn: a parallel step (two calls, signed on the first), a
-    sequential step (signed), their responses; call ids on Gemini 3 only."""
+    sequential step (signed), their responses; call ids on Gemini 3 only. The calls were
+    not Gemini's, so they carry the dummy signature Google documents for such calls."""
 
     def i(call_id: str) -> str | None:
         return call_id if model.startswith("gemini-3") else None
@@ -794,7 +798,7 @@ def conversation(model: str) -> dict[str, Any]:
             {"role": "user", "parts": [{"text": "Weather in Paris and Tokyo, and the gap?"}]},
             {
                 "role": "model",
-                "parts": [fn_call("weather", i("a"), "U0lHX0E="), fn_call("weather", i("b"))],
+                "parts": [fn_call("weather", i("a"), DUMMY), fn_call("weather", i("b"))],
             },
             {
                 "role": "user",
@@ -802,7 +806,7 @@ def conversation(model: str) -> dict[str, Any]:
             },
             {
                 "role": "model",
-                "parts": [{"text": "Now the gap."}, fn_call("gap", i("c"), "U0lHX0M=")],
+                "parts": [{"text": "Now the gap."}, fn_call("gap", i("c"), DUMMY)],
             },
             {"role": "user", "parts": [fn_response("gap", i("c"))]},
         ],
