@@ -1,4 +1,9 @@
-"""FakeGemini for ``rxgem serve --fake`` and ``rxgem chat --fake``, and its --fake-scenario."""
+"""FakeGemini for ``rxgem serve --fake`` and ``rxgem chat --fake``, and its switches.
+
+The fake is strict: it refuses what Gemini refuses (Google's 400 for a request Gemini
+would not take, thought signatures judged as Gemini 3 judges them), so that trying a
+client against it shows what Gemini would answer; ``--fake-lenient`` answers anyway.
+"""
 
 from __future__ import annotations
 
@@ -18,7 +23,7 @@ __all__ = ["add_fake_scenario", "fake_gemini", "serve_fake_upstream"]
 
 
 def add_fake_scenario(parser: Any) -> None:
-    """Add ``--fake-scenario NAME|FILE`` to ``parser``."""
+    """Add ``--fake-scenario NAME|FILE`` and ``--fake-lenient`` to ``parser``."""
     parser.add_argument(
         "--fake-scenario",
         metavar="NAME|FILE",
@@ -30,18 +35,26 @@ def add_fake_scenario(parser: Any) -> None:
         " to an offered tool, an answer once the tool's result comes back, JSON valid"
         " against the schema when JSON is asked for, text otherwise)",
     )
+    parser.add_argument(
+        "--fake-lenient",
+        action="store_true",
+        help="with --fake, answer requests Gemini would refuse (a missing or wrong thought"
+        " signature, a schema keyword Gemini does not take, ...) instead of Google's 400",
+    )
 
 
 def fake_gemini(args: argparse.Namespace) -> FakeGemini | None:
     """The FakeGemini ``--fake`` asks for (not started), or None without ``--fake``."""
     if args.fake_scenario is not None and not args.fake:
         raise UsageError("--fake-scenario needs --fake")
+    if args.fake_lenient and not args.fake:
+        raise UsageError("--fake-lenient needs --fake")
     if not args.fake:
         return None
     from ..testing import FakeGemini
 
     try:
-        return FakeGemini(scenario=args.fake_scenario)
+        return FakeGemini(scenario=args.fake_scenario, strict=not args.fake_lenient)
     except (OSError, ValueError) as exc:
         raise UsageError(f"--fake-scenario: {exc}") from None
 

@@ -34,9 +34,11 @@ Google checks a request in three stages and stops at the first that fails; so do
 
 The model decides the version rules: a name starting with ``gemini-3`` (or a later major
 version) gets the signature rule, one starting with ``gemini-2`` (or ``gemini-1``) the
-``id`` rule, any other name (``gemini-flash-latest``) neither. A signature is not checked
-beyond being a non-empty string (a fake cannot verify Google's signatures), so Google's
-placeholder ``"skip_thought_signature_validator"`` passes, as it does at Google.
+``id`` rule, any other name (``gemini-flash-latest``) neither. Here a signature is not
+checked beyond being a non-empty string (this module cannot know who issued it), so Google's
+placeholder ``"skip_thought_signature_validator"`` passes, as it does at Google; a strict
+FakeGemini also judges each signature against the ones it issued
+(:mod:`._fake_signatures`: ``Corrupted thought signature.``).
 """
 
 from __future__ import annotations

@@ -201,3 +201,37 @@ def test_serve_fake_with_store_keeps_them_there(tmp_path: Path) -> None:
     with serve_process(*argv, env=OFFLINE) as (url, _), sdk(url) as client:
         client.responses.create(model=MODEL, input="hi")
     assert store.exists()
+
+
+def _forged_history(model: str) -> dict[str, Any]:
+    """A chat request replaying a Gemini 3 call with a signature Gemini never issued."""
+    call = {
+        "id": "call-1",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": '{"city": "Paris", "unit": "celsius"}'},
+        "extra_content": {"google": {"thought_signature": "Zm9yZ2VkLXNpZ25hdHVyZQ=="}},
+    }
+    return {
+        "model": model,
+        "messages": [
+            *ASK,
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "call-1", "content": "sunny"},
+        ],
+        "tools": [WEATHER],
+    }
+
+
+def test_serve_fake_refuses_what_gemini_refuses_unless_lenient() -> None:
+    request = _forged_history("gemini-3-flash-preview")
+    argv = ("--workers", "1", "--fake", "--client-token", TOKEN)
+    with serve_process(*argv, env=OFFLINE) as (url, _), sdk(url) as client:
+        with pytest.raises(openai.BadRequestError) as refused:
+            client.chat.completions.create(**request)
+    with serve_process(*argv, "--fake-lenient", env=OFFLINE) as (url, _), sdk(url) as client:
+        answered = client.chat.completions.create(**request)
+    assert "Corrupted thought signature." in str(refused.value)
+    assert answered.choices[0].finish_reason == "stop"
+    alone = run_cli("chat", "--fake-lenient", "Hi")
+    assert alone.returncode == 2
+    assert "--fake-lenient needs --fake" in alone.stderr
