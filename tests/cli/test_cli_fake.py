@@ -225,9 +225,12 @@ def _forged_history(model: str) -> dict[str, Any]:
 def test_serve_fake_refuses_what_gemini_refuses_unless_lenient() -> None:
     request = _forged_history("gemini-3-flash-preview")
     argv = ("--workers", "1", "--fake", "--client-token", TOKEN)
-    with serve_process(*argv, env=OFFLINE) as (url, _), sdk(url) as client:
-        with pytest.raises(openai.BadRequestError) as refused:
-            client.chat.completions.create(**request)
+    with (
+        serve_process(*argv, env=OFFLINE) as (url, _),
+        sdk(url) as client,
+        pytest.raises(openai.BadRequestError) as refused,
+    ):
+        client.chat.completions.create(**request)
     with serve_process(*argv, "--fake-lenient", env=OFFLINE) as (url, _), sdk(url) as client:
         answered = client.chat.completions.create(**request)
     assert "Corrupted thought signature." in str(refused.value)
