@@ -403,3 +403,21 @@ def test_the_ttl_and_bound_are_flags_and_variables_the_workers_read() -> None:
     settings = settings_from_env(env)
     assert (settings.signature_ttl, settings.max_signatures) == (90.0, 50)
     assert settings_from_env({"RXGEM_API_KEY": "k"}).signature_ttl == 86_400.0
+
+
+def test_without_a_store_a_responses_replay_that_lost_it_is_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="rxgem.server")
+    with (
+        FakeGemini(strict=True) as fake,
+        serving(settings_for(fake, no_store=True)) as url,
+    ):
+        first = {"model": G3, "input": QUESTION, "tools": [RESPONSES_WEATHER], "store": False}
+        response = responses(url, first, stream=True)
+        second = {"model": G3, "input": stateless_replay(response), "tools": [RESPONSES_WEATHER]}
+        responses(url, {**second, "store": False}, stream=True)
+        assert sent_signatures(fake) == [PLACEHOLDER]
+    (line,) = [r.getMessage() for r in caplog.records if "placeholder" in r.getMessage()]
+    assert line.startswith("request req_")
+    assert "1 tool call(s)" in line
