@@ -2,11 +2,13 @@
 as a pipeline of small reactivex operators over sans-IO cores.
 
 This module exports what application code uses: the entry points (``from_body``,
-``from_gemini``, ``stream_chat``, ``chat_completions``, ``responses``,
-``gemini_to_openai``, ``sse_encode``, ``iterate``, ``aiterate``, ``assemble``,
-``to_gemini_request``), :class:`Converter`, the chunks and completions it gives
-(:class:`ChatCompletionChunk`, :class:`ChatCompletion`), the errors, ``RetryPolicy``
-and :class:`SlotPolicy` (to write your own), and the subpackages. Each other name has
+``from_gemini`` and ``from_interactions``, ``stream_chat``, ``chat_completions``,
+``responses``, ``gemini_to_openai`` and ``gemini_to_responses`` with their Interactions
+twins ``interactions_to_openai`` and ``interactions_to_responses``, ``sse_encode``,
+``iterate``, ``aiterate``, ``assemble``, ``to_gemini_request``), :class:`Converter`,
+the chunks and completions it gives (:class:`ChatCompletionChunk`,
+:class:`ChatCompletion`), the errors, ``RetryPolicy`` and :class:`SlotPolicy` (to write
+your own), and the subpackages. Each other name has
 one home: :mod:`rxgem.core` for the cores, the Gemini and OpenAI models, the slot policies and
 the mapping functions (``map_usage``, ...); :mod:`rxgem.items` for the item types;
 :mod:`rxgem.converter` for the pipeline's options (``PipelineOptions``).
@@ -40,7 +42,7 @@ package's face, its ``__init__``, never from another package's private modules):
   (``viz`` and ``testing`` load on first use).
 
 ``import rxgem`` loads neither httpx nor Starlette: the names that need httpx
-(``from_gemini``, ``stream_chat``, ``RetryPolicy``, ``chat_completions``,
+(``from_gemini``, ``from_interactions``, ``stream_chat``, ``RetryPolicy``, ``chat_completions``,
 ``responses``) load it on first use, and ``to_gemini_request`` loads the request
 translation then.
 
@@ -70,13 +72,20 @@ from .core import (
     TruncatedStreamError,
     assemble,
 )
-from .operators import from_body, gemini_to_openai, sse_encode
+from .operators import (
+    from_body,
+    gemini_to_openai,
+    gemini_to_responses,
+    interactions_to_openai,
+    interactions_to_responses,
+    sse_encode,
+)
 
 if TYPE_CHECKING:
     from . import testing, viz
     from .client import chat_completions, responses, stream_chat
     from .request import to_gemini_request
-    from .transport import RetryPolicy, from_gemini
+    from .transport import RetryPolicy, from_gemini, from_interactions
 
 __version__ = "0.1.0"
 
@@ -104,7 +113,11 @@ __all__ = [
     "core",
     "from_body",
     "from_gemini",
+    "from_interactions",
     "gemini_to_openai",
+    "gemini_to_responses",
+    "interactions_to_openai",
+    "interactions_to_responses",
     "items",
     "iterate",
     "operators",
@@ -133,7 +146,7 @@ for _error in (
 del _error
 
 _LAZY_MODULES = frozenset({"testing", "viz"})
-_LAZY_TRANSPORT = frozenset({"RetryPolicy", "from_gemini"})
+_LAZY_TRANSPORT = frozenset({"RetryPolicy", "from_gemini", "from_interactions"})
 _LAZY_ELSEWHERE = {
     "to_gemini_request": ".request",
     "chat_completions": ".client",

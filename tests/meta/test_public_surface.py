@@ -48,10 +48,14 @@ ROOT = {
     # entry points
     "from_body",
     "from_gemini",
+    "from_interactions",
     "stream_chat",
     "chat_completions",
     "responses",
     "gemini_to_openai",
+    "gemini_to_responses",
+    "interactions_to_openai",
+    "interactions_to_responses",
     "sse_encode",
     "iterate",
     "aiterate",
@@ -254,6 +258,19 @@ EXPORTERS = {"rxgem": rxgem, "rxgem.core": rxgem.core, "rxgem.items": rxgem.item
 def test_rxgem_exports_what_application_code_uses() -> None:
     assert len(rxgem.__all__) == len(set(rxgem.__all__))
     assert set(rxgem.__all__) == ROOT
+
+
+def test_each_source_and_pipeline_has_its_twin_at_the_root() -> None:
+    # generateContent and Interactions side by side, each name the one of its home
+    assert rxgem.from_gemini is rxgem.transport.from_gemini
+    assert rxgem.from_interactions is rxgem.transport.from_interactions
+    for name in (
+        "gemini_to_openai",
+        "gemini_to_responses",
+        "interactions_to_openai",
+        "interactions_to_responses",
+    ):
+        assert getattr(rxgem, name) is getattr(rxgem.operators, name), name
 
 
 def test_rxgem_core_exports_the_cores_models_policies_and_errors() -> None:
