@@ -128,6 +128,8 @@ Example (a complete pytest test of the Interactions fake)::
             assert stored is not None and stored["status"] == "requires_action"
 """
 
+from typing import Any
+
 from ..transport import CASSETTE_FORMAT, cassette_bytes, cassette_json, read_cassette
 from ._assert import RULES, StreamRuleError, assert_openai_stream
 from ._cassettes import CassetteShelf, cassette_events, cassette_marbles
@@ -166,10 +168,10 @@ from ._interaction_script import (
     ScriptedStep,
     call_step,
     code_steps,
-    interaction_events,
     interaction_frame,
     interaction_object,
     interaction_stream,
+    interaction_stream_events,
     interaction_usage,
     search_steps,
     text_step,
@@ -224,10 +226,10 @@ __all__ = [
     "file",
     "finish",
     "gemini_request_problems",
-    "interaction_events",
     "interaction_frame",
     "interaction_object",
     "interaction_stream",
+    "interaction_stream_events",
     "interaction_usage",
     "invalid_argument",
     "media",
@@ -246,3 +248,20 @@ __all__ = [
     "usage",
     "usage_chunk",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The old name of interaction_stream_events, kept for one release:
+    # `rxgem.converter.interaction_events` is an Interaction object's Responses events,
+    # and one public name has one meaning.
+    if name == "interaction_events":
+        import warnings
+
+        warnings.warn(
+            "rxgem.testing.interaction_events is deprecated:"
+            " it is now rxgem.testing.interaction_stream_events",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return interaction_stream_events
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -25,9 +25,9 @@ from ._fake_response import FakeResponse
 from ._gemini_validation import invalid_argument
 from ._interaction_script import (
     FakeInteraction,
-    interaction_events,
     interaction_frame,
     interaction_object,
+    interaction_stream_events,
     text_step,
 )
 
@@ -230,7 +230,7 @@ class InteractionsRoutes:
         interaction_id = script.id or f"v1_fake-{number}"
         agent = body.get("agent")
         model = f"agent:{agent}" if agent else str(body["model"]).removeprefix("models/")
-        events = interaction_events(script, interaction_id, model=model)
+        events = interaction_stream_events(script, interaction_id, model=model)
         run = _Run(
             id=interaction_id,
             script=script,

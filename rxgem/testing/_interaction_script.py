@@ -4,7 +4,7 @@ A :class:`FakeInteraction` is the Interactions counterpart of :class:`FakeRespon
 steps a model "produces" (made with :func:`text_step`, :func:`thought_step`,
 :func:`call_step`, :func:`search_steps`, :func:`code_steps`), the final ``status``,
 ``usage`` and an ``error`` event, and the faults to inject (``cut_after``, ``pace``,
-``delay``). :func:`interaction_events` turns it into the stream's events (the
+``delay``). :func:`interaction_stream_events` turns it into the stream's events (the
 dicts of ``data:`` lines) and :func:`interaction_object` into the non-streamed
 Interaction object with ``steps[]``, both in the shape Google serves since June 2026.
 """
@@ -23,10 +23,10 @@ __all__ = [
     "ScriptedStep",
     "call_step",
     "code_steps",
-    "interaction_events",
     "interaction_frame",
     "interaction_object",
     "interaction_stream",
+    "interaction_stream_events",
     "interaction_usage",
     "search_steps",
     "text_step",
@@ -232,7 +232,7 @@ def _head(interaction_id: str, model: str, status: str, created: str) -> dict[st
     return {"id": interaction_id, "status": status, **runner, "created": created}
 
 
-def interaction_events(
+def interaction_stream_events(
     script: FakeInteraction,
     interaction_id: str,
     *,
@@ -300,5 +300,5 @@ def interaction_stream(
     script: FakeInteraction, *, id: str = "v1_fake-1", model: str = "gemini-3-flash-preview"
 ) -> bytes:
     """The whole SSE body FakeGemini streams for ``script`` (ending with ``data: [DONE]``)."""
-    frames = [interaction_frame(e) for e in interaction_events(script, id, model=model)]
+    frames = [interaction_frame(e) for e in interaction_stream_events(script, id, model=model)]
     return b"".join(frames) + b"data: [DONE]\n\n"

@@ -5,11 +5,13 @@ delete).
 HTTP only: :mod:`rxgem.client` composes it with the pipeline (``stream_chat``).
 """
 
+from typing import Any
+
 from ._cassette import (
     CASSETTE_FORMAT,
     CassetteDir,
     CassetteError,
-    Recorder,
+    CassetteSink,
     cassette_bytes,
     cassette_json,
     read_cassette,
@@ -56,8 +58,8 @@ __all__ = [
     "REDACTED",
     "CassetteDir",
     "CassetteError",
+    "CassetteSink",
     "InteractionsTransportOptions",
-    "Recorder",
     "RetryPolicy",
     "TransportOptions",
     "api_of",
@@ -84,3 +86,18 @@ __all__ = [
     "sniff_cassette",
     "stream_url",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The old name of CassetteSink, kept for one release: `rxgem.viz.Recorder` is the
+    # recorder of a diagram, and one public name has one meaning.
+    if name == "Recorder":
+        import warnings
+
+        warnings.warn(
+            "rxgem.transport.Recorder is deprecated: it is now rxgem.transport.CassetteSink",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return CassetteSink
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

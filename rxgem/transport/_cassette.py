@@ -40,13 +40,13 @@ __all__ = [
     "CASSETTE_FORMAT",
     "CassetteDir",
     "CassetteError",
-    "Recorder",
+    "CassetteSink",
     "Tape",
     "cassette_bytes",
     "cassette_json",
     "read_cassette",
-    "recorder_of",
     "secrets_of",
+    "sink_of",
     "sniff_cassette",
 ]
 
@@ -56,7 +56,7 @@ _SECRET_HEADERS = ("x-goog-api-key", "authorization")
 _log = logging.getLogger("rxgem.record")
 
 Upstream = Literal["generate-content", "interactions"]
-Recorder = str | os.PathLike[str] | Callable[[dict[str, Any]], None]
+CassetteSink = str | os.PathLike[str] | Callable[[dict[str, Any]], None]
 """The ``record=`` option of the transport: a file path (each exchange overwrites it) or
 a callable given each exchange's cassette dict."""
 
@@ -285,7 +285,7 @@ def _write_file(path: Path, cassette: Mapping[str, Any]) -> None:
     path.write_text(json.dumps(cassette, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
 
 
-def recorder_of(record: Recorder | None) -> Callable[[dict[str, Any]], None] | None:
+def sink_of(record: CassetteSink | None) -> Callable[[dict[str, Any]], None] | None:
     """The sink of a ``record=`` option: a callable as is, a path written each time."""
     if record is None or callable(record):
         return record

@@ -54,7 +54,7 @@ from reactivex import Observable, abc
 
 from ..bridge import FlowGate
 from ..core import MalformedStreamError
-from ._cassette import Recorder, Tape, recorder_of
+from ._cassette import CassetteSink, Tape, sink_of
 from ._http import (
     RetryPolicy,
     http_error,
@@ -82,7 +82,7 @@ class TransportOptions(TypedDict, total=False):
     retry: RetryPolicy | int | None
     scheduler: abc.SchedulerBase | None
     max_line_bytes: int | None
-    record: Recorder | None
+    record: CassetteSink | None
 
 
 def _line_after(chunk: bytes, line: int, limit: int) -> int:
@@ -125,7 +125,7 @@ def from_gemini(
     retry: RetryPolicy | int | None = None,
     scheduler: abc.SchedulerBase | None = None,
     max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
-    record: Recorder | None = None,
+    record: CassetteSink | None = None,
 ) -> Observable[bytes]:
     """Stream a Gemini response body as byte chunks.
 
@@ -192,7 +192,7 @@ def from_gemini(
     ):
         raise ValueError(f"max_line_bytes must be a positive int or None, not {max_line_bytes!r}")
     exchange = _Exchange(url, send_headers, body, timeout, policy, max_line_bytes)
-    exchange.sink = recorder_of(record)
+    exchange.sink = sink_of(record)
 
     def subscribe(
         observer: abc.ObserverBase[bytes], default: abc.SchedulerBase | None = None

@@ -32,7 +32,7 @@ from reactivex import Observable, abc
 
 from ..bridge import FlowGate
 from ..core import GeminiAPIError, GeminiTransportError, TruncatedStreamError
-from ._cassette import Recorder, Tape, recorder_of
+from ._cassette import CassetteSink, Tape, sink_of
 from ._exchange import DEFAULT_MAX_LINE_BYTES, TransportOptions
 from ._http import (
     RetryPolicy,
@@ -183,7 +183,7 @@ def from_interactions(
     resume: int = DEFAULT_RESUME,
     max_resumes: int = DEFAULT_MAX_RESUMES,
     interaction_id: str | None = None,
-    record: Recorder | None = None,
+    record: CassetteSink | None = None,
 ) -> Observable[bytes]:
     """Stream an Interactions run's SSE body as byte chunks of whole events, resumed when cut.
 
@@ -240,7 +240,7 @@ def from_interactions(
     body = {**request, "stream": True}
     encoded = msgspec.json.encode(body)
     stored = body.get("store") is not False
-    sink = recorder_of(record)
+    sink = sink_of(record)
 
     def subscribe(
         observer: abc.ObserverBase[bytes], default: abc.SchedulerBase | None = None

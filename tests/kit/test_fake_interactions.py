@@ -22,9 +22,9 @@ from rxgem.testing import (
     InteractionCall,
     call_step,
     code_steps,
-    interaction_events,
     interaction_object,
     interaction_stream,
+    interaction_stream_events,
     interaction_usage,
     search_steps,
     text_step,
@@ -175,7 +175,7 @@ def test_every_status_and_the_error_event_are_valid(status: str) -> None:
         status=status,
         error={"code": "internal", "message": "boom"} if status == "failed" else None,
     )
-    events = interaction_events(script, "v1_x", model=MODEL)
+    events = interaction_stream_events(script, "v1_x", model=MODEL)
     for event in events:
         assert_valid_event(event)
     assert events[-1]["interaction"]["status"] == status
@@ -342,7 +342,7 @@ def test_the_core_reader_reads_the_stream_and_the_object_alike() -> None:
         for parsed in parser.feed(event):
             streamed += reader.feed(parsed)
     streamed += reader.close()
-    events = interaction_events(RICH, "v1_x", model=MODEL)
+    events = interaction_stream_events(RICH, "v1_x", model=MODEL)
     whole = interaction_items(json.dumps(interaction_object(events, script=RICH)).encode())
 
     def calls(items: list[Any]) -> list[tuple[str, Any, Any]]:

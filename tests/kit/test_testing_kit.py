@@ -510,7 +510,7 @@ def test_the_testing_api_is_exactly_this() -> None:
             "text_step",
             "thought_step",
         ),
-        *("interaction_events", "interaction_frame", "interaction_object"),
+        *("interaction_stream_events", "interaction_frame", "interaction_object"),
         *("interaction_stream", "interaction_usage", "url_citation"),
         *("CASSETTE_FORMAT", "CassetteShelf", "cassette_bytes", "cassette_events"),
         *("cassette_json", "cassette_marbles", "read_cassette"),

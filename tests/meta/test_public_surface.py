@@ -334,6 +334,33 @@ def test_the_core_face_imports_beyond_all_only_what_other_packages_use() -> None
     assert rxgem.assemble is rxgem.core.assemble
 
 
+def test_one_meaning_per_public_name() -> None:
+    # a name exported by two faces is one object (a re-export), never two different things
+    seen: dict[str, tuple[str, object]] = {}
+    for face in FACES:
+        for name in face.__all__:
+            value = getattr(face, name)
+            if isinstance(value, types.ModuleType):
+                continue
+            first = seen.setdefault(name, (face.__name__, value))
+            assert first[1] is value, f"{first[0]}.{name} and {face.__name__}.{name} differ"
+
+
+def test_the_renamed_cassette_sink_keeps_its_old_name_for_a_release() -> None:
+    assert "Recorder" not in rxgem.transport.__all__
+    assert "CassetteSink" in rxgem.transport.__all__
+    with pytest.warns(DeprecationWarning, match="rxgem.transport.CassetteSink"):
+        old = rxgem.transport.Recorder  # type: ignore[attr-defined]
+    assert old is rxgem.transport.CassetteSink
+
+
+def test_the_scripted_interaction_events_keep_their_old_name_for_a_release() -> None:
+    assert "interaction_events" not in rxgem.testing.__all__
+    with pytest.warns(DeprecationWarning, match="rxgem.testing.interaction_stream_events"):
+        old = rxgem.testing.interaction_events  # type: ignore[attr-defined]
+    assert old is rxgem.testing.interaction_stream_events
+
+
 def test_the_old_names_are_gone() -> None:
     for face in FACES:
         for name in OLD_NAMES:

@@ -32,9 +32,9 @@ from rxgem.testing import (
     FakeInteraction,
     FakeResponse,
     call_step,
-    interaction_events,
     interaction_frame,
     interaction_stream,
+    interaction_stream_events,
     text_step,
     thought_step,
 )
@@ -110,7 +110,7 @@ def test_cuts_are_resumed_without_a_gap_or_a_repeat(cuts: tuple[float, ...]) -> 
     assert error is None
     assert body == expected  # every event exactly once, in order
     assert len(requests) == 1 + len(cuts)
-    events = interaction_events(script, "v1_fake-1", model=MODEL)
+    events = interaction_stream_events(script, "v1_fake-1", model=MODEL)
     ids = {event["event_id"] for event in events}
     for resumed in requests[1:]:
         assert resumed.method == "GET"
@@ -160,7 +160,9 @@ def test_a_cut_before_interaction_created_cannot_be_resumed() -> None:
 
 def test_a_body_that_just_stops_is_a_truncation_when_not_resumable() -> None:
     script = FakeInteraction(steps=STEPS)
-    frames = [interaction_frame(e) for e in interaction_events(script, "v1_fake-1", model=MODEL)]
+    frames = [
+        interaction_frame(e) for e in interaction_stream_events(script, "v1_fake-1", model=MODEL)
+    ]
     short = FakeResponse(body=b"".join(frames[:4]))  # a complete response, without the end
     with FakeGemini(interactions=[short]) as fake:
         body, error = collect(
