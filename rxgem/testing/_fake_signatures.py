@@ -287,11 +287,12 @@ class SignatureBook:
             return _call_digest(name, args) in self._signed
 
     def _judge_call(
-        self, signature: str | None, model: str, name: Any, args: Any, where: str
+        self, signature: str | None, model: str, name: Any, args: Any, where: str, first: bool
     ) -> str | None:
-        """Count a call's signature; return why it is bad (None: it is fine or missing)."""
+        """Count a call's signature; return why it is bad (None: it is fine or missing).
+        Only a step's ``first`` call can have lost one: the others never carry one."""
         if signature is None:
-            if self._was_signed(name, args):
+            if first and self._was_signed(name, args):
                 self._note(f"{where}: call `{name}` came back without its signature", lost=True)
             return None
         if signature in DUMMY_SIGNATURES:
@@ -308,6 +309,7 @@ class SignatureBook:
         for i, content in enumerate(_list(_dict(body).get("contents"))):
             if _dict(content).get("role") != "model":
                 continue
+            first = True
             for j, part in enumerate(_list(_dict(content).get("parts"))):
                 part = _dict(part)
                 where = f"{model}: contents[{i}].parts[{j}]"
@@ -315,7 +317,9 @@ class SignatureBook:
                 call = part.get("functionCall", part.get("function_call"))
                 if type(call) is dict:
                     name, args = call.get("name"), call.get("args", {})
-                    bad |= self._judge_call(signature, model, name, args, where) is not None
+                    why = self._judge_call(signature, model, name, args, where, first)
+                    bad |= why is not None
+                    first = False
                 elif signature is not None and signature not in DUMMY_SIGNATURES:
                     why = self._bad(signature, model, None)
                     if why is not None:
@@ -357,7 +361,7 @@ class SignatureBook:
                 signed = None
                 if carried is None and not stateless:
                     continue  # Google holds the signatures of a stored interaction
-                bad |= self._judge_call(carried, model, name, args, where) is not None
+                bad |= self._judge_call(carried, model, name, args, where, True) is not None
                 if carried is None and i >= turn:
                     missing.append(f"input[{i}]: " + _MISSING.format(name=name, position=i + 1))
         if signed is not None:

@@ -350,3 +350,16 @@ def test_interactions_scripted_thought_signatures_count_as_issued_once_sent() ->
         body["previous_interaction_id"] = "v1_fake-1"
         assert create(fake, body).status_code == 200  # Google holds them: no lost count
         assert fake.lost_signatures == 0
+
+
+def test_the_unsigned_calls_of_a_parallel_step_are_not_lost() -> None:
+    with FakeGemini(scenario="parallel-calls", strict=True) as fake:
+        weather = [{"functionDeclarations": [{"name": "weather", "parameters": CITY}]}]
+        first, second = parts_of(post(fake, G3, {"contents": [ASK], "tools": weather}))
+        assert first["functionCall"] == second["functionCall"]  # the same call, twice
+        assert "thoughtSignature" not in second
+        results = [answered(part)[1]["parts"][0] for part in (first, second)]
+        model = {"role": "model", "parts": [first, second]}
+        contents = [ASK, model, {"role": "user", "parts": results}]
+        assert post(fake, G3, {"contents": contents, "tools": weather}).is_success
+        assert (fake.lost_signatures, fake.signature_problems) == (0, [])
