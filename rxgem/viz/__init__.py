@@ -21,7 +21,12 @@ returns the recorder (:func:`atrace` inside an event loop, e.g. Jupyter);
 :func:`pipeline_stages` gives the six named stages of ``gemini_to_openai`` (with
 ``upstream="interactions"``, the four of an Interactions stream: ``decode_sse``,
 ``parse_interactions``, ``read_steps``, ``to_openai``); :func:`trace_bytes` and
-:func:`trace_sample` replay Gemini bytes through them.
+:func:`trace_sample` replay Gemini bytes through them, or through ``stages=`` of your own
+(:func:`fixed_stages`, the stock ones with fixed ids, and your operators between them).
+
+A marble's few words come from :data:`label`, a :class:`Labeller` (``label.extend(MyItem,
+...)`` gives one that knows your item types; ``recorder.diagram(label=...)`` draws with it),
+cut to ``label_width`` characters with ``…``, whole in the hover text.
 
 Time is virtual time when the recorder's clock is a ``TestScheduler`` (or any
 ``VirtualTimeScheduler``), else wall time in seconds since the first emission.
@@ -44,9 +49,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..operators import pipeline_stages
 from ._describe import describe, short
+from ._labeller import Labeller
+from ._labeller import default_labeller as label
 from ._record import Emission, Kind, Recorder, XMode
 from ._render import Diagram, SideBySide, side_by_side
-from ._trace import Stage, atrace, tour, trace, trace_bytes, trace_sample
+from ._trace import Stage, atrace, fixed_stages, tour, trace, trace_bytes, trace_sample
 
 if TYPE_CHECKING:
     from .__main__ import main
@@ -55,12 +62,15 @@ __all__ = [
     "Diagram",
     "Emission",
     "Kind",
+    "Labeller",
     "Recorder",
     "SideBySide",
     "Stage",
     "XMode",
     "atrace",
     "describe",
+    "fixed_stages",
+    "label",
     "main",
     "pipeline_stages",
     "short",

@@ -14,7 +14,7 @@ else (shown through ``repr``).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -199,13 +199,17 @@ _ITEMS: dict[type[Any], _ItemKind[Any]] = {
 }
 
 
-def _is_item(value: Any) -> bool:
-    return type(value) in _ITEMS
+Kinds = Mapping[type[Any], _ItemKind[Any]]
+"""How to show each item type (a :class:`~rxgem.viz.Labeller` adds the user's own)."""
 
 
-def describe_item(item: Any) -> str:
+def _is_item(value: Any, kinds: Kinds = _ITEMS) -> bool:
+    return type(value) in kinds
+
+
+def describe_item(item: Any, kinds: Kinds = _ITEMS) -> str:
     """One pipeline item (:mod:`rxgem.items`) as a compact one-liner."""
-    kind = _ITEMS.get(type(item))
+    kind = kinds.get(type(item))
     return kind.describe(item) if kind is not None else short(item, 60)
 
 
@@ -228,12 +232,14 @@ def _response_kinds(value: GenerateContentResponse) -> list[str]:
     return kinds
 
 
-def _is_batch(value: Any) -> bool:
-    return isinstance(value, list) and all(_is_item(item) for item in value)
+def _is_batch(value: Any, kinds: Kinds = _ITEMS) -> bool:
+    return isinstance(value, list) and all(_is_item(item, kinds) for item in value)
 
 
-def describe(value: Any) -> str:
+def describe(value: Any, kinds: Kinds = _ITEMS) -> str:
     """Any pipeline value (or exception) as one line."""
+    if _is_item(value, kinds):
+        return describe_item(value, kinds)
     if isinstance(value, bytes | bytearray):
         return f"bytes[{len(value)}] {short(bytes(value).decode('utf-8', 'replace'), 90)}"
     if isinstance(value, SSEEvent):
@@ -248,21 +254,19 @@ def describe(value: Any) -> str:
         return short(json.dumps(shown, ensure_ascii=False, separators=(",", ":")), 150)
     if isinstance(value, BaseException):
         return short(f"{type(value).__name__}: {value}", 150)
-    if _is_batch(value):
-        return "[" + ", ".join(describe_item(item) for item in value) + "]"
-    if _is_item(value):
-        return describe_item(value)
+    if _is_batch(value, kinds):
+        return "[" + ", ".join(describe_item(item, kinds) for item in value) + "]"
     return short(value, 110)
 
 
-def _batch_label(batch: list[Any]) -> str:
+def _batch_label(batch: list[Any], kinds: Kinds) -> str:
     """Item words; Meta and Usage only when alone; numbered runs joined (``tool#0-3``)."""
     if not batch:
         return "[]"
     shown = [i for i in batch if not isinstance(i, items.Meta | items.Usage)] or batch
     parts: list[list[Any]] = []  # [word] or [prefix, first, last]
     for item in shown:
-        prefix, hash_, number = _ITEMS[type(item)].label(item).partition("#")
+        prefix, hash_, number = kinds[type(item)].label(item).partition("#")
         if not (hash_ and number.isdigit()):
             parts.append([prefix])
         elif (
@@ -336,9 +340,11 @@ def _chunk_label(value: ChatCompletionChunk) -> list[str]:
     return words or ["empty"]
 
 
-def label(value: Any, limit: int = 18) -> str:
+def label(value: Any, limit: int = 18, kinds: Kinds = _ITEMS) -> str:
     """A few words for a marble: what the value holds, at most ``limit`` characters."""
-    if isinstance(value, bytes | bytearray):
+    if _is_item(value, kinds):
+        text = kinds[type(value)].label(value)
+    elif isinstance(value, bytes | bytearray):
         text = f"{len(value)}B"
     elif isinstance(value, SSEEvent):
         text = "data" if value.event == "message" else value.event
@@ -350,10 +356,8 @@ def label(value: Any, limit: int = 18) -> str:
         text = " ".join(_chunk_label(value))
     elif isinstance(value, BaseException):
         text = type(value).__name__
-    elif _is_batch(value):
-        text = _batch_label(value)
-    elif _is_item(value):
-        text = _ITEMS[type(value)].label(value)
+    elif _is_batch(value, kinds):
+        text = _batch_label(value, kinds)
     elif isinstance(value, str):
         text = value
     else:
@@ -361,7 +365,7 @@ def label(value: Any, limit: int = 18) -> str:
     return short(text, limit)
 
 
-def _categories(value: Any) -> set[str]:
+def _categories(value: Any, kinds: Kinds) -> set[str]:
     if isinstance(value, BaseException):
         return {"error"}
     if isinstance(value, bytes | bytearray | SSEEvent):
@@ -399,21 +403,23 @@ def _categories(value: Any) -> set[str]:
             if choice.delta.content:
                 found.add("text")
         return found
-    batch = value if _is_batch(value) else [value] if _is_item(value) else []
+    batch = value if _is_batch(value, kinds) else [value] if _is_item(value, kinds) else []
     for item in batch:
-        name = _ITEMS[type(item)].category(item)
+        name = kinds[type(item)].category(item)
         if name is not None:
             found.add(name)
     return found
 
 
 _PRIORITY = ("error", "call", "finish", "thought", "text", "usage", "raw")
+CATEGORIES = (*_PRIORITY, "other")
+"""The colours of marbles, by what a value mostly is."""
 
 
-def category(value: Any) -> str:
+def category(value: Any, kinds: Kinds = _ITEMS) -> str:
     """``"error"``, ``"call"``, ``"finish"``, ``"thought"``, ``"text"``, ``"usage"``,
     ``"raw"`` (bytes, SSE events) or ``"other"``: the most telling thing in ``value``."""
-    found = _categories(value)
+    found = _categories(value, kinds)
     for name in _PRIORITY:
         if name in found:
             return name

@@ -12,7 +12,7 @@ from typing import Any, Literal, TypeAlias, TypeVar
 from reactivex import Observable, abc
 from reactivex.scheduler import VirtualTimeScheduler
 
-from ._describe import label as default_label
+from ._labeller import default_labeller
 from ._render import Diagram
 
 __all__ = ["Emission", "Kind", "Recorder", "XMode"]
@@ -186,6 +186,7 @@ class Recorder:
         title: str | None = None,
         links: bool = True,
         label: Callable[[Any], str] | None = None,
+        label_width: int = 24,
     ) -> Diagram:
         """A snapshot of the recording as a :class:`Diagram`.
 
@@ -195,7 +196,11 @@ class Recorder:
                 hidden lane follows that lane's own link upwards.
             title: default: the recorder's title.
             links: draw the lines from inputs to the outputs they caused.
-            label: the short text of a marble (default: a few words per value).
+            label: the short text of a marble (default: :data:`rxgem.viz.label`, a few
+                words per value); a :class:`~rxgem.viz.Labeller` also gives the
+                descriptions and the colours.
+            label_width: the most characters of a label a marble shows (wide ones count
+                two): a longer label is cut with ``…``, whole in the marble's hover text.
         """
         with self._lock:
             emissions = list(self._emissions)
@@ -217,7 +222,8 @@ class Recorder:
             unit="ticks" if self._virtual else "s",
             title=self.title if title is None else title,
             links=links,
-            label=label or default_label,
+            label=label or default_labeller,
+            label_width=label_width,
         )
 
     def __str__(self) -> str:

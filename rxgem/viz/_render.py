@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import html
 import math
+import unicodedata
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ._describe import category, describe, short, to_json
+from ._describe import short, to_json
+from ._labeller import Labeller, default_labeller
 from ._layout import Mark, axis_ticks, mark_emissions, place_marks
 
 if TYPE_CHECKING:  # annotations only: _record imports the renderer, not the other way
@@ -41,6 +43,24 @@ def _esc(text: str) -> str:
     return html.escape(text, quote=True)
 
 
+def _columns(text: str) -> int:
+    """How many monospace cells ``text`` takes: wide (CJK) characters two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _fit(text: str, width: int) -> str:
+    """``text`` cut to ``width`` cells, ending in ``…`` when cut."""
+    if _columns(text) <= width:
+        return text
+    kept, used = [], 1
+    for char in text:
+        used += _columns(char)
+        if used > width:
+            break
+        kept.append(char)
+    return "".join(kept) + "…"
+
+
 def _fmt_time(value: float, unit: str) -> str:
     if unit == "ticks":
         return f"{value:g}"
@@ -67,12 +87,15 @@ class Diagram:
         title: str | None,
         links: bool,
         label: Callable[[Any], str],
+        label_width: int = 24,
     ) -> None:
         self.stages = list(stages)
         self.x = x
         self.unit = unit
         self.title = title
         self.links = links
+        self.label_width = label_width
+        self._labeller = label if isinstance(label, Labeller) else default_labeller
         self._marks = mark_emissions(emissions, self.stages, label)
 
     def __len__(self) -> int:
@@ -121,7 +144,7 @@ class Diagram:
                 if emission.kind == "completed":
                     what = "completed"
                 else:
-                    what = short(describe(emission.value), 200)
+                    what = short(self._labeller.describe(emission.value), 200)
                 origin = ""
                 if self.links and mark.cause is not None and mark.cause in by_seq:
                     cause = by_seq[mark.cause]
@@ -137,12 +160,15 @@ class Diagram:
 
     # -- SVG
 
+    def _shown(self, mark: Mark) -> str:
+        return _fit(mark.text, self.label_width)
+
     def _mark_width(self, mark: Mark) -> float:
         if mark.emission.kind == "completed":
             return 10.0
         if mark.emission.kind == "error":
-            return 20.0 + len(mark.text) * _CHAR
-        return max(24.0, len(mark.text) * _CHAR + 14.0)
+            return 20.0 + _columns(self._shown(mark)) * _CHAR
+        return max(24.0, _columns(self._shown(mark)) * _CHAR + 14.0)
 
     def to_svg(self) -> str:
         """The diagram as a standalone SVG document (hover a marble for its JSON)."""
@@ -233,9 +259,12 @@ class Diagram:
         emission = mark.emission
         when = _fmt_time(emission.time, self.unit)
         head = f"{emission.stage} {mark.key} · {emission.kind} · t={when}"
+        if self._shown(mark) != mark.text:
+            head += f" · {mark.text}"  # the whole label, cut in the marble
         if emission.kind == "completed":
             return head
-        return f"{head}\n{describe(emission.value)}\n{to_json(emission.value)}"
+        described = self._labeller.describe(emission.value)
+        return f"{head}\n{described}\n{to_json(emission.value)}"
 
     def _svg_mark(self, mark: Mark, x: float, y: float, width: float) -> str:
         title = f"<title>{_esc(self._hover(mark))}</title>"
@@ -251,14 +280,14 @@ class Diagram:
                 f'<g class="m">{title}<path d="M{_n(cx - 6)} {_n(y - 6)}L{_n(cx + 6)} {_n(y + 6)}'
                 f'M{_n(cx + 6)} {_n(y - 6)}L{_n(cx - 6)} {_n(y + 6)}" stroke="#dc2626"'
                 f' stroke-width="2.5"/><text x="{_n(cx + 11)}" y="{_n(y + 4)}" font-size="11"'
-                f' fill="#dc2626">{_esc(mark.text)}</text></g>'
+                f' fill="#dc2626">{_esc(self._shown(mark))}</text></g>'
             )
-        fill = _FILL[category(mark.emission.value)]
+        fill = _FILL[self._labeller.category(mark.emission.value)]
         return (
             f'<g class="m">{title}<rect x="{_n(x - width / 2)}" y="{_n(y - _PILL_H / 2)}"'
             f' width="{_n(width)}" height="{_PILL_H}" rx="10" fill="{fill}" stroke="#4b5563"'
             f' stroke-width="1"/><text x="{_n(x)}" y="{_n(y + 4)}" font-size="11"'
-            f' text-anchor="middle" fill="#111827">{_esc(mark.text)}</text></g>'
+            f' text-anchor="middle" fill="#111827">{_esc(self._shown(mark))}</text></g>'
         )
 
     def _svg_axis(

@@ -19,7 +19,7 @@ from ..operators import NamedOperator, pipeline_stages
 from ._record import Recorder, XMode
 from ._render import Diagram
 
-__all__ = ["Stage", "atrace", "tour", "trace", "trace_bytes", "trace_sample"]
+__all__ = ["Stage", "atrace", "fixed_stages", "tour", "trace", "trace_bytes", "trace_sample"]
 
 Stage: TypeAlias = NamedOperator
 """A stage to trace: an operator and the lane it is recorded under,
@@ -138,11 +138,39 @@ def _counter_ids() -> Callable[[], str]:
     return lambda: f"{next(numbers):024d}"
 
 
+def _stock_or_own(stages: Sequence[Stage] | None, options: dict[str, Any]) -> list[Stage]:
+    if stages is None:
+        return fixed_stages(**options)
+    if options:
+        raise TypeError(
+            f"options ({', '.join(sorted(options))}) go to pipeline_stages: with stages=,"
+            " give them to the viz.pipeline_stages(...) your stages come from"
+        )
+    return list(stages)
+
+
+def fixed_stages(**options: Any) -> list[Stage]:
+    """:func:`pipeline_stages` with counter ids (``000…001``) and ``created`` 0 unless
+    ``options`` say otherwise: the same recording on every run, as :func:`trace_bytes`
+    draws by default. Put your own stages among them and pass them as ``stages=``.
+
+    .. code::
+
+        stages = viz.fixed_stages()
+        stages.insert(-1, ("redact", redact()))   # lane "redact" before to_openai
+        viz.trace_sample("thinking_tools", stages=stages)
+    """
+    options.setdefault("id_factory", _counter_ids())
+    options.setdefault("clock", lambda: 0.0)
+    return pipeline_stages(**options)
+
+
 def trace_bytes(
     pieces: Sequence[bytes],
     *,
     interval: int = 10,
     title: str | None = None,
+    stages: Sequence[Stage] | None = None,
     **options: Any,
 ) -> Recorder:
     """Replay Gemini body bytes through :func:`pipeline_stages` on virtual time.
@@ -152,9 +180,13 @@ def trace_bytes(
     :func:`pipeline_stages` (``upstream="interactions"``: an Interactions stream's bytes,
     through ``parse_interactions`` and ``read_steps``); by default ids are counters
     (``000…001``) and ``created`` is 0, so the recording is the same on every run.
+
+    ``stages`` replaces the stock stages, as in :func:`trace`: a list of ``(name,
+    operator)`` drawn one lane each, typically :func:`fixed_stages` (or
+    :func:`pipeline_stages`) with operators of your own inserted between them. The
+    pipeline's ``options`` then go to the function your stages come from, not here.
     """
-    options.setdefault("id_factory", _counter_ids())
-    options.setdefault("clock", lambda: 0.0)
+    chain = _stock_or_own(stages, options)
     # reactivex.testing only here: importing rxgem.viz need not load it
     from reactivex.testing import TestScheduler
 
@@ -179,7 +211,7 @@ def trace_bytes(
     source: Observable[bytes] = Observable(subscribe)
     return trace(
         source,
-        pipeline_stages(**options),
+        chain,
         scheduler=scheduler,
         source_name="bytes",
         title=title,
@@ -192,22 +224,24 @@ def trace_sample(
     piece_size: int = 2048,
     interval: int = 10,
     title: str | None = None,
+    stages: Sequence[Stage] | None = None,
     **options: Any,
 ) -> Recorder:
     """Replay a shipped sample (``rxgem.samples``) cut into ``piece_size`` pieces.
 
-    See :func:`trace_bytes`; the default title names the sample and its pieces. A
-    sample whose expectation names an ``api`` (a Vertex stream with integer enums)
-    is read with it unless ``api`` is given.
+    See :func:`trace_bytes` (``stages=`` too); the default title names the sample and
+    its pieces. A sample whose expectation names an ``api`` (a Vertex stream with
+    integer enums) is read with it unless ``api`` is given (with ``stages=``, give it
+    to the stages' function: ``fixed_stages(api="vertex")``).
     """
     data = samples.read(name)
     file = name if name.endswith(".sse") else f"{name}.sse"
-    if options.get("upstream", "generate-content") == "generate-content":
+    if stages is None and options.get("upstream", "generate-content") == "generate-content":
         options.setdefault("api", samples.expected().get(file, {}).get("api", "gemini"))
     pieces = [data[i : i + piece_size] for i in range(0, len(data), piece_size)]
     if title is None:
         title = f"{name.removesuffix('.sse')}: {len(data)} bytes in {len(pieces)} pieces"
-    return trace_bytes(pieces, interval=interval, title=title, **options)
+    return trace_bytes(pieces, interval=interval, title=title, stages=stages, **options)
 
 
 def tour(*, x: XMode = "order") -> Diagram:

@@ -6,6 +6,7 @@ import asyncio
 import json
 import threading
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -390,8 +391,117 @@ def test_the_viz_api_is_exactly_this() -> None:
         *("Diagram", "Emission", "Kind", "Recorder", "SideBySide", "Stage", "XMode"),
         *("atrace", "main", "pipeline_stages", "side_by_side", "tour", "trace"),
         *("trace_bytes", "trace_sample", "describe", "short"),
+        *("fixed_stages", "Labeller", "label"),
     }
     for name in viz.__all__:
         value = getattr(viz, name)
         if isinstance(value, type) or (callable(value) and name[0].islower()):
             assert value.__doc__, name
+
+
+# -- any pipeline: your own stages, labels and widths --------------------------------------
+
+
+def shout() -> Any:
+    """Upper-cases the content of every chunk: an operator of the user's own."""
+
+    def upper(chunk: rxgem.ChatCompletionChunk) -> rxgem.ChatCompletionChunk:
+        for choice in chunk.choices:
+            if choice.delta.content:
+                choice.delta.content = choice.delta.content.upper()
+        return chunk
+
+    return ops.map(upper)
+
+
+@pytest.mark.parametrize("replay", ["trace_bytes", "trace_sample"])
+def test_your_own_stages_are_lanes_between_the_stock_ones(replay: str) -> None:
+    stages = viz.fixed_stages()
+    stages.insert(4, ("only_calls", ops.map(lambda batch: batch)))
+    stages.append(("shout", shout()))
+    if replay == "trace_bytes":
+        recorder = viz.trace_bytes(pieces("text", 300), stages=stages)
+    else:
+        recorder = viz.trace_sample("text", piece_size=300, stages=stages)
+    assert recorder.stages == ["bytes", *STAGES[:4], "only_calls", *STAGES[4:], "shout"]
+    shouted = rxgem.assemble(recorder.values("shout"))["choices"][0]["message"]["content"]
+    assert shouted == samples.expected()["text.sse"]["choices"][0]["content"].upper()
+    assert recorder.values("only_calls") == recorder.values("latest_args")
+    again = viz.trace_sample("text", piece_size=300, stages=viz.fixed_stages())
+    assert str(again) == str(viz.trace_sample("text", piece_size=300))  # fixed ids: same run
+
+
+def test_stages_and_pipeline_options_are_not_mixed() -> None:
+    with pytest.raises(TypeError, match=r"\(model\) go to pipeline_stages"):
+        viz.trace_sample("text", stages=viz.fixed_stages(), model="m")
+    interactions = viz.trace_bytes(
+        [b""], stages=viz.fixed_stages(upstream="interactions"), title="empty"
+    )
+    assert interactions.stages == [
+        "bytes",
+        "decode_sse",
+        "parse_interactions",
+        "read_steps",
+        "to_openai",
+    ]
+
+
+@dataclass(frozen=True)
+class Redacted:
+    """An item of the user's own, in the batches between the stock stages."""
+
+    slot: int
+    count: int
+
+
+def redact() -> Any:
+    def mark(batch: list[Any]) -> list[Any]:
+        return [*batch, Redacted(len(batch), 2)] if batch else batch
+
+    return ops.map(mark)
+
+
+def test_a_labeller_extended_with_your_item_type_labels_colours_and_describes_it() -> None:
+    stages = viz.fixed_stages()
+    stages.insert(4, ("redact", redact()))
+    recorder = viz.trace_sample("thinking_tools", stages=stages)
+    labeller = viz.label.extend(
+        Redacted,
+        lambda item: f"red#{item.slot}",
+        describe=lambda item: f"Redacted({item.count} addresses)",
+        category="usage",
+    )
+    batch = recorder.values("redact")[-1]
+    assert labeller(batch) == f"STOP red#{len(batch) - 1}"  # beside rxgem's own items
+    assert viz.label(batch) == label(batch)  # the stock labeller knows nothing of it
+    assert labeller(Redacted(1, 2)) == "red#1"
+    assert labeller.category(Redacted(1, 2)) == "usage"
+    assert "Redacted(2 addresses)" in labeller.describe(batch)
+    diagram = recorder.diagram(label=labeller, x="order")
+    assert "Redacted(2 addresses)" in diagram.to_text()
+    svg = diagram.to_svg()
+    assert ">red#1</text>" in svg
+    assert 'fill="#fef08a"' in svg  # the usage colour
+    with pytest.raises(ValueError, match="no category 'blue'"):
+        viz.label.extend(Redacted, str, category="blue")
+    assert "Redacted" not in repr(viz.label)  # extend made a new labeller
+
+
+def test_long_labels_are_cut_to_fit_whole_in_the_hover_text() -> None:
+    recorder = viz.Recorder(title="reprs")
+    wide = "日本語のラベルはとても長いです"
+    reactivex.of({"key": "x" * 200}, wide).pipe(recorder.tap("values")).run()
+    root = parse_svg(recorder.diagram(label=viz.short, x="order").to_svg())
+    marbles = root.findall(f"{SVG}g")[:2]
+    shown = [m.find(f"{SVG}text").text for m in marbles]  # type: ignore[union-attr]
+    assert shown[0] == "{'key': 'xxxxxxxxxxxxxx…"
+    assert shown[1] == "日本語のラベルはとても…"  # wide characters count two: 23 cells
+    for marble, full in zip(marbles, [viz.short({"key": "x" * 200}), wide], strict=True):
+        title = marble.find(f"{SVG}title").text  # type: ignore[union-attr]
+        assert full in title.splitlines()[0]  # type: ignore[union-attr]
+        pill = marble.find(f"{SVG}rect")
+        assert pill is not None
+        assert float(pill.get("width", 0)) < 24 * 6.6 + 15  # the marble stays small
+    wider = recorder.diagram(label=viz.short, label_width=40).to_svg()
+    assert ":&#x27;" not in wider
+    assert "&#x27;" + "x" * 30 + "…</text>" in wider
