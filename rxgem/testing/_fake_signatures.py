@@ -383,6 +383,8 @@ class SignatureBook:
         """Judge a ``generateContent`` body (counting); with ``strict``, Google's 400 for a
         bad signature on a Gemini 3 model, unless Gemini refuses the body for something
         else first (the caller's own checks answer that)."""
+        if b"ignature" not in raw and b"unctionCall" not in raw and b"unction_call" not in raw:
+            return None  # no call and no signature: nothing to judge or count
         try:
             body = json.loads(raw)
         except (ValueError, RecursionError):
