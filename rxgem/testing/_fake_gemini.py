@@ -111,7 +111,8 @@ class FakeGemini:
         agents: the agents a create body may name instead of a model.
         interaction_check: a check of each Interactions create body (returns problems); a
             body with problems gets Google's 400 ``INVALID_ARGUMENT`` and uses up no run.
-            With ``strict`` and no check given: :func:`check_interaction_body`.
+            With ``strict`` and no check given: :func:`check_interaction_body`; strict,
+            the thought signatures are judged after it (below).
         cassettes: a directory of cassettes (docs/testing.md) to replay: a ``POST``
             matching one (method, path, query without credentials, canonical JSON body;
             then without the query) gets its recorded status, content type and bytes; a
