@@ -24,14 +24,27 @@ during ``iterate``'s subscription, any source on ``aiterate``'s loop other than
 ``from_gemini``) cannot be made to wait without deadlocking, and its items are
 already in memory: they are queued whatever their number.
 
+Either blocking consumer (``Observable.run()``, :func:`iterate`) on an event loop's
+thread, of a source that would emit on that loop, would wait forever: the transport's
+sources ask :func:`refuse_deadlock` first and fail at once, naming :func:`aiterate`.
+
 The modules: ``_gate`` (the two gates and the bound), ``_base`` (what both
-iterators share), ``_iterate`` and ``_aiterate``. This package imports nothing of
+iterators share), ``_iterate``, ``_aiterate`` and ``_blocking``. This package imports nothing of
 rxgem and no HTTP library: the transport imports it (to wait at the gate), not the
 reverse.
 """
 
 from ._aiterate import aiterate
+from ._blocking import blocking_consumer, refuse_deadlock
 from ._gate import MAX_BUFFERED, FlowGate, current_gate
 from ._iterate import iterate
 
-__all__ = ["MAX_BUFFERED", "FlowGate", "aiterate", "current_gate", "iterate"]
+__all__ = [
+    "MAX_BUFFERED",
+    "FlowGate",
+    "aiterate",
+    "blocking_consumer",
+    "current_gate",
+    "iterate",
+    "refuse_deadlock",
+]

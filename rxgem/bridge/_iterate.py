@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 from reactivex import Observable, abc
 
 from ._base import DONE, ERROR, NEXT, Bridge
+from ._blocking import blocking_consumer
 from ._gate import MAX_BUFFERED, RESUME_AT, ThreadGate
 
 __all__ = ["iterate"]
@@ -78,7 +79,11 @@ class _Iterate(Bridge[T], Iterator[T]):
         sink = self._sink
         if sink is None:
             sink = self._sink = _SyncSink()
-            self._subscription = self._source.subscribe(sink)
+            told = blocking_consumer.set("rxgem.iterate()")  # a loop's source refuses it
+            try:
+                self._subscription = self._source.subscribe(sink)
+            finally:
+                blocking_consumer.reset(told)
         kind, value = sink.get()
         return self._outcome(kind, value, StopIteration)
 
@@ -108,7 +113,8 @@ def iterate(source: Observable[T]) -> _Iterate[T]:
 
     Leaving early (``break``, ``close()``, the end of a ``with`` block) disposes of
     the subscription. Do not use it on an event loop's thread with a source that
-    emits on that loop (it would block the loop): use :func:`aiterate` there.
+    emits on that loop (it would block the loop): use :func:`aiterate` there
+    (``from_gemini`` and ``from_interactions`` refuse it: ``RuntimeError`` at once).
 
     A source emitting on another thread (``from_gemini`` with an ``httpx.Client``)
     is blocked once :data:`MAX_BUFFERED` items wait, so a slow consumer holds back

@@ -12,7 +12,8 @@ Where the request runs:
 - ``client=httpx.AsyncClient(...)`` (or no client inside a running event loop): as an
   asyncio task on the running loop (or on the loop of an ``AsyncIOScheduler`` you
   pass). Items are emitted on the loop. This is the mode for ``async def`` code and
-  Jupyter, where ``Observable.run()`` would deadlock: consume with
+  Jupyter, where ``Observable.run()`` would deadlock (it and ``rxgem.iterate()`` on
+  the loop's thread get a ``RuntimeError`` at once): consume with
   ``rxgem.aiterate()`` or ``await obs.pipe(ops.to_list())``.
 
 Backpressure: the worker thread of a sync client reads the next piece of the body

@@ -23,7 +23,7 @@ from reactivex import abc
 from reactivex.disposable import Disposable
 from reactivex.scheduler.eventloop import AsyncIOScheduler
 
-from ..bridge import FlowGate, current_gate
+from ..bridge import FlowGate, current_gate, refuse_deadlock
 from ._http import DEFAULT_TIMEOUT
 
 __all__ = ["AsyncWork", "Outlet", "Run", "SyncWork", "observer_raised", "start"]
@@ -156,13 +156,14 @@ def start(
     """Run one subscription's connections where ``client`` and the schedulers say;
     ``outlet`` (what the loops emit to) is told the error of a loop that raises."""
     chosen = scheduler or default
-    if isinstance(client, httpx.AsyncClient):
-        return _run_async(async_work, client, _loop_of(chosen, required=True), name, outlet)
-    if client is None:
-        loop = _loop_of(chosen, required=False)
-        if loop is not None:
-            return _run_async(async_work, None, loop, name, outlet)
-    return _run_sync(sync_work, client, scheduler, name, outlet)
+    if isinstance(client, httpx.Client):
+        return _run_sync(sync_work, client, scheduler, name, outlet)
+    loop = _loop_of(chosen, required=client is not None)
+    if loop is None:
+        return _run_sync(sync_work, None, scheduler, name, outlet)
+    # before the task: a consumer blocking this loop's thread would never see it run
+    refuse_deadlock(loop, default, name.removeprefix("rxgem-").replace("-", "_"))
+    return _run_async(async_work, client, loop, name, outlet)
 
 
 def _run_sync(
