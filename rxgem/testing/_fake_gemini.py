@@ -24,13 +24,13 @@ from .. import samples
 from ._cassettes import CassetteShelf
 from ._fake_interactions import DEFAULT_AGENTS, InteractionsRoutes, Script
 from ._fake_models import MODELS, is_model_route, model_answer
-from ._fake_response import FakeResponse, response_fields
+from ._fake_response import FakeResponse, as_responses, response_fields
 from ._fake_scenarios import Scenarios
 from ._fake_signatures import SignatureBook, signature_check
 from ._gemini_validation import gemini_request_problems, invalid_argument
 from ._http_wire import LAST_CHUNK, Request, chunk, chunk_head, response_head
 from ._interactions_validation import check_interaction_body
-from ._loopback_http import ClientGone, Connection, LoopbackServer, ServerClosing
+from ._loopback_http import ClientGone, Connection, LoopbackServer, ServerClosing, poll
 from ._received import ReceivedRequest
 
 if TYPE_CHECKING:
@@ -157,16 +157,9 @@ class FakeGemini:
         cassettes: str | os.PathLike[str] | None = None,
         scenario: str | os.PathLike[str] | None = None,
     ) -> None:
-        items: list[FakeResponse] = []
-        for response in responses:
-            if isinstance(response, FakeResponse):
-                items.append(response)
-            elif isinstance(response, bytes | bytearray | memoryview):
-                items.append(FakeResponse(body=bytes(response)))
-            else:
-                raise TypeError(f"expected FakeResponse or bytes, not {type(response).__name__}")
+        items = as_responses(responses)
         self._cassettes = CassetteShelf(cassettes) if cassettes is not None else None
-        self._responses = tuple(items) or (FakeResponse(body=samples.read("text")),)
+        self._responses = items or (FakeResponse(body=samples.read("text")),)
         self._scripted = bool(items)
         self._signatures = book = SignatureBook()
         self._scenarios = Scenarios(scenario, models=models, signatures=book)
@@ -277,6 +270,10 @@ class FakeGemini:
         """
         with self._changed:
             return self._changed.wait_for(lambda: self._disconnects >= count, timeout)
+
+    async def await_for_disconnect(self, timeout: float, count: int = 1) -> bool:
+        """:meth:`wait_for_disconnect` for async code: awaits, the loop runs on meanwhile."""
+        return await poll(self._changed, lambda: self._disconnects >= count, timeout)
 
     def interaction(self, interaction_id: str) -> dict[str, Any] | None:
         """The stored interaction as ``GET /v1beta/interactions/{id}`` shows it now, or

@@ -15,7 +15,7 @@ from typing import Any, Final, Literal
 
 from ._http_wire import TOKEN
 
-__all__ = ["FakeResponse", "response_fields"]
+__all__ = ["FakeResponse", "as_responses", "response_fields"]
 
 _SSE: Final = "text/event-stream"
 _JSON: Final = "application/json; charset=UTF-8"
@@ -163,3 +163,16 @@ def response_fields(
     if not keep_alive:
         headers["Connection"] = "close"
     return headers
+
+
+def as_responses(responses: Sequence[FakeResponse | bytes]) -> tuple[FakeResponse, ...]:
+    """FakeGemini's scripted ``responses``: bytes become ``FakeResponse(body=...)``."""
+    items: list[FakeResponse] = []
+    for response in responses:
+        if isinstance(response, FakeResponse):
+            items.append(response)
+        elif isinstance(response, bytes | bytearray | memoryview):
+            items.append(FakeResponse(body=bytes(response)))
+        else:
+            raise TypeError(f"expected FakeResponse or bytes, not {type(response).__name__}")
+    return tuple(items)

@@ -18,6 +18,7 @@ Design notes:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import select
 import socket
@@ -30,7 +31,34 @@ import h11
 
 from ._http_wire import BadRequest, Request
 
-__all__ = ["ClientGone", "Connection", "Handler", "LoopbackServer", "Rejecter", "ServerClosing"]
+__all__ = [
+    "ClientGone",
+    "Connection",
+    "Handler",
+    "LoopbackServer",
+    "Rejecter",
+    "ServerClosing",
+    "poll",
+]
+
+_POLL: Final = 0.005  # seconds between two looks of an async wait at the server's counts
+
+
+async def poll(changed: threading.Condition, ready: Callable[[], bool], timeout: float) -> bool:
+    """Whether ``ready()`` (read under ``changed``'s lock) came true within ``timeout``
+    seconds, looked at every few milliseconds: an async wait on what the server's threads
+    count, that never blocks the loop (``Condition.wait`` would) and holds no thread."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        with changed:
+            if ready():
+                return True
+        left = deadline - loop.time()
+        if left <= 0:
+            return False
+        await asyncio.sleep(min(_POLL, left))
+
 
 _MAX_HEAD: Final = 64 * 1024
 _MAX_READAHEAD: Final = 1 << 20  # pipelined bytes kept while idle, before we stop reading

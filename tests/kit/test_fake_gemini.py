@@ -605,6 +605,40 @@ def test_async_delay_and_disconnect_do_not_block_the_loop() -> None:
     assert disconnects == 1
 
 
+def test_await_for_disconnect_waits_without_blocking_the_loop() -> None:
+    async def main() -> tuple[bool, int, float, bool, int]:
+        slow = FakeResponse(body=TEXT, split_at=[50], pause=30.0)
+        async with (
+            FakeGemini(slow) as fake,
+            httpx.AsyncClient(base_url=fake.base_url, timeout=10) as client,
+        ):
+            ticks = 0
+
+            async def ticker() -> None:
+                nonlocal ticks
+                while True:
+                    await asyncio.sleep(0.01)
+                    ticks += 1
+
+            task = asyncio.create_task(ticker())
+            early = await fake.await_for_disconnect(0.3)  # nobody went away yet
+            waited = ticks
+            async with client.stream("POST", STREAM, json=REQUEST) as reply:
+                assert await anext(reply.aiter_raw()) == TEXT[:50]
+                gone_at = time.monotonic()
+            gone = await fake.await_for_disconnect(5.0)
+            took = time.monotonic() - gone_at
+            task.cancel()
+            return early, waited, took, gone, fake.disconnects
+
+    early, ticks, took, gone, disconnects = asyncio.run(main())
+    assert not early
+    assert ticks >= 10  # the loop kept ticking through the 0.3 s wait
+    assert gone
+    assert disconnects == 1
+    assert took < 2.0
+
+
 # --------------------------------------------------------------------------- lifecycle
 
 
