@@ -1,9 +1,11 @@
-"""The marble runner: an operator on a cold marble source, under virtual time.
+"""The marble runner: an operator on a cold or hot marble source, under virtual time.
 
-:func:`run_marbles` runs an operator on a cold marble source under a fresh
+:func:`run_marbles` runs an operator on a marble source under a fresh
 ``TestScheduler`` and returns what it emitted; :func:`expect_marbles` parses the
-expected marbles into the same form. The values usually come from the builders
-(:mod:`._gemini_builders`, :mod:`._openai_builders`).
+expected marbles into the same form. A ``^`` in a source makes it hot, subscribed
+there (tick 0). The values usually come from the builders
+(:mod:`._gemini_builders`, :mod:`._openai_builders`); a failed comparison is shown
+as marble strings (:mod:`._marble_text`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from reactivex.testing.subscription import Subscription
 if TYPE_CHECKING:  # rxgem.viz is imported on first use: it is heavy and most tests never draw
     from ..viz import Diagram, Recorder, XMode
 
-__all__ = ["Marble", "MarbleOutput", "expect_marbles", "run_marbles"]
+__all__ = ["ExpectedMarbles", "Marble", "MarbleOutput", "expect_marbles", "run_marbles"]
 
 
 def _same_error(a: Any, b: Any) -> bool:
@@ -94,6 +96,18 @@ class MarbleOutput(list[Marble]):
         """Whether the output completed."""
         return any(r.kind == "completed" for r in self)
 
+    def explain(self, expected: Sequence[Marble]) -> list[str]:
+        """This output against ``expected`` as two marble strings and a legend: what a
+        failed ``assert output == expect_marbles(...)`` prints under pytest.
+
+        Values are written with the letters of ``expected``'s lookup; a value in none
+        gets a capital letter and a line of its own, an error its class and arguments.
+        """
+        from ._marble_text import explain_marbles
+
+        lookup = expected.lookup if isinstance(expected, ExpectedMarbles) else None
+        return explain_marbles(self, expected, lookup)
+
     def diagram(self, **options: Any) -> Diagram:
         """The marble diagram of every lane (see :meth:`rxgem.viz.Recorder.diagram`)."""
         x: XMode = options.pop("x", "time")
@@ -112,16 +126,47 @@ class _StrictLookup(dict[str | float, Any]):
         return self[key]
 
 
+def _seconds(time: Any) -> float:
+    return float(time) if isinstance(time, int | float) else float(time.total_seconds())
+
+
+def _caret(marbles: str, timespan: int) -> tuple[str, float]:
+    """``marbles`` with its ``^`` (the subscription point) made a plain tick, and the
+    tick of the ``^`` (0 without one)."""
+    plain = marbles.replace(" ", "")
+    count = plain.count("^")
+    if count > 1:
+        raise ValueError(f"one '^' at most (the subscription point), not {count}: {marbles!r}")
+    if not count:
+        return plain, 0.0
+    at = plain.index("^")
+    caret = _seconds(parse(plain[:at] + "x", timespan=timespan)[-1][0])
+    return plain[:at] + "-" + plain[at + 1 :], caret
+
+
+def _instance(error: Exception | type[Exception]) -> Exception:
+    if not isinstance(error, type):
+        return error
+    try:
+        return error("marble error")
+    except TypeError as failed:
+        raise TypeError(
+            f"cannot make {error.__name__}('marble error'): pass an instance"
+        ) from failed
+
+
 def _records(
     marbles: str,
     lookup: Mapping[str | float, Any] | None,
     error: Exception | None,
     timespan: int,
 ) -> list[Marble]:
+    """The marbles' notifications, at their ticks from the ``^`` (negative before it)."""
     records: list[Marble] = []
     strict = _StrictLookup(lookup) if lookup else None
-    for time, notification in parse(marbles, timespan=timespan, lookup=strict, error=error):
-        at = float(time) if isinstance(time, int | float) else time.total_seconds()
+    plain, caret = _caret(marbles, timespan)
+    for time, notification in parse(plain, timespan=timespan, lookup=strict, error=error):
+        at = _seconds(time) - caret
         if isinstance(notification, OnNext):
             records.append(Marble(at, "next", notification.value))
         elif isinstance(notification, OnError):
@@ -146,15 +191,28 @@ def expect_marbles(
     Numeric tokens are cast before the lookup: the key for ``"1"`` is the int ``1``.
     With a ``lookup``, a marble that is not in it raises ``KeyError`` (adjacent
     letters make one marble: ``"ab"`` is the value ``"ab"``, not ``a`` then ``b``).
+    A ``^`` is tick 0 (spaces do not count: ``"   ^-b-|"`` lines up under a hot source).
     """
     marker = RuntimeError("marble error")
     records = _records(marbles, lookup, marker, timespan)
-    if error is None:
-        return records
-    return [
-        Marble(r.time, "error", error) if r.kind == "error" and r.value is marker else r
-        for r in records
-    ]
+    if error is not None:
+        records = [
+            Marble(r.time, "error", error) if r.kind == "error" and r.value is marker else r
+            for r in records
+        ]
+    return ExpectedMarbles(records, marbles, lookup)
+
+
+class ExpectedMarbles(list[Marble]):
+    """What :func:`expect_marbles` returns: the list, and the string and lookup it was
+    read from (to show a failed comparison in the test's own letters)."""
+
+    def __init__(
+        self, records: Sequence[Marble], marbles: str, lookup: Mapping[str | float, Any] | None
+    ) -> None:
+        super().__init__(records)
+        self.marbles = marbles
+        self.lookup = lookup
 
 
 Operator = Callable[[Observable[Any]], Observable[Any]]
@@ -172,11 +230,11 @@ def run_marbles(
     source: str,
     lookup: Mapping[str | float, Any] | None = None,
     *,
-    error: Exception | None = None,
+    error: Exception | type[Exception] | None = None,
     timespan: int = 1,
     dispose_at: float | None = None,
 ) -> MarbleOutput:
-    """Run ``operator`` on a cold marble ``source`` under a fresh ``TestScheduler``.
+    """Run ``operator`` on a cold or hot marble ``source`` under a fresh ``TestScheduler``.
 
     .. code::
 
@@ -186,14 +244,21 @@ def run_marbles(
     (see :func:`expect_marbles`). ``operator`` may also be a list of
     ``(name, operator)`` stages: each becomes a lane of ``MarbleOutput.recorder`` and
     the result is what the last one emitted. ``#`` in ``source`` emits ``error``
-    (default: ``RuntimeError("marble error")``); ``dispose_at`` disposes of the
-    subscription at that tick.
+    (an exception, or a class made with the message ``"marble error"``; default:
+    ``RuntimeError("marble error")``); ``dispose_at`` disposes of the subscription at
+    that tick.
+
+    A ``^`` makes ``source`` hot: it runs from its first character, the operator
+    subscribes at the ``^``, and every time (the output's, ``dispose_at``,
+    ``source_subscriptions``) counts from there, so what the source emitted before is
+    lost: ``run_marbles(op, "-a-^-b-|")`` sees ``b`` at tick 2.
     """
     from ..viz import Recorder  # here, not at the top: see the TYPE_CHECKING import
 
     scheduler = TestScheduler()
     recorder = Recorder(scheduler)
-    records = _records(source, lookup, error or RuntimeError("marble error"), timespan)
+    failure = _instance(error) if error is not None else RuntimeError("marble error")
+    records = _records(source, lookup, failure, timespan)
     messages = [
         ReactiveTest.on_next(int(r.time), r.value)
         if r.kind == "next"
@@ -203,8 +268,13 @@ def run_marbles(
         for r in records
     ]
     stages = [("output", operator)] if callable(operator) else list(operator)
-    cold = scheduler.create_cold_observable(messages)
-    stream: Observable[Any] = cold.pipe(recorder.tap("source"))
+    # a hot source's messages before the "^" are at negative ticks: they run first, unseen
+    marbles = (
+        scheduler.create_hot_observable(messages)
+        if "^" in source
+        else scheduler.create_cold_observable(messages)
+    )
+    stream: Observable[Any] = marbles.pipe(recorder.tap("source"))
     for name, stage in stages:
         stream = stream.pipe(stage, recorder.tap(name))
     holder: list[abc.DisposableBase] = []
@@ -224,6 +294,6 @@ def run_marbles(
     output = [Marble(e.time, e.kind, e.value) for e in recorder.emissions if e.stage == last]
     held = [
         (float(s.subscribe), None if s.unsubscribe == _NEVER else float(s.unsubscribe))
-        for s in cold.subscriptions
+        for s in marbles.subscriptions
     ]
     return MarbleOutput(output, recorder, held)

@@ -72,7 +72,8 @@ def _fmt_time(value: float, unit: str) -> str:
 class Diagram:
     """A marble diagram of recorded emissions: SVG, HTML (inline SVG) or text.
 
-    Made by :meth:`Recorder.diagram`. ``str()`` is the text diagram with a legend;
+    Made by :meth:`Recorder.diagram`. ``str()`` is the text diagram with a legend,
+    ``repr()`` its lanes alone (what ``assert ..., diagram`` shows under pytest);
     in Jupyter it shows as SVG (``_repr_svg_``) or HTML (``_repr_html_``, with each
     emission's JSON as hover text); :meth:`save` writes ``.svg``, ``.html`` or ``.txt``.
     """
@@ -156,7 +157,10 @@ class Diagram:
         return self.to_text()
 
     def __repr__(self) -> str:
-        return f"<Diagram lanes={self.stages} marks={len(self._marks)} x={self.x!r}>"
+        # an assert message shows the repr (pytest's, cut at 240 characters): the lanes,
+        # without the legend that str() adds
+        lanes = self.to_text().split("\n\n", 1)[0]
+        return f"<Diagram\n{lanes}\n>"
 
     # -- SVG
 
