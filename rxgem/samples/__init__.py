@@ -30,6 +30,12 @@ def read(name: str) -> bytes:
 
 
 def expected() -> dict[str, Any]:
-    """The expected outcome of every sample, keyed by file name."""
+    """The expected outcome of every sample, keyed by file name (``README.md`` here).
+
+    Each choice's ``tool_calls`` are in the assembled message's shape (``index``,
+    ``id``, ``type``, ``function.name``, ``function.arguments`` as JSON text,
+    ``extra_content.google.thought_signature``); ``id`` is ``None`` where Gemini sent
+    none and the translator mints one.
+    """
     data: dict[str, Any] = json.loads((resources.files(__name__) / "expected.json").read_text())
     return data

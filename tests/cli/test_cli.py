@@ -176,7 +176,8 @@ def test_convert_file_writes_the_expected_openai_stream(
         assert text_of(chunks, index, "reasoning_content") == want["reasoning"]
         calls = choice.message.tool_calls or []
         assert [(c.function.name, json.loads(c.function.arguments)) for c in calls] == [
-            (c["name"], c["arguments"]) for c in want["tool_calls"]
+            (c["function"]["name"], json.loads(c["function"]["arguments"]))
+            for c in want["tool_calls"]
         ]
         natives = [
             ch.get("native_finish_reason")
@@ -578,7 +579,8 @@ def test_demo_shows_every_stage_and_the_four_calls(cli: Run) -> None:
     calls = re.findall(r"tool_calls\[(\d+)\]: (\w+)\((.*)\)", out)
     expected = samples.expected()["thinking_tools.sse"]["choices"][0]["tool_calls"]
     assert [(int(i), name, json.loads(args)) for i, name, args in calls] == [
-        (i, c["name"], c["arguments"]) for i, c in enumerate(expected)
+        (c["index"], c["function"]["name"], json.loads(c["function"]["arguments"]))
+        for c in expected
     ]
     assert [name for _, name, _ in calls] == ["read_file", "read_file", "read_file", "search"]
     assert "finish_reason=tool_calls" in out

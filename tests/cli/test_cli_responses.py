@@ -152,8 +152,8 @@ def test_every_sample_converts_to_valid_responses_events(tmp_path: Path, name: s
     if want["content"] and "```" not in want["content"] and expected["error"] is None:
         assert message_text(response) == want["content"]  # (code: its own items, not text)
     calls = [item for item in response["output"] if item["type"] == "function_call"]
-    assert [(c["name"], json.loads(c["arguments"])) for c in calls] == [
-        (c["name"], c["arguments"]) for c in want["tool_calls"]
+    assert [(c["name"], c["arguments"]) for c in calls] == [
+        (c["function"]["name"], c["function"]["arguments"]) for c in want["tool_calls"]
     ]
 
 

@@ -63,6 +63,13 @@ def test_a_sample_converts_as_its_expected_message(name: str) -> None:
         assert error is None
     finishes = [c["finish_reason"] for c in rxgem.assemble(chunks)["choices"]]
     assert finishes == [c["finish_reason"] for c in expected["choices"]]
+    for got, want in zip(rxgem.assemble(chunks)["choices"], expected["choices"], strict=True):
+        calls = got["message"].get("tool_calls") or []
+        for made, want_call in zip(calls, want["tool_calls"], strict=True):
+            if want_call["id"] is None:  # Gemini sent none: the translator minted it
+                assert made["id"].startswith("call_")
+                made["id"] = None
+        assert calls == want["tool_calls"], "expected() has the assembled message's shape"
 
 
 def test_an_error_after_valid_events_is_raised_by_the_next_call() -> None:

@@ -41,7 +41,9 @@ def _tools(expected: dict[str, Any]) -> list[str]:
     finishes = {choice["finish_reason"] for choice in expected["choices"]}
     if finishes & {"length", "content_filter"}:
         return []
-    return [call["name"] for choice in expected["choices"] for call in choice["tool_calls"]]
+    return [
+        call["function"]["name"] for choice in expected["choices"] for call in choice["tool_calls"]
+    ]
 
 
 def test_every_sample_has_an_expectation() -> None:
@@ -113,17 +115,19 @@ def test_sample_matches_expectation_through_openai_sdk(name: str, announce: str)
         assert len(calls) == len(want["tool_calls"])
         for call, want_call in zip(calls, want["tool_calls"], strict=True):
             assert call.type == "function"
-            assert call.function.name == want_call["name"]
-            assert json.loads(call.function.arguments) == want_call["arguments"]
+            want_arguments = json.loads(want_call["function"]["arguments"])
+            assert call.function.name == want_call["function"]["name"]
+            assert json.loads(call.function.arguments) == want_arguments
             if _tools(expected):  # strict tools: the SDK parsed the arguments itself
-                assert call.function.parsed_arguments == want_call["arguments"]
+                assert call.function.parsed_arguments == want_arguments
             if want_call["id"] is not None:
                 assert call.id == want_call["id"]
             else:
                 assert call.id.startswith("call_")
             call_extra = (call.model_extra or {}).get("extra_content")
             call_signature = call_extra["google"].get("thought_signature") if call_extra else None
-            assert call_signature == want_call["thought_signature"]
+            want_extra = want_call.get("extra_content", {}).get("google", {})
+            assert call_signature == want_extra.get("thought_signature")
 
     if expected["usage"] is None:
         assert completion.usage is None

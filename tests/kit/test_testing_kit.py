@@ -68,7 +68,7 @@ def tool_names(expected: dict[str, Any]) -> list[str] | None:
     finishes = {choice["finish_reason"] for choice in expected["choices"]}
     if finishes & {"length", "content_filter"}:
         return None  # the SDK's get_final_completion refuses these finishes
-    return [c["name"] for choice in expected["choices"] for c in choice["tool_calls"]]
+    return [c["function"]["name"] for choice in expected["choices"] for c in choice["tool_calls"]]
 
 
 # -- every shipped sample, through the kit ------------------------------------------------
@@ -92,10 +92,12 @@ def test_every_sample_passes_assert_openai_stream(name: str, size: int) -> None:
         assert (message.get("reasoning_content") or None) == want["reasoning"]
         assert got["finish_reason"] == want["finish_reason"]
         calls = [
-            (c["function"]["name"], json.loads(c["function"]["arguments"]))
+            (c["function"]["name"], c["function"]["arguments"])
             for c in message.get("tool_calls") or ()
         ]
-        assert calls == [(c["name"], c["arguments"]) for c in want["tool_calls"]]
+        assert calls == [
+            (c["function"]["name"], c["function"]["arguments"]) for c in want["tool_calls"]
+        ]
 
 
 @pytest.mark.parametrize("policy", ["latest", "positional", "every_part"])

@@ -21,6 +21,12 @@ from rxgem import samples
 from rxgem.request import PLACEHOLDER, SignatureWarning, to_gemini_request
 
 
+def signature(call: dict[str, Any]) -> str | None:
+    """The thought signature of an assembled tool call (``samples.expected()``'s too)."""
+    google: dict[str, Any] = call.get("extra_content", {}).get("google", {})
+    return google.get("thought_signature")
+
+
 def _events(name: str) -> list[dict[str, Any]]:
     text = samples.read(name).decode()
     return [
@@ -77,11 +83,13 @@ def test_the_next_request_sends_back_what_gemini_sent(name: str) -> None:
     assert [
         (p["functionCall"]["name"], p["functionCall"]["args"], p.get("thoughtSignature"))
         for p in sent_calls
-    ] == [(c["name"], c["arguments"], c["thought_signature"]) for c in want]
+    ] == [
+        (c["function"]["name"], json.loads(c["function"]["arguments"]), signature(c)) for c in want
+    ]
     if calls:
         (results,) = rest
         assert [p["functionResponse"]["name"] for p in results["parts"]] == [
-            c["name"] for c in want
+            c["function"]["name"] for c in want
         ]
         assert all(p["functionResponse"]["response"] == {"ok": True} for p in results["parts"])
 
@@ -146,7 +154,7 @@ def test_signatures_carried_in_ids_come_back_for_clients_that_drop_extra_fields(
     request = to_gemini_request({"model": "gemini-3-pro-preview", "messages": history})
     sent = [p for p in request["contents"][1]["parts"] if "functionCall" in p]
     assert [p["functionCall"]["id"] for p in sent] == [w["id"] for w in want]
-    assert [p.get("thoughtSignature") for p in sent] == [w["thought_signature"] for w in want]
+    assert [p.get("thoughtSignature") for p in sent] == [signature(w) for w in want]
     results = request["contents"][2]["parts"]
     assert [p["functionResponse"]["id"] for p in results] == [w["id"] for w in want]
 

@@ -35,7 +35,7 @@ def test_a_request_without_stream_gets_one_whole_completion() -> None:
     assert choice.message.content == expected["content"]
     assert choice.finish_reason == "tool_calls"
     assert [c.function.name for c in choice.message.tool_calls or []] == [
-        c["name"] for c in expected["tool_calls"]
+        c["function"]["name"] for c in expected["tool_calls"]
     ]
     assert completion.usage is not None  # a whole completion always says its usage
     assert sent.path == "/v1beta/models/gemini-2.5-flash:streamGenerateContent"
