@@ -790,11 +790,18 @@ class _Script:
         self.output = False  # whether rxgem sees output for this candidate
         self.calls_from = 0  # the first step that may hold functionCall parts
         self.fresh: set[int] = set()  # the ids of the parts that are a complete call's first
+        self.signatures: set[str] = set()  # Gemini never gives two parts one signature
 
     # -- helpers
 
     def _sig(self, p: float = 0.25) -> str | None:
-        return self.draw(_SIGNATURES) if self.draw(st.integers(0, 99)) < p * 100 else None
+        if self.draw(st.integers(0, 99)) >= p * 100:
+            return None
+        signature: str = self.draw(_SIGNATURES)
+        while signature in self.signatures:
+            signature += "A"
+        self.signatures.add(signature)
+        return signature
 
     def _call_part(self, body: dict[str, Any], call: ExpectedCall) -> dict[str, Any]:
         part: dict[str, Any] = {"functionCall": body}

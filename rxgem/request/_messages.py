@@ -36,7 +36,7 @@ import msgspec
 
 from ..core import InvalidRequestError, Part, render_code
 from ._json import MAX_JSON_DEPTH, check_depth, loads, quoted
-from ._signatures import PLACEHOLDER, call_signature, message_signature, split_id
+from ._signatures import PLACEHOLDER, call_signature, calls_signatures, message_signature, split_id
 
 __all__ = [
     "PlaceholderWarning",
@@ -247,7 +247,7 @@ def _assistant_parts(message: JSONObject, where: str) -> list[JSONObject]:
     if position < len(content):
         parts.append({"text": content[position:]})
     signature = message_signature(message)
-    if signature is not None:
+    if signature is not None and signature not in calls_signatures(message):
         texts = [part for part in parts if "text" in part]
         if texts:
             texts[-1]["thoughtSignature"] = signature

@@ -21,7 +21,14 @@ from typing import Any
 
 from ..core import ID_MARK
 
-__all__ = ["ID_MARK", "PLACEHOLDER", "call_signature", "message_signature", "split_id"]
+__all__ = [
+    "ID_MARK",
+    "PLACEHOLDER",
+    "call_signature",
+    "calls_signatures",
+    "message_signature",
+    "split_id",
+]
 
 PLACEHOLDER = "skip_thought_signature_validator"
 """The literal string Google accepts in place of a lost signature (base64 of it is refused)."""
@@ -57,3 +64,14 @@ def call_signature(call: dict[str, Any]) -> str | None:
 def message_signature(message: dict[str, Any]) -> str | None:
     """The signature of an assistant message's text parts."""
     return _google(message) or _google(message, "vertex")
+
+
+def calls_signatures(message: dict[str, Any]) -> set[str]:
+    """The signatures an assistant message's tool calls carry. One of them found on the
+    message itself is a copy (the Agents SDK for JS copies a call's ``extra_content``
+    onto its message), not a text part's own: Gemini signs the first call, not the text."""
+    calls = message.get("tool_calls")
+    if type(calls) is not list:
+        return set()
+    found = (call_signature(call) for call in calls if type(call) is dict)
+    return {signature for signature in found if signature is not None}

@@ -211,6 +211,31 @@ def test_the_text_signature_goes_on_the_last_text_part() -> None:
     }
 
 
+@pytest.mark.parametrize("content", [None, "Let me check."])
+def test_a_call_signature_copied_onto_its_message_is_sent_once(content: str | None) -> None:
+    # The Agents SDK for JS copies a call's extra_content onto the assistant message:
+    # the same signature twice would be an extra signed part Gemini never made.
+    signed = {"extra_content": {"google": {"thought_signature": "S"}}}
+    request = contents(
+        [
+            {"role": "user", "content": "Weather?"},
+            {
+                "role": "assistant",
+                "content": content,
+                "tool_calls": [call("c1", "w", **signed)],
+                **signed,
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+        ],
+        model="gemini-3-flash-preview",
+    )
+    parts = request["contents"][1]["parts"]
+    assert [p.get("thoughtSignature") for p in parts].count("S") == 1
+    assert parts[-1]["functionCall"]["name"] == "w"
+    assert parts[-1]["thoughtSignature"] == "S"
+    assert parts[:-1] == ([{"text": content}] if content else [])
+
+
 def test_text_is_not_merged_into_a_content_of_function_responses() -> None:
     request = contents(
         [
