@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from .. import samples
+from ._fake_call_ids import CallIds, calls_made
 from ._fake_interactions import InteractionCall, google_error
 from ._fake_response import FakeResponse
 from ._fake_signatures import SignatureBook
@@ -354,13 +355,6 @@ def merged_response(sse: bytes) -> dict[str, Any]:
 # --------------------------------------------------------------------------- Interactions
 
 
-def _calls_made(steps: Any) -> int:
-    """How many ``function_call`` steps ``steps`` (a create's ``input`` or a history) holds."""
-    if not isinstance(steps, list):
-        return 0
-    return sum(1 for s in steps if isinstance(s, Mapping) and s.get("type") == "function_call")
-
-
 def interaction_scenario(
     name: str, body: Any, *, calls_before: int = 0, signatures: SignatureBook | None = None
 ) -> FakeInteraction:
@@ -382,7 +376,7 @@ def interaction_scenario(
         )
     if name in ("tool-call", "parallel-calls"):
         calls = _arguments(request, 1 if name == "tool-call" else 2)
-        first = calls_before + _calls_made(request.get("input")) + 1
+        first = calls_before + calls_made(request.get("input")) + 1
         steps = tuple(call_step(t, a, id=f"call-{first + i}") for i, (t, a) in enumerate(calls))
         signature = _sign(signatures, model, call=calls[0])
         return FakeInteraction(steps=(thought_step(signature=signature), *steps))
@@ -437,6 +431,7 @@ class Scenarios:
         self._signatures = signatures
         self._forced: str | None = None
         self._file: bytes | None = None
+        self._call_ids = CallIds()
         if isinstance(scenario, str) and scenario in SCENARIOS:
             self._forced = scenario
         elif scenario is not None:
@@ -445,17 +440,18 @@ class Scenarios:
     def interaction(self, call: InteractionCall) -> FakeInteraction | FakeResponse:
         """The run answering an Interactions create (a scenario file's events translated:
         :func:`interaction_from_sse`)."""
-        before = _calls_made(call.history) + _calls_made(call.body.get("input"))
-        try:
+        sent = calls_made(call.body.get("input"))
+
+        def run(before: int) -> FakeInteraction | FakeResponse:
             if self._file is not None:
                 return interaction_from_sse(self._file, calls_before=before)
             name = self._forced or choose_scenario(call.body)
             return interaction_scenario(
-                name,
-                call.body,
-                calls_before=_calls_made(call.history),
-                signatures=self._signatures,
+                name, call.body, calls_before=before - sent, signatures=self._signatures
             )
+
+        try:
+            return self._call_ids.run(calls_made(call.history) + sent, run)
         except SchemaTooComplex:
             return google_error(400, TOO_COMPLEX)
         except (ValueError, RecursionError) as exc:

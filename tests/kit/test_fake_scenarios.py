@@ -355,8 +355,8 @@ def test_interactions_answer_from_scenarios_by_default() -> None:
 
 
 def test_interactions_calls_get_ids_not_used_before_in_the_conversation() -> None:
-    """Google never gives two calls of a conversation one id, and a client that looks a
-    result up by its call id (the Agents SDK for JS) mixes up turns that reuse one."""
+    """Google never gives two calls one id, and a client that looks a result up by its
+    call id (the Agents SDK for JS) mixes up turns that reuse one."""
     tools = [{"type": "function", "name": "get_weather", "parameters": WEATHER}]
 
     def create(**body: Any) -> Any:
@@ -379,7 +379,25 @@ def test_interactions_calls_get_ids_not_used_before_in_the_conversation() -> Non
     ids = [c["id"] for c in made]
     assert ids == ["call-1", "call-2"]
     assert [c["id"] for c in calls(stateless)] == ["call-3", "call-4"]
-    assert [c["id"] for c in calls(chained)] == ["call-3", "call-4"]
+    assert [c["id"] for c in calls(chained)] == ["call-5", "call-6"]
+
+
+def test_interactions_calls_of_two_conversations_get_different_ids() -> None:
+    """Google's call ids are unique: what keys on them (rxgem's signature memory) must not
+    see another conversation's call-1."""
+    tools = [{"type": "function", "name": "get_weather", "parameters": WEATHER}]
+    with FakeGemini(scenario="parallel-calls") as fake:
+        ids = [
+            step["id"]
+            for _ in range(2)
+            for step in httpx.post(
+                f"{fake.base_url}/interactions",
+                json={"model": MODEL, "tools": tools, "input": "Hi"},
+                headers=KEY,
+            ).json()["steps"]
+            if step["type"] == "function_call"
+        ]
+    assert ids == ["call-1", "call-2", "call-3", "call-4"]
 
 
 @pytest.mark.parametrize("form", ["sse", "json", "jsonl"])
