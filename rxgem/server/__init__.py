@@ -33,13 +33,13 @@ host, Redis for several): run as many copies as you like behind a load balancer.
 plain ``uvicorn rxgem.server:app_from_env --factory`` the app works, but uvicorn's own HTTP
 protocol lacks the connection guard: head deadlines, the connection cap.)
 
-The modules. Sans-IO (no sockets, no Starlette, no event loop):
+The modules. Sans-IO (no sockets, no Starlette, no event loop); the error vocabulary
+and the model list are :mod:`rxgem.replies`' (the in-process transport answers with them
+too), the stored turns :mod:`rxgem.store`'s:
 
 - ``_settings``: :class:`ServerSettings` and its environment variables
   (:func:`settings_env`); ``_settings_env``: :func:`settings_from_env`.
 - ``_auth``: client tokens, pass-through keys.
-- ``_errors``: exceptions → OpenAI error bodies, statuses and retry headers.
-- ``_model_list``: Gemini's model list → OpenAI's.
 - ``_body``: a request body's nesting and value count checked, then decoded, in bounded steps.
 - ``_hosts``: the ``Host`` names answered and the JSON content type (pages kept out).
 - ``_agents``: which requests for a background run or an agent (``agent:<name>``) the

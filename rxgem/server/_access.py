@@ -33,7 +33,7 @@ from typing import Any, Final
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..core import CompletionUsage, ResponseUsage
-from ._errors import ErrorReply, internal_error, redact
+from ..replies import ErrorReply, internal_error, redact
 from ._labels import route_of
 from ._telemetry import RequestTelemetry, Telemetry
 

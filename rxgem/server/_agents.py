@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ._errors import ErrorReply, bad_request
+from ..replies import ErrorReply, bad_request
 from ._settings import ServerSettings
 
 __all__ = ["AGENT_PREFIX", "agent_body", "agent_of", "background_refusal", "chat_refusal"]

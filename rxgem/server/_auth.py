@@ -17,15 +17,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
+from ..replies import ErrorReply, unauthorized
+from ..store import ANONYMOUS
 from ..transport import api_of
-from ._errors import ErrorReply, unauthorized
 from ._settings import ServerSettings
 
 __all__ = ["ANONYMOUS", "Credentials", "authorize", "bearer_token", "owner_token"]
 
-ANONYMOUS: Final = "rxgem:anonymous"
-"""The owner token of a client that sends none (an ``open`` server): every such client
-shares the same stored responses and remembered signatures."""
 
 _BEARER: Final = re.compile(r"^[Bb][Ee][Aa][Rr][Ee][Rr][ \t]+(\S+)[ \t]*$")
 _HEADER_SAFE: Final = re.compile(r"^[\x21-\x7e]+$")

@@ -13,12 +13,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ..core import RxGemError
+from ..replies import Refusal, not_found, valid_model_name
 from ._access import access_record
 from ._agents import chat_refusal
 from ._chat_signatures import chat_recall
-from ._errors import Refusal, not_found
 from ._handling import Handling, json_response
-from ._model_list import valid_model_name
 from ._signature_memory import ChatWatch, caught_placeholders
 from .stream import CompletionResponse
 

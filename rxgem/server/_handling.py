@@ -18,12 +18,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..core import RxGemError
-from ._access import AccessRecord, access_record, log_failure
-from ._admission import Drain
-from ._agents import agent_of
-from ._auth import Credentials, authorize
-from ._body import BodyError, json_object_steps
-from ._errors import (
+from ..replies import (
     ErrorReply,
     Refusal,
     bad_request,
@@ -33,11 +28,16 @@ from ._errors import (
     misdirected,
     not_json,
     too_large,
+    valid_model_name,
 )
+from ._access import AccessRecord, access_record, log_failure
+from ._admission import Drain
+from ._agents import agent_of
+from ._auth import Credentials, authorize
+from ._body import BodyError, json_object_steps
 from ._hosts import HostCheck, is_json
 from ._in_flight import in_flight_charge
 from ._interactions import Interactions
-from ._model_list import valid_model_name
 from ._offload import Offload
 from ._settings import ServerSettings
 from ._signature_memory import SignatureMemory

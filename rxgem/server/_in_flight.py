@@ -20,7 +20,7 @@ from typing import Final
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ._errors import Refusal, busy
+from ..replies import Refusal, busy
 
 __all__ = ["Charge", "InFlight", "in_flight_charge"]
 
@@ -36,7 +36,7 @@ class Charge:
         self.values = 0
 
     def take_bytes(self, count: int) -> None:
-        """Take ``count`` more body bytes (raises :class:`~rxgem.server._errors.Refusal`:
+        """Take ``count`` more body bytes (raises :class:`~rxgem.replies.Refusal`:
         503, nothing taken, if the budget has not that many left)."""
         budget = self._budget
         if budget is None:

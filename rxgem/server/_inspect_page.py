@@ -31,11 +31,11 @@ from urllib.parse import parse_qsl
 import msgspec
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..replies import ErrorReply, busy, unauthorized
 from ..transport import MIN_SECRET
 from ._access import access_record
 from ._admission import Drain
 from ._auth import authorize
-from ._errors import ErrorReply, busy, unauthorized
 from ._handling import reply_response
 from ._inspect_assets import PAGE, SCRIPT
 from ._inspect_session import SESSION_SECONDS, Sessions

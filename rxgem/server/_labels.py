@@ -16,7 +16,7 @@ from typing import Final
 import httpx
 
 from ..core import GeminiAPIError, GeminiTransportError, MalformedStreamError, TruncatedStreamError
-from ._errors import error_reply
+from ..replies import error_reply
 
 __all__ = [
     "CANCEL_ROUTE",

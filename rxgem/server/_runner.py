@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from ._errors import busy, head_too_large
+from ..replies import busy, head_too_large
 from ._head_meter import HeadMeter
 
 if TYPE_CHECKING:

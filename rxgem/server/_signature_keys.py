@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Final
 
-from ._model_list import model_id
+from ..replies import model_id
 
 __all__ = ["MAX_KEY", "call_key", "model_of", "reasoning_key", "text_key", "text_of"]
 

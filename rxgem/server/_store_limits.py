@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from ..replies import ErrorReply, bad_request
 from ..store import StoredItem, StoredTurn
-from ._errors import ErrorReply, bad_request
 
 __all__ = ["Conversation", "StoreLimits", "conversation_too_long"]
 

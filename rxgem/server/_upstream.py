@@ -28,12 +28,12 @@ from ..core import (
     ResponsesEvent,
     Stage,
 )
+from ..replies import openai_model, openai_model_list
 from ..request import InteractionRequest, ResponsesRequest
 from ..transport import CassetteDir, get_model, list_models, models_status
 from ._ack import ack_head
 from ._auth import Credentials
 from ._inspector import Inspector
-from ._model_list import openai_model, openai_model_list
 from ._settings import RECORD_COUNT_ENV, ServerSettings
 
 __all__ = ["Upstream", "uses_aiohttp"]

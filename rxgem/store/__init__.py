@@ -36,11 +36,13 @@ and kept in the store, or given); the token itself is never stored. Every lookup
 takes the owner, and another owner's turn is indistinguishable from a missing one.
 :mod:`rxgem.store._owner` says why a keyed hash and when to give your own secret.
 
-The modules: ``_records`` (the records), ``_protocol`` (the interface), ``_ids`` (which
-ids are accepted), ``_owner`` (owner ids), ``_limits`` (size and page checks),
-``_errors`` (the exception tree), ``_paths`` (the default file), ``_signatures``
-(signature memory's limits), ``_sqlite`` with ``_sqlite_schema``, ``_sqlite_rows`` and
-``_sqlite_signatures``, ``_redis`` with ``_redis_scripts``, and ``_open``.
+The modules: ``_records`` (the records), ``_turns`` (a Responses request and its answer
+as a turn, and stored turns back as the translation's ``history``), ``_protocol`` (the
+interface), ``_ids`` (which ids are accepted), ``_owner`` (owner ids), ``_limits`` (size
+and page checks), ``_errors`` (the exception tree), ``_paths`` (the default file),
+``_signatures`` (signature memory's limits), ``_sqlite`` with ``_sqlite_schema``,
+``_sqlite_rows`` and ``_sqlite_signatures``, ``_redis`` with ``_redis_scripts``, and
+``_open``.
 ``import rxgem`` does not import this package, and this package imports ``redis``
 only when a :class:`RedisStore` is made.
 """
@@ -78,11 +80,27 @@ from ._signatures import (
     MAX_SIGNATURE_KEY,
 )
 from ._sqlite import SQLiteStore
+from ._turns import (
+    ANONYMOUS,
+    history_items,
+    is_background,
+    is_running,
+    items_page,
+    new_item_id,
+    new_response_id,
+    normalized_input,
+    replayed_ids,
+    resolved_item,
+    stored_inputs,
+    stored_turn,
+    with_stored_signatures,
+)
 
 if TYPE_CHECKING:
     from ._redis import RedisStore
 
 __all__ = [
+    "ANONYMOUS",
     "DEFAULT_MAX_CHAIN",
     "DEFAULT_MAX_ITEMS",
     "DEFAULT_MAX_RECORD_BYTES",
@@ -110,10 +128,22 @@ __all__ = [
     "StoredItem",
     "StoredTurn",
     "default_path",
+    "history_items",
+    "is_background",
+    "is_running",
+    "items_page",
+    "new_item_id",
+    "new_response_id",
+    "normalized_input",
     "open_store",
+    "replayed_ids",
+    "resolved_item",
     "store_location",
+    "stored_inputs",
+    "stored_turn",
     "valid_item_id",
     "valid_turn_id",
+    "with_stored_signatures",
 ]
 
 # Tracebacks and reprs name these where users import them, and pickling finds them here.

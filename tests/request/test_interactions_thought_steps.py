@@ -16,7 +16,7 @@ from responses_judge import sdk_final
 
 from rxgem.converter import ResponsesConverter
 from rxgem.request import chat_to_interaction, responses_to_interaction
-from rxgem.server.responses._records import history_items, stored_inputs, stored_turn
+from rxgem.store import history_items, stored_inputs, stored_turn
 from rxgem.testing import check_interaction_body
 
 MODEL = "gemini-3-flash-preview"

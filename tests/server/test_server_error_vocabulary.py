@@ -22,7 +22,7 @@ import pytest
 from server_harness import KEY, MODEL, TOKEN, free_port, serving, settings_for
 
 from rxgem import samples
-from rxgem.server._errors import hide_upstream
+from rxgem.replies._errors import hide_upstream
 from rxgem.testing import FakeGemini, FakeResponse
 
 PROJECT = "acme-prod-7781"

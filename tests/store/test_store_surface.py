@@ -54,6 +54,20 @@ STORE = {
     "MAX_SIGNATURE_KEY",
     "MAX_SIGNATURE_BYTES",
     "MAX_RECALL",
+    # Responses turns to and from the store (rxgem serve's and the in-process transport's)
+    "ANONYMOUS",
+    "history_items",
+    "is_background",
+    "is_running",
+    "items_page",
+    "new_item_id",
+    "new_response_id",
+    "normalized_input",
+    "replayed_ids",
+    "resolved_item",
+    "stored_inputs",
+    "stored_turn",
+    "with_stored_signatures",
 }
 
 

@@ -16,13 +16,14 @@ sees them.
 On the Interactions upstream, a ``background: true`` request is a background run at
 Google, polled, streamed again and cancelled through the store's record of it.
 
-Modules: ``_routes`` (the handlers), ``_records`` (what is stored, and read back),
+Modules: ``_routes`` (the handlers; what is stored, and read back, is
+:mod:`rxgem.store`'s),
 ``_answer`` (the ASGI answer with the Responses framing), ``_runs`` (the background
 handlers) and ``_background`` (their records and options, sans-IO).
 """
 
+from ...store import ANONYMOUS
 from ._answer import ResponsesAnswer
-from ._records import ANONYMOUS
 from ._routes import ResponsesRoutes
 
 __all__ = ["ANONYMOUS", "ResponsesAnswer", "ResponsesRoutes"]

@@ -29,7 +29,7 @@ from reactivex import Observable
 
 from ...bridge import FlowGate
 from ...core import Response, ResponsesEvent
-from .._errors import ErrorReply, hide_upstream, redact
+from ...replies import ErrorReply, hide_upstream, redact
 from ..stream import Answering, FrameBuffer, StreamedAnswer, error_event, event_frame
 
 __all__ = ["ResponsesAnswer"]

@@ -32,9 +32,8 @@ import msgspec
 
 from ...core import Response
 from ...request import InteractionRequest
-from ...store import StoredItem, StoredTurn
+from ...store import StoredItem, StoredTurn, new_response_id
 from .._interactions import Interactions
-from ._records import new_response_id
 
 __all__ = [
     "RUNNING",

@@ -13,6 +13,7 @@ from starlette.responses import Response as HTTPResponse
 
 from ...converter import ResponsesConverter
 from ...core import Response, RxGemError
+from ...replies import Refusal, bad_request, not_found, store_unavailable
 from ...request import (
     InteractionRequest,
     PlaceholderWarning,
@@ -28,21 +29,6 @@ from ...store import (
     ResponseStore,
     StoredTurn,
     StoreError,
-    valid_item_id,
-    valid_turn_id,
-)
-from ...transport import api_of
-from .._access import access_record
-from .._agents import agent_body, agent_of, background_refusal
-from .._auth import Credentials, owner_token
-from .._errors import Refusal, bad_request, not_found, store_unavailable
-from .._handling import Handling, json_response
-from .._responses_signatures import response_signatures, responses_recall
-from .._signature_memory import MemorySession
-from .._store_limits import Conversation, StoreLimits, conversation_too_long
-from ._answer import ResponsesAnswer
-from ._background import starting_after
-from ._records import (
     history_items,
     is_background,
     is_running,
@@ -53,8 +39,20 @@ from ._records import (
     resolved_item,
     stored_inputs,
     stored_turn,
+    valid_item_id,
+    valid_turn_id,
     with_stored_signatures,
 )
+from ...transport import api_of
+from .._access import access_record
+from .._agents import agent_body, agent_of, background_refusal
+from .._auth import Credentials, owner_token
+from .._handling import Handling, json_response
+from .._responses_signatures import response_signatures, responses_recall
+from .._signature_memory import MemorySession
+from .._store_limits import Conversation, StoreLimits, conversation_too_long
+from ._answer import ResponsesAnswer
+from ._background import starting_after
 from ._runs import BackgroundRuns
 
 __all__ = ["ResponsesRoutes"]

@@ -14,10 +14,10 @@ from starlette.responses import Response as HTTPResponse
 
 from ...converter import ResponsesConverter
 from ...core import MalformedStreamError, Response, ResponsesEvent, RxGemError
+from ...replies import Refusal, store_unavailable
 from ...request import InteractionRequest
-from ...store import ResponseStore, StoredItem, StoredTurn, StoreError
+from ...store import ResponseStore, StoredItem, StoredTurn, StoreError, stored_turn
 from .._access import AccessRecord
-from .._errors import Refusal, store_unavailable
 from .._handling import Handling, json_response
 from .._interactions import Interactions
 from .._responses_signatures import response_signatures
@@ -30,7 +30,6 @@ from ._background import (
     queued_turn,
     with_status,
 )
-from ._records import stored_turn
 
 __all__ = ["BackgroundRuns"]
 

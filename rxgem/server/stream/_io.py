@@ -15,7 +15,7 @@ from typing import Final
 from starlette.types import Message, Receive, Send
 
 from ...bridge import FlowGate
-from .._errors import ErrorReply
+from ...replies import ErrorReply
 
 __all__ = ["JSON_HEADERS", "Sender", "reply_messages", "until_disconnect"]
 

@@ -3,7 +3,7 @@
 Chat streams are ``data: {chunk}`` frames ending with ``data: [DONE]``, or with the
 error reply's own frame (``ErrorReply.frame``); Responses streams name each event
 (``event: response.output_text.delta``) and end with the terminal event, or an
-``error`` event made here from the reply. The chunk and event frames are the core's
+``error`` event (:func:`rxgem.replies.error_event`). The chunk and event frames are the core's
 (:func:`rxgem.core.encode_chunk`, :func:`rxgem.core.encode_event`); the keep-alive
 comment and the response headers are here. Everything is encoded with msgspec.
 """
@@ -12,10 +12,8 @@ from __future__ import annotations
 
 from typing import Final
 
-import msgspec
-
 from ...core import DONE_FRAME, encode_chunk, encode_event
-from .._errors import ErrorReply
+from ...replies import error_event
 
 __all__ = [
     "DONE_FRAME",
@@ -41,17 +39,3 @@ chunk_frame: Final = encode_chunk
 
 event_frame: Final = encode_event
 """A Responses event's frame: ``event: <type>`` and ``data: {json}``."""
-
-
-class _ErrorEvent(msgspec.Struct, tag="error", tag_field="type"):
-    sequence_number: int
-    code: str
-    message: str
-    param: str | None
-
-
-def error_event(reply: ErrorReply, sequence_number: int) -> bytes:
-    """The ``error`` event a Responses stream ends with when no ``response.failed``
-    could say it."""
-    event = _ErrorEvent(sequence_number, reply.code or reply.type, reply.message, reply.param)
-    return b"event: error\ndata: " + msgspec.json.encode(event) + b"\n\n"

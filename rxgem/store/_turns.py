@@ -31,9 +31,9 @@ from typing import Any, Final
 
 import msgspec
 
-from ...core import CarriedSignature, Response, encode_signatures
-from ...store import ItemsPage, StoredItem, StoredTurn, valid_item_id
-from .._auth import ANONYMOUS
+from ..core import CarriedSignature, Response, encode_signatures
+from ._ids import valid_item_id
+from ._records import ItemsPage, StoredItem, StoredTurn
 
 __all__ = [
     "ANONYMOUS",
@@ -50,6 +50,11 @@ __all__ = [
     "stored_turn",
     "with_stored_signatures",
 ]
+
+ANONYMOUS: Final = "rxgem:anonymous"
+"""The owner token of a client that sends none (an ``open`` server, or an OpenAI client
+without a key on the in-process transport): every such client shares the same stored
+responses and remembered signatures."""
 
 _PREFIXES: Final = {
     "message": "msg",
