@@ -38,13 +38,14 @@ package's face, its ``__init__``, never from another package's private modules):
   (a Gemini request to chunks), and ``chat_completions`` and ``responses``, an OpenAI
   request answered by Gemini (the request translation, the transport and the pipeline
   in one call).
-- :mod:`rxgem.viz`, :mod:`rxgem.testing` and the ``rxgem`` command, at the edges
-  (``viz`` and ``testing`` load on first use).
+- :mod:`rxgem.viz`, :mod:`rxgem.testing`, :mod:`rxgem.inprocess` (:class:`OpenAITransport`:
+  rxgem inside an OpenAI client, as an httpx transport) and the ``rxgem`` command, at the
+  edges (``viz`` and ``testing`` load on first use).
 
 ``import rxgem`` loads neither httpx nor Starlette: the names that need httpx
 (``from_gemini``, ``from_interactions``, ``stream_chat``, ``RetryPolicy``, ``chat_completions``,
-``responses``) load it on first use, and ``to_gemini_request`` loads the request
-translation then.
+``responses``, ``OpenAITransport``) load it on first use, and ``to_gemini_request`` loads the
+request translation then.
 
 Every stream error is an :class:`RxGemError`.
 
@@ -84,6 +85,7 @@ from .operators import (
 if TYPE_CHECKING:
     from . import testing, viz
     from .client import chat_completions, responses, stream_chat
+    from .inprocess import OpenAITransport
     from .request import to_gemini_request
     from .transport import RetryPolicy, from_gemini, from_interactions
 
@@ -102,6 +104,7 @@ __all__ = [
     "InvalidRequestError",
     "MalformedStreamError",
     "MissingCredentialsError",
+    "OpenAITransport",
     "RetryPolicy",
     "RxGemError",
     "SlotPolicy",
@@ -152,6 +155,7 @@ _LAZY_ELSEWHERE = {
     "chat_completions": ".client",
     "stream_chat": ".client",
     "responses": ".client",
+    "OpenAITransport": ".inprocess",
 }
 
 

@@ -57,7 +57,8 @@ def test_the_bridge_loads_no_http_library() -> None:
 def test_the_lazy_names_still_load_on_first_use() -> None:
     out = _run(
         "import rxgem, sys; names = [rxgem.from_gemini, rxgem.from_interactions, rxgem.stream_chat,"
-        " rxgem.RetryPolicy, rxgem.chat_completions, rxgem.to_gemini_request];"
+        " rxgem.RetryPolicy, rxgem.OpenAITransport, rxgem.chat_completions,"
+        " rxgem.to_gemini_request];"
         " print(all(callable(n) for n in names), 'httpx' in sys.modules)"
     )
     assert out == "True True"

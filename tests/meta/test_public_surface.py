@@ -62,6 +62,7 @@ ROOT = {
     "assemble",
     "to_gemini_request",
     "Converter",
+    "OpenAITransport",
     "RetryPolicy",
     *REEXPORTED,
     "COMPILED",
