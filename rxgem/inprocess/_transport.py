@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Awaitable, Coroutine
 from typing import Any, Final
 
@@ -18,6 +19,7 @@ from ..core import GeminiAPIError, RxGemError
 from ..replies import (
     ErrorReply,
     Refusal,
+    error_reply,
     internal_error,
     not_found,
     openai_model,
@@ -108,6 +110,7 @@ class OpenAITransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         self._client: httpx.Client | None = None
         self._aclients: dict[asyncio.AbstractEventLoop, httpx.AsyncClient] = {}
         self._loop = LoopThread("rxgem-openai-transport")
+        self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"OpenAITransport(upstream={self.options.upstream!r})"
@@ -115,9 +118,10 @@ class OpenAITransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     # -- Gemini's clients, one for sync requests, one per event loop for async ones
 
     def _sync_client(self) -> httpx.Client:
-        if self._client is None:
-            self._client = httpx.Client(timeout=self._timeout, follow_redirects=False)
-        return self._client
+        with self._lock:  # requests of several threads share one pool
+            if self._client is None:
+                self._client = httpx.Client(timeout=self._timeout, follow_redirects=False)
+            return self._client
 
     def _async_client(self) -> httpx.AsyncClient:
         loop = asyncio.get_running_loop()
@@ -133,9 +137,10 @@ class OpenAITransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     def close(self) -> None:
         """Close the sync client toward Gemini and the private loop (an ``httpx.Client``
         closing calls it)."""
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
         self._loop.close()
 
     async def aclose(self) -> None:
@@ -148,7 +153,7 @@ class OpenAITransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     # -- what both sides share
 
     def _answer_of(
-        self, request: httpx.Request, body: dict[str, Any], prepared: Prepared | None, client: Any
+        self, body: dict[str, Any], prepared: Prepared | None, client: Any
     ) -> tuple[Observable[Any], Answer]:
         """The Observable and the framing of a chat or Responses request (raises
         ``RxGemError``)."""
@@ -202,10 +207,9 @@ class OpenAITransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         if isinstance(error, Refusal):
             return _reply_response(error.reply)
         if isinstance(error, RxGemError):
-            answer = Answer(
-                stream=False, secrets=self.options.secrets, upstream=self.options.base_url
-            )
-            return _reply_response(answer.reply(error))
+            o = self.options
+            return _reply_response(error_reply(error, o.secrets, o.base_url))
+        _LOGGER.error("the in-process transport failed", exc_info=error)
         return _reply_response(internal_error())
 
     # -- sync
@@ -217,7 +221,7 @@ class OpenAITransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
                 return _json_response(self._loop.run(self._models_call(model or None)))
             body = json_body(request.read())
             prepared = self._loop.run(self._prepare(body, request)) if name == "responses" else None
-            source, answer = self._answer_of(request, body, prepared, self._sync_client())
+            source, answer = self._answer_of(body, prepared, self._sync_client())
         except Exception as exc:
             return self._failed(exc)
         items = iterate(source)
@@ -263,7 +267,7 @@ class OpenAITransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
                 return _json_response(await self._models(client, model or None))
             body = json_body(await request.aread())
             prepared = await self._prepare(body, request) if name == "responses" else None
-            source, answer = self._answer_of(request, body, prepared, client)
+            source, answer = self._answer_of(body, prepared, client)
         except Exception as exc:
             return self._failed(exc)
         items = aiterate(source)

@@ -105,3 +105,34 @@ def test_closing_the_sdk_stream_cancels_the_upstream_request(kind: str) -> None:
 
         asyncio.run(main())
         assert fake.completed == 0
+
+
+def test_an_async_client_never_blocks_its_event_loop() -> None:
+    # Gemini takes 0.3 s between events: a loop blocked while the transport waits would
+    # not run the ticker at all until the stream ended
+    with FakeGemini(_slow(0.3)) as fake:
+        _, aclient = _clients(fake)
+
+        async def main() -> tuple[int, int]:
+            ticks = 0
+            done = asyncio.Event()
+
+            async def ticker() -> None:
+                nonlocal ticks
+                while not done.is_set():
+                    await asyncio.sleep(0.02)
+                    ticks += 1
+
+            task = asyncio.create_task(ticker())
+            seen_at: list[int] = []
+            async with await _open_async(aclient, "chat") as stream:
+                async for item in stream:
+                    if _has_text(item):
+                        seen_at.append(ticks)
+            done.set()
+            await task
+            await aclient.close()
+            return seen_at[0], seen_at[-1]
+
+        first, last = asyncio.run(main())
+    assert last - first >= 10  # the loop ran between Gemini's events

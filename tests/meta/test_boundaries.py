@@ -50,6 +50,24 @@ def test_import_rxgem_loads_no_http_library_nor_web_framework() -> None:
     assert _loaded_by("import rxgem") == "[]"
 
 
+def test_the_in_process_transport_loads_no_web_framework() -> None:
+    # rxgem.OpenAITransport works with the core dependencies alone: httpx, not the server's
+    loaded = _loaded_by("import rxgem.inprocess")
+    assert "'httpx'" in loaded
+    assert "starlette" not in loaded
+    assert "uvicorn" not in loaded
+
+
+def test_the_in_process_transport_imports_nothing_of_the_server() -> None:
+    found = [
+        f"{path.relative_to(ROOT).as_posix()}:{line}: {'.'.join(parts)}"
+        for path in sorted((PACKAGE / "inprocess").rglob("*.py"))
+        for line, parts in _imports(path)
+        if parts[0] == "rxgem" and _home(parts) in ("server", "cli")
+    ]
+    assert found == [], "what the server and the transport share goes below both (rxgem.replies)"
+
+
 def test_the_bridge_loads_no_http_library() -> None:
     assert _loaded_by("import rxgem.bridge") == "[]"
 
