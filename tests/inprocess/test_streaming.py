@@ -99,8 +99,7 @@ def test_closing_the_sdk_stream_cancels_the_upstream_request(kind: str) -> None:
                 if _has_text(item):
                     break
             await stream.close()
-            gone = await asyncio.to_thread(fake.wait_for_disconnect, 5.0, 2)
-            assert gone
+            assert await fake.await_for_disconnect(5.0, count=2)
             await aclient.close()
 
         asyncio.run(main())
