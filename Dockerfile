@@ -24,7 +24,7 @@ RUN apt-get update \
     && apt-get install -y --no-install-recommends gcc libc6-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-COPY pyproject.toml setup.py README.md ./
+COPY pyproject.toml setup.py README.md LICENSE ./
 COPY rxgem ./rxgem
 RUN pip wheel --no-cache-dir --no-deps --wheel-dir /wheels .
 

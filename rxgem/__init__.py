@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING, Any
 
 # `_build` first: it chooses between the compiled and the pure-Python modules (RXGEM_PURE_PYTHON)
 from . import _build, core, items, operators, samples
+from ._version import __version__
 from .bridge import aiterate, iterate
 from .converter import Converter
 from .core import (
@@ -88,8 +89,6 @@ if TYPE_CHECKING:
     from .inprocess import OpenAITransport
     from .request import to_gemini_request
     from .transport import RetryPolicy, from_gemini, from_interactions
-
-__version__ = "0.1.0"
 
 COMPILED: bool = _build.compiled()
 """Whether the modules compiled by mypyc are in use (false: the pure-Python sources)."""

@@ -128,7 +128,7 @@ def _copy_sources(target: Path) -> None:
     """The files ``pip install -e`` needs, without extensions, records or caches."""
     ignore = shutil.ignore_patterns("__pycache__", "*.so", "*.pyd", "_mypyc_build.txt")
     shutil.copytree(ROOT / "rxgem", target / "rxgem", ignore=ignore)
-    for name in ("setup.py", "pyproject.toml", "README.md"):
+    for name in ("setup.py", "pyproject.toml", "README.md", "LICENSE"):
         shutil.copy2(ROOT / name, target / name)
 
 
@@ -205,10 +205,10 @@ def _build_isolation() -> list[str]:
     """Build with this interpreter's setuptools when it can make a wheel; else let pip fetch
     the build requirements (``pyproject.toml``)."""
     import importlib.metadata as metadata
-    import importlib.util
 
     version = tuple(int(n) for n in metadata.version("setuptools").split(".")[:2])
-    can = importlib.util.find_spec("wheel") is not None or version >= (70, 1)
+    # 77 reads pyproject.toml's license expression (PEP 639); it makes wheels without `wheel`
+    can = version >= (77, 0)
     return ["--no-build-isolation"] if can else []
 
 
