@@ -1,5 +1,5 @@
-"""rxgem: Gemini ``streamGenerateContent`` → OpenAI ``chat.completion.chunk``,
-as a pipeline of small reactivex operators over sans-IO cores.
+"""rxgem: Google Gemini's streams, from ``generateContent`` or the Interactions API, → OpenAI
+Chat Completions or Responses, as a pipeline of small reactivex operators over sans-IO cores.
 
 This module exports what application code uses: the entry points (``from_body``,
 ``from_gemini`` and ``from_interactions``, ``stream_chat``, ``chat_completions``,
