@@ -62,9 +62,15 @@ def outputs_fingerprint(notebook: Any, name: str) -> str:
     for cell in notebook.cells:
         if cell.cell_type != "code" or cell.get("id") in live:
             continue
+        start = len(outputs)
         for output in cell.outputs:
             if output.output_type == "stream":
-                outputs.append([output.name, output.text])
+                # a kernel may flush one print in two pieces: join a cell's runs of a stream
+                last = outputs[-1] if len(outputs) > start else None
+                if last is not None and last[0] == output.name and len(last) == 2:
+                    outputs[-1] = [output.name, last[1] + output.text]
+                else:
+                    outputs.append([output.name, output.text])
             elif output.output_type in ("execute_result", "display_data"):
                 outputs.append(sorted(output.data.items()))
             else:
