@@ -19,9 +19,14 @@ def to_openai(
 
     .. code::
 
-        ---[Meta, Text("Hi")]---[Header(0)]---[ToolCall(0), End(STOP), Usage]--|
-        [                           to_openai()                                ]
-        ---c{role,content}------c{tool 0 hdr}--c{args}--c{tool_calls}--c{usage}--|
+        ---[Meta, Text("Hi")]---[Header(0)]---[ToolCall(0), End(STOP), Usage]---|
+        [                           to_openai()                                 ]
+        ---c{role,content}------c{tool 0 hdr}--c{args}---------(c{tool_calls},c{usage})|
+
+    Each choice's finish and the usage chunk wait for the end of input (completion, or an
+    error: they came before it), so an operator before this one may hold content until
+    its source completes and the stream stays valid: content, then the finishes, then
+    the usage, last.
 
     Chunks carry the ``openai`` SDK's attribute paths and ``to_dict()``/``to_json()``.
     ``id`` is ``chatcmpl-<responseId>`` (or a random id), ``model`` the option or

@@ -77,6 +77,7 @@ def builder(**options: Any) -> ChunkBuilder:
 def run(*batches: Batch, **options: Any) -> list[rxgem.ChatCompletionChunk]:
     chunk_builder = builder(**options)
     chunks = [chunk for batch in batches for chunk in chunk_builder.feed(batch)]
+    chunks += chunk_builder.close()
     sdk_validate(chunks)
     return chunks
 
@@ -313,6 +314,30 @@ def test_usage_chunk_comes_last_with_no_choices() -> None:
     assert sdk.usage.completion_tokens_details is not None
     assert sdk.usage.completion_tokens_details.reasoning_tokens == 2
     check_protocol(chunks)
+
+
+def test_finishes_and_usage_wait_for_close_so_later_content_goes_before_them() -> None:
+    # an operator before to_openai held this text until its source completed
+    usage = Usage(UsageMetadata(prompt_token_count=1, total_token_count=1))
+    chunk_builder = builder()
+    during = chunk_builder.feed([META, Text(0, "a"), End(0, "STOP"), End(1, "MAX_TOKENS"), usage])
+    during += chunk_builder.feed([Text(0, "b"), Text(1, "c"), CALL])
+    assert finishes(during) == []
+    assert all(chunk.usage is None for chunk in during)
+    last = chunk_builder.close()
+    assert finishes(last) == [(0, "tool_calls", "STOP"), (1, "length", "MAX_TOKENS")]
+    assert last[-1].usage is not None
+    assert chunk_builder.close() == []  # spent
+    check_protocol(during + last)
+
+
+def test_close_with_an_error_still_writes_the_finishes_and_usage_that_came() -> None:
+    usage = Usage(UsageMetadata(prompt_token_count=1, total_token_count=1))
+    chunk_builder = builder()
+    chunk_builder.feed([META, Text(0, "a"), End(0, "STOP"), usage])
+    last = chunk_builder.close(ValueError("cut off"))
+    assert finishes(last) == [(0, "stop", "STOP")]
+    assert last[-1].usage is not None
 
 
 def test_include_usage_false_drops_the_usage_chunk() -> None:

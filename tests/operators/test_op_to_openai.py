@@ -60,7 +60,7 @@ def test_role_only_on_the_first_delta() -> None:
     }
     output = run_marbles(op(), "-a-b-c-|", lookup)
     assert output == expect_marbles(
-        "-a-b-c-|",
+        "-a-b---(c,|)",  # the finish waits for the end of input
         {
             "a": chunk("Hel", role="assistant"),
             "b": chunk("lo!"),
@@ -70,7 +70,7 @@ def test_role_only_on_the_first_delta() -> None:
 
 
 def test_text_header_then_the_rest_at_the_end() -> None:
-    # the diagram in to_openai's docstring
+    # the diagram in to_openai's docstring: the finish and the usage at the end of input
     counts = UsageMetadata(prompt_token_count=10, candidates_token_count=4, total_token_count=14)
     lookup = {
         "a": [META, Text(0, "Hi")],
@@ -79,7 +79,7 @@ def test_text_header_then_the_rest_at_the_end() -> None:
     }
     output = run_marbles(op(), "-a-b-c-------|", lookup)
     assert output == expect_marbles(
-        "-a-b-(x,f,u)-|",
+        "-a-b-x-------(f,u,|)",
         {
             "a": chunk("Hi", role="assistant"),
             "b": chunk(tool_calls=[tool_delta(0, id="call_id0001", name="read")]),
@@ -99,7 +99,7 @@ def test_header_then_tool_call_gives_header_chunk_then_arguments_only() -> None:
     arguments = tool_delta(0, '{"path":"a.py"}', signature=SIG)
     output = run_marbles(op(), "-a-b-----|", lookup)
     assert output == expect_marbles(
-        "-h-(x,f)-|",
+        "-h-x-----(f,|)",
         {
             "h": chunk(role="assistant", tool_calls=[header]),
             "x": chunk(tool_calls=[arguments]),
@@ -120,7 +120,7 @@ def test_tool_call_without_header_is_one_full_chunk_with_the_gemini_id() -> None
     }
     output = run_marbles(op(), "-a-b---------|", lookup)
     assert output == expect_marbles(
-        "-a-(f,g,s,e)-|",
+        "-a-(f,g,s)---(e,|)",
         {
             "a": chunk("Sure.", role="assistant"),
             "f": chunk(tool_calls=[tool_delta(0, '{"x":1}', id="gem-1", name="f")]),
@@ -167,10 +167,10 @@ def test_usage_chunk_is_last_and_can_be_dropped() -> None:
         "f": chunk(finish="stop", native_finish="STOP"),
         "u": usage_chunk(10, 10, 20, reasoning=6),
     }
-    with_usage = run_marbles(op(), "-a-b----|", lookup)
-    without = run_marbles(op(include_usage=False), "-a-b----|", lookup)
-    assert with_usage == expect_marbles("-a-(f,u)|", expected)
-    assert without == expect_marbles("-a-f----|", expected)
+    with_usage = run_marbles(op(), "-a-b-|", lookup)
+    without = run_marbles(op(include_usage=False), "-a-b-|", lookup)
+    assert with_usage == expect_marbles("-a---(f,u,|)", expected)
+    assert without == expect_marbles("-a---(f,|)", expected)
 
 
 @pytest.mark.parametrize(
@@ -258,7 +258,7 @@ def test_two_subscriptions_get_independent_ids_and_state() -> None:
         return [
             on_next(at + 10, chunk("Hi", role="assistant", **same)),
             on_next(at + 20, chunk(tool_calls=[tool], **same)),
-            on_next(at + 20, chunk(finish="tool_calls", native_finish="STOP", **same)),
+            on_next(at + 30, chunk(finish="tool_calls", native_finish="STOP", **same)),
             on_completed(at + 30),
         ]
 

@@ -5,6 +5,10 @@ The rules here are the ones the ``openai`` SDK's stream accumulator needs
 open in index order; ``id``/``type``/``name`` once per tool call; tool indices dense
 per choice; a signature exactly once; one ``finish_reason`` per choice, after its
 tool calls; the usage chunk (``choices: []``) last.
+
+So the finishes and the usage wait for the end of input (``close``): whatever comes
+after an :class:`End` or :class:`Usage` item (content an operator of the user's held
+until its source completed) still goes out before them, on either upstream.
 """
 
 from __future__ import annotations
@@ -99,6 +103,7 @@ class ChunkBuilder:
         "_contents",
         "_created",
         "_headers",
+        "_held",
         "_id",
         "_id_factory",
         "_include_usage",
@@ -143,6 +148,7 @@ class ChunkBuilder:
         self._streamed: set[tuple[int, int]] = set()  # calls whose arguments came as ArgsDelta
         self._tool_ids: dict[tuple[int, int], str] = {}
         self._calls: set[int] = set()
+        self._held: list[End | Usage] = []  # finishes and usage, written at close
 
     # -- chunk plumbing -------------------------------------------------------------
 
@@ -225,13 +231,25 @@ class ChunkBuilder:
     """Always ``None``: bad input raises at once (one unit of input gives one result)."""
 
     def close(self, error: Exception | None = None) -> list[ChatCompletionChunk]:
-        """The end of input: the last bytes of audio of a choice that never ended."""
+        """The end of input: each choice's finish (its last bytes of audio and its sources
+        first), the last bytes of audio of a choice that never ended, then the usage.
+
+        With ``error`` too: the finishes and usage that came before it are valid output.
+        """
         out: list[ChatCompletionChunk] = []
+        held, self._held = self._held, []
+        for item in held:
+            if type(item) is End:
+                self._end(out, item)
         for candidate, state in enumerate(self._choices):
             if state.audio is not None:
                 rest = state.audio.close()
                 if rest:
                     self._emit(out, candidate, ChoiceDelta(audio={"data": rest}))
+        if self._include_usage:
+            for item in held:
+                if type(item) is Usage:
+                    out.append(self._chunk([], map_usage(item.usage)))
         return out
 
     def feed(self, batch: Batch) -> list[ChatCompletionChunk]:
@@ -314,10 +332,8 @@ class ChunkBuilder:
                 self._emit(
                     out, item.candidate, ChoiceDelta(extra_content=signature_extra(item.signature))
                 )
-            elif type(item) is End:
-                self._end(out, item)
-            elif type(item) is Usage and self._include_usage:
-                out.append(self._chunk([], map_usage(item.usage)))
+            elif type(item) is End or type(item) is Usage:
+                self._held.append(item)  # written at close: content may still come
         if run:
             self._text(out, run_candidate, run_thought, run)
         return out
