@@ -52,12 +52,18 @@ Out = TypeVar("Out")
 
 
 class Core(Protocol[In_contra, Out]):
-    """A sans-IO stage of the pipeline: see the module docstring for the rules."""
+    """A sans-IO stage of the pipeline: see the module docstring for the rules.
+
+    Any class with these three members is a core; a class that subclasses ``Core``
+    (``class Redactor(Core[Batch, Item])``) gets the defaults of the two it may leave
+    out: ``error`` is ``None`` and ``close`` returns ``[]`` (nothing held).
+    :func:`rxgem.operators.core_operator` makes an operator of it.
+    """
 
     @property
     def error(self) -> Exception | None:
         """The error found after valid outputs were returned; the next call raises it."""
-        ...
+        return None
 
     def feed(self, value: In_contra, /) -> list[Out]:
         """The outputs that ``value`` completes, in order."""
@@ -65,4 +71,4 @@ class Core(Protocol[In_contra, Out]):
 
     def close(self, error: Exception | None = None, /) -> list[Out]:
         """The end of input (``error``: it stopped because of that error)."""
-        ...
+        return []

@@ -8,12 +8,14 @@ API); for Gemini's Interactions API, ``decode_sse`` â†’ ``parse_interactions`` â
 ``gemini_to_openai`` or ``gemini_to_responses`` (``interactions_to_openai``,
 ``interactions_to_responses``: the same with ``upstream="interactions"``), or as its
 named stages, ``pipeline_stages``; and ``from_body``, a light source of body bytes to put
-them on. Each operator is a factory returning
+them on. ``core_operator`` makes an operator of your own from a sans-IO core, as each of
+these is made (docs/operators.md, "Writing your own operator"). Each operator is a factory returning
 ``Callable[[Observable[A]], Observable[B]]`` for ``Observable.pipe``, over one
 sans-IO core of :mod:`rxgem.core`; state lives in each subscription, never in the
 factory.
 """
 
+from ._core_operator import core_operator
 from ._decode_sse import decode_sse
 from ._flush_on_finish import flush_on_finish
 from ._from_body import from_body
@@ -41,6 +43,7 @@ from ._pipeline import responses_stages as responses_stages  # isort: skip
 
 __all__ = [
     "NamedOperator",
+    "core_operator",
     "decode_sse",
     "flush_on_finish",
     "from_body",

@@ -1,11 +1,13 @@
-"""What every rxgem operator does with its core, in RxPY's own operator model.
+"""What every rxgem operator does with its core, in RxPY's own operator model; public as
+:func:`core_operator`, for operators of your own.
 
 An operator is ``Observable(subscribe)`` over a fresh sans-IO core per
 subscription (:class:`rxgem.core.Core`): each value is fed to the core and what
 the core returns is emitted, either value by value or, for the middle stages, as
 one batch. The end of input closes the core; an error (upstream, or raised by the
 core) first closes it with that error, so that what it owes (pending tool calls)
-is emitted before ``on_error``.
+is emitted before ``on_error``. An error the core raised (or kept) gets a note naming
+the stage, so that a traceback says which operator it came from.
 
 On :func:`~rxgem.operators.from_body`, the operator skips the inner
 ``subscribe`` and its own ``subscribe`` costs one trampoline item, not two: the
@@ -21,7 +23,7 @@ reactivex changes the code it restates.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, Literal, ParamSpec, TypeVar, cast, overload
 
 from reactivex import Observable, abc
 from reactivex.disposable import Disposable
@@ -34,17 +36,41 @@ __all__ = ["core_operator"]
 
 A = TypeVar("A")
 B = TypeVar("B")
+P = ParamSpec("P")
+
+
+def _named(error: Exception, name: str) -> Exception:
+    """``error``, with a note naming the stage that raised it (once)."""
+    note = f"raised by the {name} operator"
+    if note not in getattr(error, "__notes__", ()):
+        error.add_note(note)
+    return error
 
 
 class _CoreObserver(abc.ObserverBase[Any], Generic[B]):
     """One subscription: the upstream's observer, feeding one core."""
 
-    __slots__ = ("batched", "core", "ends_early", "feed", "observer", "stopped", "upstream")
+    __slots__ = (
+        "batched",
+        "core",
+        "ends_early",
+        "feed",
+        "name",
+        "observer",
+        "stopped",
+        "upstream",
+    )
 
     def __init__(
-        self, core: Core[Any, Any], observer: abc.ObserverBase[B], batched: bool, ends_early: bool
+        self,
+        core: Core[Any, Any],
+        observer: abc.ObserverBase[B],
+        batched: bool,
+        ends_early: bool,
+        name: str | None = None,
     ) -> None:
         self.core = core
+        self.name = name or type(core).__name__
         self.feed = core.feed
         self.observer = observer
         self.batched = batched
@@ -72,12 +98,12 @@ class _CoreObserver(abc.ObserverBase[Any], Generic[B]):
         try:
             outputs = self.feed(value)
         except Exception as error:
-            self.on_error(error)
+            self.on_error(_named(error, self.name))
             return
         self.emit(outputs)
         if self.core.error is not None:
             self.stop()
-            self.observer.on_error(self.core.error)
+            self.observer.on_error(_named(self.core.error, self.name))
         elif self.ends_early and getattr(self.core, "done", False):
             self.on_completed()
 
@@ -98,12 +124,12 @@ class _CoreObserver(abc.ObserverBase[Any], Generic[B]):
         try:
             outputs = self.core.close()
         except Exception as error:
-            self.on_error(error)
+            self.on_error(_named(error, self.name))
             return
         self.stop()
         self.emit(outputs)
         if self.core.error is not None:
-            self.observer.on_error(self.core.error)
+            self.observer.on_error(_named(self.core.error, self.name))
         else:
             self.observer.on_completed()
 
@@ -125,16 +151,18 @@ class _OnBody(Observable[B]):
         make_core: Callable[[], Core[Any, Any]],
         batched: bool,
         ends_early: bool,
+        name: str | None,
     ) -> None:
         super().__init__()
         self.body = body
         self.make_core = make_core
         self.batched = batched
         self.ends_early = ends_early
+        self.name = name
 
     def _prepare(self, observer: abc.ObserverBase[B]) -> BodyRun:
         sink: _CoreObserver[B] = _CoreObserver(
-            self.make_core(), observer, self.batched, self.ends_early
+            self.make_core(), observer, self.batched, self.ends_early, self.name
         )
         run = self.body.prepare(sink)
         sink.upstream = run  # the sink lets go of the body as soon as the core is done
@@ -170,27 +198,105 @@ class _OnBody(Observable[B]):
         return Disposable(observer.dispose)
 
 
-def core_operator(
-    make_core: Callable[[], Core[A, Any]], *, batched: bool = False, ends_early: bool = False
-) -> Callable[[Observable[A]], Observable[B]]:
-    """An operator that feeds each subscription's values to a fresh ``make_core()``.
+def _operator(
+    make_core: Callable[[], Core[A, Any]], batched: bool, ends_early: bool, name: str | None
+) -> Callable[[Observable[A]], Observable[Any]]:
+    """The operator that feeds each subscription's values to a fresh ``make_core()``."""
 
-    ``batched``: the core's ``feed`` returns one batch, emitted as one value (unless
-    empty); otherwise each returned value is emitted. ``ends_early``: once the
-    core's ``done`` is true (``data: [DONE]``), the operator completes and disposes
-    of its source.
-    """
-
-    def operator(source: Observable[A]) -> Observable[B]:
+    def operator(source: Observable[A]) -> Observable[Any]:
         if isinstance(source, BodySource):
-            return _OnBody(source, make_core, batched, ends_early)
+            return _OnBody(source, make_core, batched, ends_early, name)
 
         def subscribe(
-            observer: abc.ObserverBase[B], scheduler: abc.SchedulerBase | None = None
+            observer: abc.ObserverBase[Any], scheduler: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
-            sink = _CoreObserver(make_core(), observer, batched, ends_early)
+            sink = _CoreObserver(make_core(), observer, batched, ends_early, name)
             return source.subscribe(sink, scheduler=scheduler)
 
         return Observable(subscribe)
 
     return operator
+
+
+@overload
+def core_operator(
+    core: Callable[P, Core[A, B]],
+    *,
+    batched: Literal[False] = False,
+    ends_early: bool = False,
+    name: str | None = None,
+) -> Callable[P, Callable[[Observable[A]], Observable[B]]]: ...
+
+
+@overload
+def core_operator(
+    core: Callable[P, Core[A, B]],
+    *,
+    batched: Literal[True],
+    ends_early: bool = False,
+    name: str | None = None,
+) -> Callable[P, Callable[[Observable[A]], Observable[list[B]]]]: ...
+
+
+@overload
+def core_operator(
+    core: Callable[P, Core[A, Any]],
+    *,
+    batched: bool,
+    ends_early: bool = False,
+    name: str | None = None,
+) -> Callable[P, Callable[[Observable[A]], Observable[Any]]]: ...
+
+
+def core_operator(
+    core: Callable[P, Core[A, Any]],
+    *,
+    batched: bool = False,
+    ends_early: bool = False,
+    name: str | None = None,
+) -> Callable[P, Callable[[Observable[A]], Observable[Any]]]:
+    """The operator factory of a sans-IO core: what rxgem's own operators are made with.
+
+    .. code::
+
+        redact = core_operator(Redactor, batched=True)   # Redactor: a Core of batches
+
+        ---[Text("mail a@b.")]---[Text("c now")]---|
+        [                 redact()                 ]
+        ---[Text("mail ")]-------[Text("[email] ")]---[Text("now")]|
+
+    ``core`` is a class (or any callable) making an object with the core protocol
+    (:class:`rxgem.core.Core`): ``feed(value) -> list``, ``close(error=None) -> list``
+    and an ``error`` attribute (``None`` unless it found an error after returning valid
+    outputs). The factory takes ``core``'s own arguments; each subscription makes a
+    fresh ``core(*args, **kwargs)``, so state never leaks between subscriptions. Each
+    value is fed to the core and what ``feed`` returns is emitted, in order; at
+    completion ``close()``'s outputs are emitted, then completion. On an error, from
+    upstream or raised by the core, ``close(error)``'s outputs (what the core owes)
+    are emitted first, then the error; one the core raised carries a note naming
+    ``name`` (default: the core's class name).
+
+    Args:
+        core: makes one core per subscription, from the factory's arguments.
+        batched: ``feed`` and ``close`` return one *batch* (a list of
+            :mod:`rxgem.items`), emitted as one value unless empty, as the middle
+            stages pass them; else each returned value is emitted.
+        ends_early: once the core's ``done`` is true, the operator completes and lets
+            go of its source (as ``decode_sse`` does at ``data: [DONE]``).
+        name: the stage's name in error notes.
+
+    Returns:
+        A factory with ``core``'s parameters, returning an operator from
+        ``Observable[A]`` to ``Observable[B]`` (``Observable[list[B]]``, batched).
+    """
+
+    def factory(*args: P.args, **kwargs: P.kwargs) -> Callable[[Observable[A]], Observable[Any]]:
+        if not args and not kwargs:
+            return _operator(core, batched, ends_early, name)
+
+        def make() -> Core[A, Any]:
+            return core(*args, **kwargs)
+
+        return _operator(make, batched, ends_early, name)
+
+    return factory

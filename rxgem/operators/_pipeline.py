@@ -97,7 +97,7 @@ def gemini_to_openai(
     def converter() -> CoreConverter:
         return CoreConverter(settings)
 
-    return core_operator(converter, ends_early=True)
+    return core_operator(converter, ends_early=True, name="gemini_to_openai")()
 
 
 @documented(ResponsesPipelineOptions)
@@ -138,7 +138,7 @@ def responses_operator(
             on_start(made)
         return made
 
-    return core_operator(converter, ends_early=True)
+    return core_operator(converter, ends_early=True, name="gemini_to_responses")()
 
 
 @documented(InteractionsPipelineOptions)

@@ -26,4 +26,4 @@ def responses_sse_encode() -> Callable[[Observable[ResponsesEvent]], Observable[
     Returns:
         An operator from ``Observable[ResponsesEvent]`` to ``Observable[bytes]``.
     """
-    return core_operator(ResponsesSSEEncoder)
+    return core_operator(ResponsesSSEEncoder, name="responses_sse_encode")()

@@ -26,4 +26,4 @@ def sse_encode() -> Callable[[Observable[ChatCompletionChunk]], Observable[bytes
     Returns:
         An operator from ``Observable[ChatCompletionChunk]`` to ``Observable[bytes]``.
     """
-    return core_operator(SSEEncoder)
+    return core_operator(SSEEncoder, name="sse_encode")()

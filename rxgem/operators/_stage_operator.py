@@ -33,7 +33,7 @@ def over_core(
     stage: Stage[Any], make: Callable[[], Any]
 ) -> Callable[[Observable[Any]], Observable[Any]]:
     """The operator of ``stage`` over the cores ``make()`` makes (options already checked)."""
-    return core_operator(make, batched=stage.batched, ends_early=stage.ends)
+    return core_operator(make, batched=stage.batched, ends_early=stage.ends, name=stage.name)()
 
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -51,8 +51,7 @@ from strategies import (
 
 import rxgem
 from rxgem import samples
-from rxgem.operators import pipeline_stages
-from rxgem.operators._core_operator import core_operator
+from rxgem.operators import core_operator, pipeline_stages
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 CORPUS_NAMES = sorted(path.stem for path in CORPUS.glob("*.bin"))
@@ -685,7 +684,7 @@ def both(build: Build, values: list[Any], fail: Exception | None = None) -> tupl
                 steps += [
                     core_operator(
                         factory, batched=core.batched, ends_early=core.done_on is not None
-                    ),
+                    )(),
                     ops.map(lambda value: value),
                 ]
             result = notes(*run_rx(reactivex.compose(*steps), values, fail=fail))

@@ -32,6 +32,8 @@ OPERATORS = {
     "read_steps",
     "interactions_to_openai",
     "interactions_to_responses",
+    # the maker of every operator above that has a core, public for operators of your own
+    "core_operator",
 }
 
 

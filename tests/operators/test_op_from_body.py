@@ -23,8 +23,7 @@ from reactivex.testing import ReactiveTest, TestScheduler
 
 from rxgem import GeminiAPIError, samples
 from rxgem.core import SSEEvent
-from rxgem.operators import decode_sse, from_body, gemini_to_openai, pipeline_stages
-from rxgem.operators._core_operator import core_operator
+from rxgem.operators import core_operator, decode_sse, from_body, gemini_to_openai, pipeline_stages
 from rxgem.testing import call, event, expect_marbles, run_marbles
 
 on_next = ReactiveTest.on_next
@@ -391,7 +390,7 @@ def test_a_core_that_cannot_be_made_is_an_error_to_a_direct_subscriber() -> None
     def broken() -> Any:
         raise RuntimeError("no core")
 
-    operator: Callable[[Observable[bytes]], Observable[Any]] = core_operator(broken)
+    operator: Callable[[Observable[bytes]], Observable[Any]] = core_operator(broken)()
     seen = notifications(from_body([b"a"]), operator)
     assert [kind for kind, _ in seen] == ["error"]
     assert isinstance(seen[0][1], RuntimeError)
