@@ -9,7 +9,8 @@ whole).
 
 :func:`replayed_calls` reads what reached the fake: every ``functionCall`` (or
 ``function_call`` step) that a request sent back, with the signature it came back with.
-A client keeps Gemini's reasoning only if each one carries the signature the fake gave it.
+A client keeps Gemini's reasoning only if each one carries the signature the fake gave it:
+the fake counts those that came back bare or with Google's placeholder.
 """
 
 from __future__ import annotations
@@ -24,13 +25,10 @@ from typing import Any
 
 from server_harness import serving, settings_for
 
-from rxgem.request import PLACEHOLDER
 from rxgem.testing import FakeGemini, ReceivedRequest
 
 G3 = "gemini-3-flash-preview"
 UPSTREAMS = ("generateContent", "interactions")
-DUMMIES = (PLACEHOLDER, "context_engineering_is_the_way_to_go")
-"""Google's documented stand-ins for a signature: they skip validation and lose the reasoning."""
 TOOLS_CACHE = Path.home() / ".cache" / "rxgem-test-tools"
 
 
@@ -108,17 +106,15 @@ def replayed_calls(fake: FakeGemini) -> list[Replayed]:
     return found
 
 
-def lost_signatures(fake: FakeGemini) -> list[Replayed]:
-    """The replayed calls that came back without a signature, or with Google's dummy."""
-    return [r for r in replayed_calls(fake) if not r.signature or r.signature in DUMMIES]
-
-
 def assert_signatures_kept(fake: FakeGemini, *, replays: int) -> None:
-    """At least ``replays`` calls were sent back, each with a real signature (not a dummy)."""
+    """At least ``replays`` calls were sent back (the test replays what it says it does),
+    and the fake counted none that came back without the signature it gave, or with
+    one of Google's dummies (``FakeGemini.lost_signatures``, ``placeholder_signatures``)."""
     replayed = replayed_calls(fake)
     assert len(replayed) >= replays, f"expected {replays} replayed calls: {replayed}"
-    lost = lost_signatures(fake)
-    assert lost == [], f"{len(lost)} of {len(replayed)} replayed calls lost their signature: {lost}"
+    counts = (fake.lost_signatures, fake.placeholder_signatures)
+    assert counts == (0, 0), f"lost, placeholders {counts} of {replayed}: {fake.signature_problems}"
+    assert all(r.signature for r in replayed), replayed
 
 
 def model_requests(fake: FakeGemini) -> list[ReceivedRequest]:
