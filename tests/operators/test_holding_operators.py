@@ -18,14 +18,15 @@ from typing import Any
 
 import pytest
 import reactivex
+from interactions_harness import FAILING, OLD, STREAMS, sse
+from interactions_harness import name as stream_name
+from pipeline_harness import SHARED_CAPTURES, jsonl_to_sse, load_shared
 from reactivex import Observable, abc
 
 import rxgem
 from rxgem.items import Batch, DataPart, Logprobs, Sources, Text, TextSignature
 from rxgem.operators import NamedOperator, pipeline_stages
 from rxgem.testing import assert_openai_stream
-from tests.interactions_harness import FAILING, OLD, STREAMS, sse
-from tests.interactions_harness import name as stream_name
 
 Operator = Callable[[Observable[Any]], Observable[Any]]
 
@@ -108,6 +109,10 @@ def message(result: dict[str, Any]) -> dict[str, Any]:
 
 GENERATE_CONTENT = [name.removesuffix(".sse") for name in rxgem.samples.names()]
 INTERACTIONS = [path for path in STREAMS if stream_name(path) not in FAILING | OLD]
+SHARED = sorted(path.name for path in (SHARED_CAPTURES / "vercel-ai").glob("*.chunks.txt"))
+"""The recorded ``generateContent`` captures (``../shared/captures``), where they are."""
+
+
 # (upstream, position after which the holder goes, the holder)
 PLACES = [
     ("generate-content", 1, hold_all),  # after parse
@@ -123,6 +128,18 @@ CASES = [
     pytest.param(upstream, after, holder, name, id=f"{upstream}-{after}-{holder.__name__}-{name}")
     for upstream, after, holder in PLACES
     for name in (GENERATE_CONTENT if upstream == "generate-content" else INTERACTIONS)
+] + [
+    pytest.param(
+        upstream,
+        after,
+        holder,
+        name,
+        id=f"{upstream}-{after}-{holder.__name__}-{name}",
+        marks=pytest.mark.shared_captures,
+    )
+    for upstream, after, holder in PLACES
+    if upstream == "generate-content"
+    for name in SHARED
 ]
 
 
@@ -131,6 +148,8 @@ def body_of(upstream: str, name: str | Path) -> bytes:
         assert isinstance(name, Path)
         return sse(name)
     assert isinstance(name, str)
+    if name.endswith(".chunks.txt"):
+        return jsonl_to_sse(load_shared(name))
     return rxgem.samples.read(name)
 
 
