@@ -222,3 +222,19 @@ def test_models_list_and_one_model_sync_and_async(fake: FakeGemini, upstream: st
         return found
 
     assert asyncio.run(main()) == listed
+
+
+def test_a_response_sent_with_store_false_is_not_kept(fake: FakeGemini, tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "responses.sqlite3")
+    client = sync_client(transport_for(fake, "generateContent", store=store))
+    kept = client.responses.create(model=MODEL, input="Hi")
+    unkept = client.responses.create(model=MODEL, input="Hi", store=False)
+    assert kept.store is True
+    assert unkept.store is False
+    with pytest.raises(openai.BadRequestError) as refused:
+        client.responses.create(model=MODEL, input="Again", previous_response_id=unkept.id)
+    assert refused.value.code == "previous_response_not_found"
+    again = client.responses.create(model=MODEL, input="Again", previous_response_id=kept.id)
+    assert again.previous_response_id == kept.id
+    client.close()
+    asyncio.run(store.aclose())
