@@ -35,6 +35,7 @@ from ._fake_structured import (
     interaction_from_sse,
     interaction_json,
 )
+from ._fake_tool_choice import calling
 from ._gemini_builders import (
     api_error,
     blocked,
@@ -140,9 +141,12 @@ def choose_scenario(body: Any) -> str:
     """The scenario a request body (generateContent or Interactions create) asks for."""
     if not isinstance(body, Mapping):
         return "text"
+    mode = calling(body)[0]
+    if _tools(body) and mode == "any":
+        return "tool-call"
     if _results(body):
         return "json" if asked_json(body) else "tool-answer"
-    if _tools(body):
+    if _tools(body) and mode != "none":
         return "tool-call"
     if asked_json(body):
         return "json"
@@ -152,7 +156,10 @@ def choose_scenario(body: Any) -> str:
 
 
 def _arguments(body: Mapping[str, Any], count: int) -> list[tuple[str, dict[str, Any]]]:
-    tools = _tools(body) or [("lookup", {"type": "object", "properties": {"query": {}}})]
+    allowed = calling(body)[1]
+    offered = _tools(body)
+    tools = [tool for tool in offered if tool[0] in allowed] or offered
+    tools = tools or [("lookup", {"type": "object", "properties": {"query": {}}})]
     picked = [tools[i % len(tools)] for i in range(count)]
     out = []
     for name, schema in picked:

@@ -100,6 +100,90 @@ def test_the_request_chooses_the_scenario(body: Any, scenario: str) -> None:
     assert choose_scenario(body) == scenario
 
 
+ANSWERED = [
+    HI,
+    {"role": "model", "parts": [{"functionCall": {"name": "get_weather"}}]},
+    {"role": "user", "parts": [{"functionResponse": {"name": "get_weather"}}]},
+]
+RESULT = [{"type": "function_result", "name": "f", "call_id": "1", "result": "ok"}]
+
+
+def _calling(mode: str, *names: str) -> dict[str, Any]:
+    config: dict[str, Any] = {"mode": mode}
+    if names:
+        config["allowedFunctionNames"] = list(names)
+    return {"functionCallingConfig": config}
+
+
+@pytest.mark.parametrize(
+    ("body", "scenario"),
+    [
+        # Gemini's ANY mode always calls, even after a result; NONE never does
+        ({"contents": ANSWERED, "tools": TOOLS, "toolConfig": _calling("ANY")}, "tool-call"),
+        ({"contents": [HI], "tools": TOOLS, "toolConfig": _calling("NONE")}, "text"),
+        ({"contents": [HI], "tools": TOOLS, "toolConfig": _calling("AUTO")}, "tool-call"),
+        ({"contents": ANSWERED, "tools": TOOLS, "toolConfig": _calling("AUTO")}, "tool-answer"),
+        (
+            {
+                "model": MODEL,
+                "input": RESULT,
+                "tools": [{"type": "function", "name": "f"}],
+                "generation_config": {"tool_choice": "any"},
+            },
+            "tool-call",
+        ),
+        (
+            {
+                "model": MODEL,
+                "input": RESULT,
+                "tools": [{"type": "function", "name": "f"}],
+                "generation_config": {
+                    "tool_choice": {"allowed_tools": {"mode": "any", "tools": ["f"]}}
+                },
+            },
+            "tool-call",
+        ),
+        (
+            {
+                "model": MODEL,
+                "input": "Hi",
+                "tools": [{"type": "function", "name": "f"}],
+                "generation_config": {"tool_choice": "none"},
+            },
+            "text",
+        ),
+    ],
+)
+def test_a_forced_or_forbidden_tool_choice_is_followed(body: Any, scenario: str) -> None:
+    assert choose_scenario(body) == scenario
+
+
+@pytest.mark.parametrize("api", ["generateContent", "interactions"])
+def test_a_call_names_a_function_the_request_allows(api: str) -> None:
+    declarations = [{"name": "get_time"}, {"name": "get_weather", "parameters": WEATHER}]
+    if api == "generateContent":
+        body = {
+            "contents": [HI],
+            "tools": [{"functionDeclarations": declarations}],
+            "toolConfig": _calling("ANY", "get_weather"),
+        }
+        events = sse_json(gemini_scenario("tool-call", body, model=MODEL))
+        parts = [p for e in events for p in e["candidates"][0]["content"]["parts"]]
+        names = [p["functionCall"]["name"] for p in parts if "functionCall" in p]
+    else:
+        body = {
+            "model": MODEL,
+            "input": "Hi",
+            "tools": [{"type": "function", **d} for d in declarations],
+            "generation_config": {
+                "tool_choice": {"allowed_tools": {"mode": "any", "tools": ["get_weather"]}}
+            },
+        }
+        run = interaction_scenario("tool-call", body)
+        names = [s.final["name"] for s in run.steps if s.final.get("type") == "function_call"]
+    assert names == ["get_weather"]
+
+
 def test_arguments_follow_the_schema() -> None:
     value = schema_value(WEATHER)
     assert value == {"city": "Paris", "unit": "celsius", "days": 3, "hourly": True}
