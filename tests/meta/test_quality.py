@@ -29,3 +29,17 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 def test_tool_is_clean(command: tuple[str, ...]) -> None:
     result = _run(*command)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_test_modules_have_unique_names() -> None:
+    # The test folders are not packages: pytest imports each module by its bare name, so two
+    # with one name stop the whole run at collection ("import file mismatch").
+    seen: dict[str, Path] = {}
+    clashes = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        if path.name == "conftest.py" or "node_modules" in path.parts:
+            continue
+        if path.name in seen:
+            clashes.append(f"{seen[path.name].relative_to(ROOT)} and {path.relative_to(ROOT)}")
+        seen.setdefault(path.name, path)
+    assert not clashes, "test modules share a name: " + "; ".join(clashes)
