@@ -36,6 +36,7 @@ from ..core import (
     SSEDecoder,
     StepReader,
 )
+from ._after import After, insert
 from ._aiterate import _aiterate
 from ._owed import owed, owing
 
@@ -56,7 +57,8 @@ _STEP_BUILDER: Final = _STEP_CORES.index(ChunkBuilder)
 # iterated, each batched stage's batch is passed on only if not empty (a test checks that
 # this still matches `STAGES` and `RESPONSES_STAGES`, which differ only in the last core,
 # and the Interactions pipelines, `_feed_steps`). `_end` and `_push` read the stages'
-# `batched` flags.
+# `batched` flags. With cores of the caller's (`after`), `_feed_all` pushes every value
+# through `_push` instead.
 
 _DEFAULT: Final = PipelineSettings({})
 
@@ -89,6 +91,7 @@ class BaseConverter(Generic[Out]):
         "_events",
         "_finish",
         "_keep",
+        "_names",
         "_parser",
         "_slots",
         "_sse",
@@ -101,11 +104,16 @@ class BaseConverter(Generic[Out]):
         it came; ``None`` on the ``generateContent`` upstream."""
         return None if self._steps is None else self._steps.interaction_id
 
-    def _start(self, settings: PipelineSettings, *, keep: bool = False) -> None:
-        """Take fresh cores made with ``settings`` (checked options)."""
+    def _start(
+        self, settings: PipelineSettings, *, keep: bool = False, after: After | None = None
+    ) -> None:
+        """Take fresh cores made with ``settings`` (checked options), and ``after``'s."""
         cores = settings.cores()
         self._cores: tuple[Any, ...] = cores
         self._batched: tuple[bool, ...] = tuple(stage.batched for stage in settings.stages)
+        self._names: tuple[str | None, ...] | None = None
+        if after:
+            self._cores, self._batched, self._names = insert(settings.stages, cores, after)
         self._sse: SSEDecoder = cores[_SSE]
         self._steps: StepReader | None = None
         if settings.upstream == "interactions":
@@ -148,6 +156,8 @@ class BaseConverter(Generic[Out]):
             if self._error is not None:
                 raise owing(self._error, [])
             return []
+        if self._names is not None:
+            return self._feed_all(data)
         if self._steps is not None:
             return self._feed_steps(data, self._steps)
         out: list[Out] = []
@@ -191,6 +201,32 @@ class BaseConverter(Generic[Out]):
         if self._sse.done:
             return self._end(0, None, out)
         return out
+
+    def _feed_all(self, data: bytes) -> list[Out]:
+        """:meth:`feed` with cores of the caller's: each value pushed through every core."""
+        out: list[Out] = []
+        try:
+            events = self._sse.feed(data)
+        except Exception as exc:
+            return self._end(0, exc, out)
+        try:
+            for event in events:
+                self._push(1, event, out)
+        except _Failed as failed:
+            return self._end(failed.stage, failed.error, out)
+        if self._sse.done:
+            return self._end(0, None, out)
+        return out
+
+    def _named(self, stage: int, error: Exception) -> Exception:
+        """``error``, with a note naming core ``stage`` if it is the caller's (once), as
+        :func:`~rxgem.operators.core_operator`'s operators note it."""
+        names = self._names
+        if names is not None and names[stage] is not None:
+            note = f"raised by the {names[stage]} operator"
+            if note not in getattr(error, "__notes__", ()):
+                error.add_note(note)
+        return error
 
     def close(self, error: Exception | None = None) -> list[Out]:
         """The end of the body: the last outputs (tool calls, finishes, usage).
@@ -243,12 +279,12 @@ class BaseConverter(Generic[Out]):
                 for value in values:
                     self._push(stage + 1, value, out)
                 if error is None and core.error is not None:
-                    error = core.error
+                    error = self._named(stage, core.error)
                 stage += 1
             except _Failed as failed:
                 error, stage = failed.error, failed.stage
             except Exception as exc:  # close() found the stream bad (close(error) never raises)
-                error, stage = error or exc, stage + 1
+                error, stage = error or self._named(stage, exc), stage + 1
         if error is not None and not external:
             self._error = error
             if carry or not out:
@@ -263,7 +299,7 @@ class BaseConverter(Generic[Out]):
         try:
             values = self._cores[stage].feed(value)
         except Exception as exc:
-            raise _Failed(stage, exc) from None
+            raise _Failed(stage, self._named(stage, exc)) from None
         if self._batched[stage]:
             values = [values] if values else []
         for result in values:
@@ -325,17 +361,27 @@ class Converter(BaseConverter[ChatCompletionChunk]):
     :meth:`aiterate` run a whole body: every valid chunk, then the error. ``data:
     [DONE]`` ends the stream (the last chunks come with it; later input is ignored).
 
+    ``after={"flush_on_finish": Redactor}`` runs cores of your own (classes or zero-argument
+    factories, a sequence for several, one fresh core each per converter) on the outputs
+    of the stage named (any stage of the pipeline but the last, :func:`pipeline_stages
+    <rxgem.operators.pipeline_stages>`' names), as that place in the Rx pipeline would:
+    batched exactly when that stage is, their ``close()`` outputs through the later cores,
+    an error they raise noted ``raised by the Redactor operator``. Without it, the cores
+    run unrolled, as fast as ever.
+
     Raises:
         TypeError, ValueError: at construction, for an unknown or bad option.
     """
 
     __slots__ = ("_builder",)
 
-    def __init__(self, **options: Unpack[PipelineOptions]) -> None:
-        self._start(PipelineSettings(options) if options else _DEFAULT)
+    def __init__(self, *, after: After | None = None, **options: Unpack[PipelineOptions]) -> None:
+        self._start(PipelineSettings(options) if options else _DEFAULT, after=after)
 
-    def _start(self, settings: PipelineSettings, *, keep: bool = False) -> None:
-        super()._start(settings, keep=keep)
+    def _start(
+        self, settings: PipelineSettings, *, keep: bool = False, after: After | None = None
+    ) -> None:
+        super()._start(settings, keep=keep, after=after)
         self._builder: ChunkBuilder = self._cores[-1]
 
     def _build(self, batch: Batch) -> list[ChatCompletionChunk]:

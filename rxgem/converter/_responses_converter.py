@@ -22,6 +22,7 @@ from ..core import (
     ResponsesEvent,
     ResponsesPipelineOptions,
 )
+from ._after import After
 from ._converter import BaseConverter
 
 __all__ = ["CoreResponsesConverter", "ResponsesConverter"]
@@ -50,6 +51,7 @@ class ResponsesConverter(BaseConverter[ResponsesEvent]):
     end with ``response.failed``, carried on the error), and no error can be walked
     past. :attr:`response` is the final response once the stream ended;
     :attr:`signatures` Gemini's thought signatures, for a server to keep.
+    ``after`` runs cores of your own between the stages, as :class:`~rxgem.Converter`'s.
 
     Raises:
         TypeError, ValueError: at construction, for an unknown or bad option.
@@ -57,11 +59,17 @@ class ResponsesConverter(BaseConverter[ResponsesEvent]):
 
     __slots__ = ("_builder",)
 
-    def __init__(self, **options: Unpack[ResponsesPipelineOptions]) -> None:
-        self._start(PipelineSettings(options, RESPONSES_STAGES) if options else _DEFAULT)
+    def __init__(
+        self, *, after: After | None = None, **options: Unpack[ResponsesPipelineOptions]
+    ) -> None:
+        self._start(
+            PipelineSettings(options, RESPONSES_STAGES) if options else _DEFAULT, after=after
+        )
 
-    def _start(self, settings: PipelineSettings, *, keep: bool = False) -> None:
-        super()._start(settings, keep=keep)
+    def _start(
+        self, settings: PipelineSettings, *, keep: bool = False, after: After | None = None
+    ) -> None:
+        super()._start(settings, keep=keep, after=after)
         self._builder: ResponsesBuilder = self._cores[-1]
 
     def _build(self, batch: Batch) -> list[ResponsesEvent]:
