@@ -21,14 +21,15 @@ def to_responses(
 
         ---[Meta, Text("Hi")]------[ToolCall(0), End(STOP), Usage]---|
         [                      to_responses()                        ]
-        ---created,in_progress,     fc added,args,fc done,           completed|
-           msg added,part added,    msg text done,part done,
-           text delta               msg done
+        ---created,in_progress,------------------------------fc added,args,fc done,
+           msg added,part added,                             msg text done,part done,
+           text delta                                        msg done,completed|
 
     The items of candidate 0 become output items (``message``, ``reasoning``,
     ``function_call``, ``code_interpreter_call``, ``image_generation_call``), each from
-    ``response.output_item.added`` to ``.done``; the end of input gives the terminal
-    event (``response.completed``, ``.incomplete`` or ``.failed``; an upstream error:
+    ``response.output_item.added`` to ``.done``, closed when the input ends (so text an
+    operator before this one holds past the finish still gets in); the end of input gives
+    the terminal event (``response.completed``, ``.incomplete`` or ``.failed``; an upstream error:
     ``response.failed`` with the output so far, then the error). Events carry
     ``sequence_number`` 0, 1, 2… and ``to_dict()``/``to_json()``.
 

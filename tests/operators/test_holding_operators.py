@@ -12,6 +12,7 @@ redacting operator would).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from reactivex import Observable, abc
 
 import rxgem
 from rxgem.items import Batch, DataPart, Logprobs, Sources, Text, TextSignature
-from rxgem.operators import NamedOperator, pipeline_stages
+from rxgem.operators import NamedOperator, pipeline_stages, responses_stages
 from rxgem.testing import assert_openai_stream
 
 Operator = Callable[[Observable[Any]], Observable[Any]]
@@ -166,3 +167,38 @@ def test_a_holding_operator_anywhere_gives_a_valid_stream_with_the_same_message(
     assert held_error is None
     expected = assert_openai_stream(plain)
     assert message(assert_openai_stream(held)) == message(expected)
+
+
+def responses_stages_of(upstream: str) -> list[NamedOperator]:
+    count = iter(range(1_000_000))
+    return responses_stages(
+        upstream=upstream,  # type: ignore[arg-type]
+        id_factory=lambda: f"id{next(count)}",
+        clock=lambda: 1_700_000_000.0,
+    )
+
+
+def final_output(events: list[Any]) -> list[str]:
+    """The terminal event's output items without their ids (minted anew per item), in any
+    order: held thoughts let go after the calls make their reasoning item come later."""
+    document = events[-1].to_dict()["response"]
+    items = [
+        {k: v for k, v in item.items() if k not in ("id", "call_id")} for item in document["output"]
+    ]
+    return sorted(json.dumps(item, sort_keys=True) for item in items)
+
+
+@pytest.mark.parametrize(
+    ("upstream", "after", "holder", "name"),
+    [case for case in CASES if not case.marks],
+)
+def test_a_holding_operator_anywhere_gives_the_same_response(
+    upstream: str, after: int, holder: Operator, name: str | Path
+) -> None:
+    # What an operator holds past the finish still goes into the response's items.
+    body = body_of(upstream, name)
+    plain, plain_error = run(body, responses_stages_of(upstream))
+    held, held_error = run(body, with_holder(responses_stages_of(upstream), after, holder))
+    assert type(held_error) is type(plain_error)
+    if plain_error is None:
+        assert final_output(held) == final_output(plain)

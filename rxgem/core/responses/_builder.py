@@ -128,6 +128,7 @@ class ResponsesBuilder:
         "_meta",
         "_model",
         "_model_status",
+        "_pending",
         "_placed",
         "_response",
         "_response_id",
@@ -174,6 +175,7 @@ class ResponsesBuilder:
         self._urls: MetadataMerger | None = None
         self._usage: UsageMetadata | None = None
         self._end: End | None = None
+        self._pending: End | None = None  # candidate 0's finish, closed at the end of input
         self._response: Response | None = None
 
     # -- what the server keeps -----------------------------------------------------------
@@ -305,8 +307,9 @@ class ResponsesBuilder:
                 self._calls.append(item)
             elif type(item) is TextSignature:
                 self._sign("text", None, item.signature)
-            elif type(item) is End:
-                self._finish(out, item)
+            elif type(item) is End and self._pending is None:
+                # closed in close(): text an operator held past the finish still gets in
+                self._pending = item
         return out
 
     def _logprobs(self, out: list[ResponsesEvent], result: dict[str, Any]) -> None:
@@ -403,7 +406,7 @@ class ResponsesBuilder:
             (call.index, pair) for pair in calls for call in pair[:1]
         ]
         open_items += [(item.index, item) for item in self._items.detach()]
-        for _, item in sorted(open_items, key=_first):
+        for _, item in sorted(open_items, key=lambda pair: pair[0]):
             if type(item) is Reasoning:
                 encrypted = (
                     encode_signatures(self._signatures)
@@ -458,7 +461,9 @@ class ResponsesBuilder:
             self._start(out)
         usage = response_usage(self._usage) if self._usage is not None else None
         if error is not None:
-            if self._end is None:
+            if self._pending is not None:
+                self._finish(out, self._pending)
+            elif self._end is None:
                 self._close_items(out, "incomplete")
             response = self._snapshot(
                 "failed",
@@ -472,7 +477,7 @@ class ResponsesBuilder:
             return out
         end = self._end
         if end is None:
-            self._finish(out, End(0, None))
+            self._finish(out, self._pending or End(0, None))
             end = self._end
         assert end is not None
         status, details = status_of(end.reason, blocked=end.blocked)
@@ -492,7 +497,3 @@ class ResponsesBuilder:
         else:
             out.append(ResponseFailed(sequence_number=seq, response=response))
         return out
-
-
-def _first(pair: tuple[int, Any]) -> int:
-    return pair[0]
