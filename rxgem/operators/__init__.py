@@ -15,12 +15,12 @@ sans-IO core of :mod:`rxgem.core`; state lives in each subscription, never in th
 factory.
 """
 
-from ._core_operator import core_operator
 from ._decode_sse import decode_sse
 from ._flush_on_finish import flush_on_finish
 from ._from_body import from_body
 from ._group_by_slot import group_by_slot
 from ._latest_args import latest_args
+from ._own_operator import core_operator
 from ._parse import parse
 from ._parse_interactions import parse_interactions
 from ._pipeline import (

@@ -18,7 +18,7 @@ from ..core import (
     ResponsesEvent,
     ResponsesPipelineOptions,
 )
-from ._core_operator import core_operator
+from ._own_operator import core_operator
 from ._stage_operator import documented, over_core
 
 __all__ = [

@@ -5,7 +5,7 @@ from collections.abc import Callable
 from reactivex import Observable
 
 from ..core import ResponsesEvent, ResponsesSSEEncoder
-from ._core_operator import core_operator
+from ._own_operator import core_operator
 
 __all__ = ["responses_sse_encode"]
 

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 from reactivex import Observable
 
 from ..core import INTERACTIONS_RESPONSES_STAGES, RESPONSES_STAGES, STAGES, Stage, options_doc
-from ._core_operator import core_operator
+from ._own_operator import core_operator
 
 __all__ = ["documented", "over_core", "stage_operator"]
 
