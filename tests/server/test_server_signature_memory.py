@@ -421,3 +421,30 @@ def test_without_a_store_a_responses_replay_that_lost_it_is_logged(
     (line,) = [r.getMessage() for r in caplog.records if "placeholder" in r.getMessage()]
     assert line.startswith("request req_")
     assert "1 tool call(s)" in line
+
+
+def test_a_flood_of_unsigned_calls_is_answered_in_time(tmp_path: Path) -> None:
+    # An attacker's replay: thousands of unsigned tool calls with long ids. The recall reads
+    # at most MAX_RECALL keys and hashes each id once: the request is answered, not stuck.
+    calls = [
+        {
+            "id": f"c{i}" + "x" * 200,
+            "type": "function",
+            "function": {"name": "f", "arguments": "{}"},
+        }
+        for i in range(20_000)
+    ]
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "y" * 1000, "tool_calls": calls},
+        *({"role": "tool", "tool_call_id": c["id"], "content": "ok"} for c in calls),
+    ]
+    tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+    body = {"model": "gemini-3-flash-preview", "messages": messages, "tools": [tool]}
+    with (
+        FakeGemini() as fake,
+        serving(settings_for(fake, store=str(tmp_path / "s.sqlite3"))) as url,
+    ):
+        started = time.perf_counter()
+        chat(url, body, stream=False)
+        assert time.perf_counter() - started < 20  # 1.5 s measured on two cores
