@@ -16,12 +16,13 @@ from __future__ import annotations
 import copy
 import json
 import re
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
 from ..core import InvalidRequestError
 
 __all__ = [
     "MAX_JSON_DEPTH",
+    "JSONObject",
     "at",
     "check_depth",
     "copy_json",
@@ -31,6 +32,9 @@ __all__ = [
     "loads",
     "quoted",
 ]
+
+JSONObject: TypeAlias = dict[str, Any]
+"""A JSON object as ``json.loads`` makes it: what a request and its parts are."""
 
 MAX_JSON_DEPTH: Final = 128
 """Deepest nesting of objects and arrays a value in a request may have (``{}`` is 1 level)."""

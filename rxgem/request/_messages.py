@@ -35,7 +35,7 @@ from typing import Any
 import msgspec
 
 from ..core import InvalidRequestError, Part, render_code
-from ._json import MAX_JSON_DEPTH, check_depth, loads, quoted
+from ._json import MAX_JSON_DEPTH, JSONObject, check_depth, loads, quoted
 from ._signatures import PLACEHOLDER, call_signature, calls_signatures, message_signature, split_id
 
 __all__ = [
@@ -56,9 +56,6 @@ class SignatureWarning(UserWarning):
 
 class PlaceholderWarning(SignatureWarning):
     """A Gemini 3 request lacked a thought signature; Google's placeholder was sent instead."""
-
-
-JSONObject = dict[str, Any]
 
 
 def _data_url(url: str, where: str) -> tuple[str, str] | None:

@@ -15,9 +15,9 @@ import warnings
 from typing import Any, Literal, TypeAlias
 
 from ..core import InvalidRequestError
-from ._json import quoted
+from ._json import JSONObject, quoted
 from ._model_families import ModelFamily
-from .schema._to_gemini import SchemaTarget, to_gemini_schema
+from .schema._convert import SchemaTarget, to_gemini_schema
 
 __all__ = [
     "BUDGETS",
@@ -40,7 +40,6 @@ Unsupported: TypeAlias = Literal["error", "warn"]
 
 MAX_CANDIDATES = 8
 """The most candidates (``n``, Gemini's ``candidateCount``) Gemini makes per request."""
-JSONObject = dict[str, Any]
 
 
 class UnsupportedWarning(UserWarning):

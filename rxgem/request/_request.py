@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core import GeminiApi, InvalidRequestError
-from ._json import at
+from ._json import JSONObject, at
 from ._messages import messages_to_contents
 from ._model_families import model_family
 from ._params import (
@@ -20,7 +20,6 @@ from ._params import unsupported as unsupported_field
 
 __all__ = ["check_fields", "checked_model", "response_format", "to_gemini_request"]
 
-JSONObject = dict[str, Any]
 
 _MAPPED = frozenset(
     {

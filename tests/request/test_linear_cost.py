@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from rxgem.request import to_gemini_request
-from rxgem.request.schema._to_gemini import to_gemini_schema
+from rxgem.request.schema._convert import to_gemini_schema
 
 LIMIT = 25.0
 """Largest accepted time(10N) / time(N): linear is about 10, quadratic about 100."""

@@ -22,7 +22,7 @@ from rxgem.request._json import (
     json_equal,
     json_size,
 )
-from rxgem.request.schema._to_gemini import MAX_SCHEMA_NOTES, to_gemini_schema
+from rxgem.request.schema._convert import MAX_SCHEMA_NOTES, to_gemini_schema
 
 DEEP = 100_000
 """Far deeper than Python's recursion limit."""

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from strategies import PROPERTIES, examples
 
 from rxgem.core._errors import InvalidRequestError
-from rxgem.request.schema._to_gemini import KEPT_KEYWORDS, to_gemini_schema
+from rxgem.request.schema._convert import KEPT_KEYWORDS, to_gemini_schema
 
 W = "tools[0].function.parameters"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...core import InvalidRequestError
+from .._json import JSONObject
 from .._messages import messages_to_contents, place_signatures
 from .._model_families import model_family
 from .._params import Unsupported, generation_config, thinking_config, tool_config, tools
@@ -14,8 +15,6 @@ from ._config import interaction_config, interaction_tools, response_format
 from ._steps import contents_to_steps
 
 __all__ = ["chat_to_interaction", "flag"]
-
-JSONObject = dict[str, Any]
 
 
 def flag(value: Any, where: str) -> bool:

@@ -23,6 +23,7 @@ import warnings
 from typing import Any
 
 from ...core import InvalidRequestError
+from .._json import JSONObject
 from .._params import Unsupported, UnsupportedWarning, unsupported
 
 __all__ = [
@@ -33,7 +34,6 @@ __all__ = [
     "thinking_level",
 ]
 
-JSONObject = dict[str, Any]
 
 _RENAMED = {
     "maxOutputTokens": "max_output_tokens",

@@ -7,14 +7,13 @@ listed set of media types for each; a file of another type (``text/plain``,
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
 from ...core import InvalidRequestError
-from .._json import quoted
+from .._json import JSONObject, quoted
 
 __all__ = ["MIME_TYPES", "media_content"]
 
-JSONObject = dict[str, Any]
 
 MIME_TYPES: Final[dict[str, frozenset[str]]] = {
     "image": frozenset(

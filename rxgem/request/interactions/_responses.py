@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...core import InvalidRequestError
-from .._json import quoted
+from .._json import JSONObject, quoted
 from .._messages import place_signatures
 from .._model_families import model_family
 from .._params import Unsupported
@@ -38,8 +38,6 @@ from ._media import media_content
 from ._steps import contents_to_steps, result_value
 
 __all__ = ["InteractionRequest", "responses_to_interaction"]
-
-JSONObject = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,12 +31,11 @@ import warnings
 from typing import Any
 
 from ...core import InvalidRequestError
+from .._json import JSONObject
 from .._params import UnsupportedWarning
 from ._media import media_content
 
 __all__ = ["contents_to_steps", "result_value"]
-
-JSONObject = dict[str, Any]
 
 
 def result_value(response: JSONObject, media: list[JSONObject]) -> Any:

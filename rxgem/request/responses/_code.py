@@ -16,12 +16,11 @@ from __future__ import annotations
 from typing import Any
 
 from ...core import InvalidRequestError
-from .._json import check_depth, quoted
+from .._json import JSONObject, check_depth, quoted
 from .._params import Unsupported, unsupported
 
 __all__ = ["code_parts"]
 
-JSONObject = dict[str, Any]
 
 _CODE_KEYS = ("executableCode", "codeExecutionResult")
 

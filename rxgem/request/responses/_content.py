@@ -19,13 +19,12 @@ import mimetypes
 from typing import Any
 
 from ...core import InvalidRequestError
-from .._json import quoted
+from .._json import JSONObject, quoted
 from .._messages import file_part, response_object
 from .._params import Unsupported, unsupported
 
 __all__ = ["function_output", "message_parts", "string"]
 
-JSONObject = dict[str, Any]
 
 _TEXT_KINDS = frozenset({"input_text", "output_text", "text", "refusal", "summary_text"})
 

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ...core import InvalidRequestError
-from .._json import quoted
+from .._json import JSONObject, quoted
 from .._messages import call_arguments, merge_turns, place_signatures
 from .._params import Unsupported, unsupported
 from .._signatures import split_id
@@ -36,7 +36,6 @@ from ._signatures import Signatures
 
 __all__ = ["Resolve", "gemini_name", "input_to_contents", "item_references"]
 
-JSONObject = dict[str, Any]
 Resolve = Callable[[str], Mapping[str, Any] | None]
 """``resolve(item_id)``: the stored item an ``item_reference`` names, ``None`` if unknown."""
 

@@ -20,12 +20,12 @@ import math
 from typing import Any
 
 from ...core import GeminiApi, InvalidRequestError
+from .._json import JSONObject
 from .._model_families import ModelFamily
 from .._params import Unsupported, converted_schema, thinking_config, unsupported
 
 __all__ = ["LOGPROBS", "generation_config", "include_list"]
 
-JSONObject = dict[str, Any]
 
 LOGPROBS = "message.output_text.logprobs"
 """The ``include`` entry that asks for log probabilities."""

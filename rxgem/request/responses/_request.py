@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from ...core import GeminiApi, InvalidRequestError
-from .._json import at
+from .._json import JSONObject, at
 from .._model_families import model_family
 from .._params import Unsupported, unsupported
 from ._input import Resolve, input_to_contents
@@ -32,7 +32,6 @@ __all__ = [
     "with_warnings",
 ]
 
-JSONObject = dict[str, Any]
 T = TypeVar("T")
 
 _MAPPED = frozenset(

@@ -21,14 +21,12 @@ from __future__ import annotations
 
 import warnings
 from collections import deque
-from typing import Any
 
 from ...core import InvalidRequestError, decode_signatures
+from .._json import JSONObject
 from .._messages import SignatureWarning
 
 __all__ = ["Signatures"]
-
-JSONObject = dict[str, Any]
 
 
 class Signatures:

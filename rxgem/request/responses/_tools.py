@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...core import InvalidRequestError
-from .._json import quoted
+from .._json import JSONObject, quoted
 from .._model_families import ModelFamily
 from .._params import (
     Unsupported,
@@ -36,12 +36,11 @@ from .._params import (
     function_declaration,
     unsupported,
 )
-from ..schema._to_gemini import SchemaTarget
+from ..schema._convert import SchemaTarget
 from ._input import gemini_name
 
 __all__ = ["ResponsesTools", "responses_tools"]
 
-JSONObject = dict[str, Any]
 
 _SEARCH = re.compile(r"web_search(_preview)?(_\d{4}_\d{2}_\d{2})?")
 _LEFT_OUT = frozenset({"custom", "tool_search"})

@@ -13,10 +13,11 @@ otherwise end in a ``RecursionError``. It gathers the notes (the first
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Final, TypeAlias
+from typing import Any, Final
 from urllib.parse import unquote
 
 from ...core import InvalidRequestError
+from .._json import JSONObject
 
 __all__ = [
     "MAX_SCHEMA_DEPTH",
@@ -28,8 +29,6 @@ __all__ = [
     "is_pointer",
     "resolve_pointer",
 ]
-
-JSONObject: TypeAlias = dict[str, Any]
 
 MAX_SCHEMA_NODES: Final = 4096
 """Most schema nodes one conversion may write (after ``$ref`` inlining)."""

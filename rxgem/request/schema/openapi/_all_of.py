@@ -2,19 +2,19 @@
 
 Each branch is read with its ``$ref`` inlined; ``properties`` and ``required`` are united,
 any other keyword keeps its first value, and a conflict is noted. The merged schema is then
-translated like any other (``_to_openapi``).
+translated like any other (``_node``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ...core import InvalidRequestError
-from .._json import at as _at
-from .._json import json_equal
-from ._openapi_refs import inline_ref, pop_refs
-from ._openapi_vocabulary import ANNOTATIONS, SILENT, as_schema
-from ._walk import JSONObject, Walk
+from ....core import InvalidRequestError
+from ..._json import at as _at
+from ..._json import json_equal
+from .._walk import JSONObject, Walk
+from ._refs import inline_ref, pop_refs
+from ._vocabulary import ANNOTATIONS, SILENT, as_schema
 
 __all__ = ["merge_all_of"]
 
@@ -81,7 +81,7 @@ def merge_all_of(walk: Walk, raw: JSONObject, where: str) -> JSONObject:
 
 def _unite(names: list[Any], seen: set[str], more: list[Any]) -> None:
     """Append the names of ``more`` not yet in ``names`` (other values: always; they make the
-    list invalid, which ``known_names`` (``_openapi_keywords``) notes)."""
+    list invalid, which ``known_names`` (``_keywords``) notes)."""
     for name in more:
         if type(name) is not str:
             names.append(name)

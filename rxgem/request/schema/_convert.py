@@ -29,9 +29,6 @@ from __future__ import annotations
 from typing import Literal, TypeAlias
 
 from ...core import InvalidRequestError
-from ._openapi_vocabulary import KEPT_KEYWORDS
-from ._to_json_schema import json_schema_node
-from ._to_openapi import openapi_node
 from ._walk import (
     MAX_SCHEMA_DEPTH,
     MAX_SCHEMA_NODES,
@@ -40,6 +37,9 @@ from ._walk import (
     JSONObject,
     Walk,
 )
+from .json_schema._copy import json_schema_node
+from .openapi._node import openapi_node
+from .openapi._vocabulary import KEPT_KEYWORDS
 
 __all__ = [
     "KEPT_KEYWORDS",

@@ -8,11 +8,11 @@ inlining copies is counted against the walk's size budget.
 
 from __future__ import annotations
 
-from ...core import InvalidRequestError
-from .._json import at as _at
-from .._json import quoted
-from ._openapi_vocabulary import SILENT, as_schema
-from ._walk import JSONObject, Walk, is_pointer, resolve_pointer
+from ....core import InvalidRequestError
+from ..._json import at as _at
+from ..._json import quoted
+from .._walk import JSONObject, Walk, is_pointer, resolve_pointer
+from ._vocabulary import SILENT, as_schema
 
 __all__ = ["inline_ref", "pop_refs"]
 

@@ -2,12 +2,12 @@
 
 For ``FunctionDeclaration.parameters`` and ``generationConfig.responseSchema`` on the Gemini
 API, and everywhere on Vertex AI's ``v1``. Each node has its ``$ref`` inlined
-(``_openapi_refs``) and its ``allOf`` merged
-(``_openapi_all_of``), and is then a union or a plain schema. A
+(``_refs``) and its ``allOf`` merged
+(``_all_of``), and is then a union or a plain schema. A
 union (``anyOf``, ``oneOf``) loses its ``null`` branch to ``nullable``, is merged into the
 node when one branch is left, or stays an ``anyOf`` with the node's constraints distributed
 into each branch. A plain schema has its type (several become an ``anyOf``), its own
-keywords (``_openapi_keywords``), and an array's ``items`` (a
+keywords (``_keywords``), and an array's ``items`` (a
 tuple folded into it) or an object's ``properties``, walked in turn. What the ``Schema``
 cannot say is approximated or dropped, each time with a note (the README's table lists
 every approximation).
@@ -18,11 +18,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final, TypeAlias
 
-from ...core import InvalidRequestError
-from .._json import at as _at
-from .._json import fingerprint
-from ._openapi_all_of import merge_all_of
-from ._openapi_keywords import (
+from ....core import InvalidRequestError
+from ..._json import at as _at
+from ..._json import fingerprint
+from .._walk import JSONObject, Walk
+from ._all_of import merge_all_of
+from ._keywords import (
     as_string,
     copied_annotations,
     copy_counts,
@@ -36,8 +37,8 @@ from ._openapi_keywords import (
     write_number,
     write_string,
 )
-from ._openapi_refs import inline_ref, pop_refs
-from ._openapi_vocabulary import (
+from ._refs import inline_ref, pop_refs
+from ._vocabulary import (
     ANNOTATIONS,
     DISTRIBUTED,
     NO_EXTRA_KEYS,
@@ -45,7 +46,6 @@ from ._openapi_vocabulary import (
     TYPES,
     as_schema,
 )
-from ._walk import JSONObject, Walk
 
 __all__ = ["openapi_node"]
 

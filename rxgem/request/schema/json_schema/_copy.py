@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from ...core import InvalidRequestError
-from .._json import at as _at
-from .._json import copy_json, quoted
-from ._walk import JSONObject, Walk, is_pointer, resolve_pointer
+from ....core import InvalidRequestError
+from ..._json import at as _at
+from ..._json import copy_json, quoted
+from .._walk import JSONObject, Walk, is_pointer, resolve_pointer
 
 __all__ = ["json_schema_node"]
 

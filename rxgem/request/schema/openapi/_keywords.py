@@ -5,7 +5,7 @@ counts (``minItems`` ...), ``required`` and ``propertyOrdering``: each is copied
 approximated with a note that says how (an exclusive bound made inclusive, an enum of
 numbers sent as strings), or dropped with a note that says why (:func:`note_dropped`). The
 subschemas (``properties``, ``items``, unions) are walked by
-``_to_openapi``.
+``_node``.
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ import json
 import math
 from typing import Any, Final
 
-from ...core import InvalidRequestError
-from .._json import at as _at
-from .._json import copy_json, json_size, quoted
-from ._openapi_vocabulary import (
+from ....core import InvalidRequestError
+from ..._json import at as _at
+from ..._json import copy_json, json_size, quoted
+from .._walk import JSONObject, Walk
+from ._vocabulary import (
     ANNOTATIONS,
     ANY_TYPE_KEYWORDS,
     FORMATS,
@@ -26,7 +27,6 @@ from ._openapi_vocabulary import (
     TYPE_KEYWORDS,
     TYPES,
 )
-from ._walk import JSONObject, Walk
 
 __all__ = [
     "as_string",

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from ...core import InvalidRequestError
-from ._walk import JSONObject
+from ....core import InvalidRequestError
+from .._walk import JSONObject
 
 __all__ = [
     "ANNOTATIONS",
