@@ -116,7 +116,7 @@ class BaseConverter(Generic[Out]):
             self._cores, self._batched, self._names = insert(settings.stages, cores, after)
         self._sse: SSEDecoder = cores[_SSE]
         self._steps: StepReader | None = None
-        if settings.upstream == "interactions":
+        if settings.reader.steps:
             self._events: InteractionsParser = cores[_EVENTS]
             self._steps = cores[_STEPS]
         else:

@@ -166,7 +166,9 @@ from ._stages import (
     STAGES as STAGES,
     Output as Output,
     PipelineSettings as PipelineSettings,
+    Reader as Reader,
     Stage as Stage,
+    reader_of as reader_of,
     stages_of as stages_of,
 )
 

@@ -7,11 +7,14 @@ Each upstream has its own reader stages (``generateContent``: ``parse``,
 ``parse_interactions``, ``read_steps``) between ``decode_sse`` and the output's last
 stage (``to_openai``, ``to_responses``): :data:`STAGES`, :data:`RESPONSES_STAGES`,
 :data:`INTERACTIONS_STAGES`, :data:`INTERACTIONS_RESPONSES_STAGES`, :func:`stages_of`.
-The ``upstream`` option chooses among them (:class:`PipelineSettings`).
+Each upstream's stream is read by one :class:`Reader` (its stages for each output), found
+by the ``upstream`` option's value with :func:`reader_of` (:class:`PipelineSettings`): the
+one place the core maps that name to what it reads.
 """
 
 from collections.abc import Callable, Mapping
-from typing import Any, Generic, Literal, TypeVar
+from dataclasses import dataclass
+from typing import Any, Final, Generic, Literal, TypeVar
 
 from ._option_checks import check_upstream
 from ._options import (
@@ -41,7 +44,9 @@ __all__ = [
     "STAGES",
     "Output",
     "PipelineSettings",
+    "Reader",
     "Stage",
+    "reader_of",
     "stages_of",
 ]
 
@@ -163,12 +168,51 @@ INTERACTIONS_RESPONSES_STAGES: tuple[Stage[Any], ...] = (*INTERACTIONS_STAGES[:3
 Output = Literal["chat", "responses"]
 """What the pipeline makes: Chat Completions chunks or Responses events."""
 
-_PIPELINES: dict[tuple[str, str], tuple[Stage[Any], ...]] = {
-    ("generate-content", "chat"): STAGES,
-    ("generate-content", "responses"): RESPONSES_STAGES,
-    ("interactions", "chat"): INTERACTIONS_STAGES,
-    ("interactions", "responses"): INTERACTIONS_RESPONSES_STAGES,
-}
+
+@dataclass(frozen=True, slots=True)
+class Reader:
+    """How the pipeline reads one upstream's stream: its stages for each output.
+
+    Attributes:
+        name: the ``upstream`` option's value that chooses it.
+        chat: the stages that make Chat Completions chunks.
+        responses: the stages that make Responses events.
+        steps: whether its reader gives the output stage its items directly (no slots
+            to keep, no finish to hold), as the Interactions reader does.
+    """
+
+    name: str
+    chat: tuple[Stage[Any], ...]
+    responses: tuple[Stage[Any], ...]
+    steps: bool = False
+
+    def stages(self, output: Output = "chat") -> tuple[Stage[Any], ...]:
+        """The stages that make ``output`` (raises ``ValueError`` for another)."""
+        found = {"chat": self.chat, "responses": self.responses}.get(output)
+        if found is None:
+            raise ValueError(f"output must be 'chat' or 'responses', not {output!r}")
+        return found
+
+    def takes(self, option: str) -> bool:
+        """Whether a stage of this reader's (either output) takes ``option``."""
+        return any(option in stage.declared for stage in (*self.chat, *self.responses))
+
+
+READERS: Final = (
+    Reader("generate-content", STAGES, RESPONSES_STAGES),
+    Reader("interactions", INTERACTIONS_STAGES, INTERACTIONS_RESPONSES_STAGES, steps=True),
+)
+"""The readers of the ``upstream`` option, the default first."""
+
+
+def reader_of(upstream: object) -> Reader:
+    """The reader the ``upstream`` option names.
+
+    Raises:
+        ValueError: for a name no reader has.
+    """
+    check_upstream(upstream)
+    return next(reader for reader in READERS if reader.name == upstream)
 
 
 def stages_of(
@@ -179,18 +223,16 @@ def stages_of(
     Raises:
         ValueError: for an unknown ``upstream`` or ``output``.
     """
-    check_upstream(upstream)
-    try:
-        return _PIPELINES[upstream, output]
-    except KeyError:
-        raise ValueError(f"output must be 'chat' or 'responses', not {output!r}") from None
+    return reader_of(upstream).stages(output)
 
 
 def _names(stages: tuple[Stage[Any], ...]) -> frozenset[str]:
     return frozenset({"upstream", *(name for stage in stages for name in stage.declared)})
 
 
-_NAMES = {stages: _names(stages) for stages in _PIPELINES.values()}
+_NAMES = {
+    stages: _names(stages) for reader in READERS for stages in (reader.chat, reader.responses)
+}
 
 
 class PipelineSettings:
@@ -205,19 +247,20 @@ class PipelineSettings:
             stages the chosen upstream does not have.
     """
 
-    __slots__ = ("makers", "options", "stages", "upstream")
+    __slots__ = ("makers", "options", "reader", "stages")
 
     def __init__(self, options: Mapping[str, Any], stages: tuple[Stage[Any], ...] = STAGES) -> None:
-        upstream = options.get("upstream", "generate-content")
-        check_upstream(upstream)
-        if upstream != "generate-content" and stages in (STAGES, RESPONSES_STAGES):
-            stages = _PIPELINES[upstream, "responses" if stages is RESPONSES_STAGES else "chat"]
+        reader = reader_of(options.get("upstream", READERS[0].name))
+        if stages is STAGES:
+            stages = reader.chat
+        elif stages is RESPONSES_STAGES:
+            stages = reader.responses
         names = _NAMES.get(stages) or _names(stages)
         unknown = sorted(set(options) - names)
         if unknown:
-            raise TypeError(_unknown(unknown[0], upstream, stages, names))
-        self.upstream: str = upstream
-        """The upstream whose stream is read (``options``' ``upstream``)."""
+            raise TypeError(_unknown(unknown[0], reader, stages, names))
+        self.reader = reader
+        """What reads the upstream's stream (``options``' ``upstream``)."""
         self.stages = stages
         """The stages whose cores :meth:`cores` makes, in order."""
         self.options: Mapping[str, Any] = dict(options)
@@ -232,14 +275,14 @@ class PipelineSettings:
 
 
 def _unknown(
-    name: str, upstream: str, stages: tuple[Stage[Any], ...], names: frozenset[str]
+    name: str, reader: Reader, stages: tuple[Stage[Any], ...], names: frozenset[str]
 ) -> str:
     """The message refusing option ``name``: the stages of another upstream may take it."""
-    for (other, _), others in _PIPELINES.items():
-        if other != upstream and name in _NAMES[others]:
+    for other in READERS:
+        if other is not reader and other.takes(name):
             return (
-                f"pipeline option {name!r} is for the {other} upstream only: the"
-                f" {upstream} pipeline ({', '.join(stage.name for stage in stages)}) has"
+                f"pipeline option {name!r} is for the {other.name} upstream only: the"
+                f" {reader.name} pipeline ({', '.join(stage.name for stage in stages)}) has"
                 " no stage that takes it"
             )
     return f"unknown pipeline option {name!r}; expected one of {', '.join(sorted(names))}"

@@ -56,7 +56,7 @@ def test_upstream_is_declared_once_with_its_default_and_check() -> None:
     for faces in (core.PipelineOptions, core.StreamOptions, core.ResponsesPipelineOptions):
         assert "upstream" in faces.__optional_keys__
         assert "upstream: " in (faces.__doc__ or "")
-    assert PipelineSettings({}).upstream == "generate-content"
+    assert PipelineSettings({}).reader is core.reader_of("generate-content")
 
 
 def test_upstream_chooses_the_stages_of_each_output() -> None:

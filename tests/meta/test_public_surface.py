@@ -183,6 +183,8 @@ CORE_FACE_ONLY = {
     # the upstream option and the reader stages it chooses (Interactions or generateContent)
     "Upstream",
     "UpstreamOptions",
+    "Reader",  # what reads each upstream's stream, for rxgem.upstreams
+    "reader_of",
     "ReadStepsOptions",
     "InteractionsPipelineOptions",
     "InteractionsResponsesOptions",

@@ -1,0 +1,52 @@
+"""The upstreams by the option values that choose them: the one place an upstream's name is
+read. Adding an upstream is a folder of :mod:`rxgem.upstreams` and a line of
+:data:`UPSTREAMS`."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from ..core import reader_of
+from ..transport import api_of
+from ._upstream import Upstream
+from .gemini import GEMINI
+from .interactions import INTERACTIONS
+from .vertex import VERTEX
+
+__all__ = ["UPSTREAMS", "upstream_at", "upstream_of"]
+
+UPSTREAMS: Final[tuple[Upstream, ...]] = (
+    GEMINI,
+    VERTEX,
+    INTERACTIONS,
+)
+"""Every upstream, the default first (``generate-content`` on the Gemini API)."""
+
+
+def upstream_of(
+    name: object = None, *, api: object = None, base_url: str | None = None
+) -> Upstream:
+    """The upstream option ``name`` chooses (``None``: the default's), with the ``api``
+    choice where that name has one: ``api``, else the one ``base_url`` names
+    (``"vertex"`` for an ``aiplatform.googleapis.com`` host).
+
+    Raises:
+        ValueError: for a ``name`` or an ``api`` no upstream has, in the words of the
+            pipeline's own checks.
+    """
+    reader = reader_of(UPSTREAMS[0].name if name is None else name)
+    named = [upstream for upstream in UPSTREAMS if upstream.reader is reader]
+    if len(named) == 1:
+        return named[0]
+    chosen = api or api_of(base_url)
+    found = next((upstream for upstream in named if upstream.api == chosen), None)
+    if found is None:
+        apis = " or ".join(repr(upstream.api) for upstream in named)
+        raise ValueError(f"api must be {apis}, not {chosen!r}")
+    return found
+
+
+def upstream_at(url: str, base_url: str | None = None) -> Upstream:
+    """The upstream whose streaming endpoint ``url`` is (the default's when none is)."""
+    found = next((upstream for upstream in UPSTREAMS if upstream.addresses(url)), UPSTREAMS[0])
+    return upstream_of(found.name, base_url=base_url or url)
