@@ -61,10 +61,10 @@ On top of them:
 - ``_access``: the access log and the error boundary; ``_telemetry``: the metrics and
   traces of each request, through ``_metrics`` (Prometheus), ``_tracing``
   (OpenTelemetry) and ``_labels`` (the route list, and the bounded label values);
-  ``_upstream``: the shared ``httpx.AsyncClient`` pools, over ``_aiohttp`` (an httpx
-  transport on aiohttp) unless httpx's own is chosen; ``_interactions``: the calls to
-  the Interactions API on those pools; ``_app``: the Starlette app,
-  assembled. The ``rxgem serve`` command is :mod:`rxgem.cli.serve`.
+  ``_upstream``: the shared ``httpx.AsyncClient`` pools, over
+  ``rxgem.transport.AiohttpTransport`` (an httpx transport on aiohttp) unless httpx's
+  own is chosen; ``_interactions``: the calls to the Interactions API on those pools;
+  ``_app``: the Starlette app, assembled. The ``rxgem serve`` command is :mod:`rxgem.cli.serve`.
 
 Importing this package does not import Starlette or uvicorn; the names that need
 them load on first use.

@@ -1,6 +1,6 @@
 """The server's side toward Gemini: the shared ``httpx.AsyncClient`` pools, and the chat,
 model and probe calls made on them (the HTTP itself is :mod:`rxgem.transport`'s, over
-:mod:`rxgem.server._aiohttp`'s transport or httpx's own)."""
+``rxgem.transport.AiohttpTransport`` or httpx's own)."""
 
 from __future__ import annotations
 
@@ -30,8 +30,7 @@ from ..core import (
 )
 from ..replies import openai_model, openai_model_list
 from ..request import InteractionRequest, ResponsesRequest
-from ..transport import CassetteDir, get_model, list_models, models_status
-from ._ack import ack_head
+from ..transport import CassetteDir, ack_head, get_model, list_models, models_status
 from ._auth import Credentials
 from ._inspector import Inspector
 from ._settings import RECORD_COUNT_ENV, ServerSettings
@@ -72,7 +71,7 @@ def _taken_by(stages: Sequence[Stage[Any]], options: Mapping[str, Any]) -> dict[
 
 
 def _aiohttp_transport(limits: httpx.Limits) -> httpx.AsyncBaseTransport:
-    from ._aiohttp import AiohttpTransport
+    from ..transport import AiohttpTransport
 
     return AiohttpTransport(limits=limits)
 

@@ -1,11 +1,12 @@
 """Gemini over httpx: its streaming endpoints (``streamGenerateContent``, Interactions) as
 ``Observable[bytes]``, its model list, and the Interactions resources (create, get, cancel,
-delete).
+delete); httpx transports for its connections (:class:`AiohttpTransport`, which needs the
+``server`` extra and loads on first use, and the :func:`ack_head` hook).
 
 HTTP only: :mod:`rxgem.client` composes it with the pipeline (``stream_chat``).
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._cassette import (
     CASSETTE_FORMAT,
@@ -45,6 +46,10 @@ from ._interactions_exchange import (
 )
 from ._models_api import MAX_MODEL_PAGES, get_model, list_models, models_status
 from ._redact import MIN_SECRET, REDACTED, redact, secret_forms
+from ._transports.quick_ack import ack_head
+
+if TYPE_CHECKING:
+    from ._transports.aiohttp import AiohttpTransport
 
 __all__ = [
     "CASSETTE_FORMAT",
@@ -56,12 +61,14 @@ __all__ = [
     "MAX_MODEL_PAGES",
     "MIN_SECRET",
     "REDACTED",
+    "AiohttpTransport",
     "CassetteDir",
     "CassetteError",
     "CassetteSink",
     "InteractionsTransportOptions",
     "RetryPolicy",
     "TransportOptions",
+    "ack_head",
     "api_of",
     "cancel_interaction",
     "cassette_bytes",
@@ -89,6 +96,10 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    if name == "AiohttpTransport":  # aiohttp comes with the server extra: imported on use
+        from ._transports.aiohttp import AiohttpTransport
+
+        return AiohttpTransport
     # The old name of CassetteSink, kept for one release: `rxgem.viz.Recorder` is the
     # recorder of a diagram, and one public name has one meaning.
     if name == "Recorder":

@@ -16,8 +16,8 @@ import pytest
 
 import rxgem
 from rxgem import samples
-from rxgem.server._aiohttp import AiohttpTransport
 from rxgem.testing import FakeGemini, FakeResponse
+from rxgem.transport import AiohttpTransport
 
 MODEL = "gemini-2.5-flash"
 REQUEST = {"contents": [{"role": "user", "parts": [{"text": "Hi"}]}]}

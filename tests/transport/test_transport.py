@@ -637,7 +637,7 @@ def test_a_compressed_body_is_decoded_and_a_plain_one_passes_as_is(mode: str) ->
     leaves decoding to httpx); a plain one passes as it came."""
     import gzip
 
-    from rxgem.server._aiohttp import AiohttpTransport
+    from rxgem.transport import AiohttpTransport
 
     capture = samples.read("text")
     packed = FakeResponse(body=gzip.compress(capture), headers={"Content-Encoding": "gzip"})

@@ -28,9 +28,8 @@ from pipeline_harness import collect_sync, counter_ids, run
 
 import rxgem
 from rxgem import samples
-from rxgem.server._aiohttp import AiohttpTransport
 from rxgem.testing import FakeGemini, FakeResponse
-from rxgem.transport import DEFAULT_MAX_LINE_BYTES
+from rxgem.transport import DEFAULT_MAX_LINE_BYTES, AiohttpTransport
 from rxgem.transport._exchange import _line_after
 
 MODEL = "gemini-2.5-flash"

@@ -1,4 +1,4 @@
-"""An httpx transport over aiohttp: the server's upstream HTTP with a parser and pool in C.
+"""An httpx transport over aiohttp: upstream HTTP with a parser and pool in C (the server's).
 
 :class:`AiohttpTransport` is an ``httpx.AsyncBaseTransport``, so ``httpx.AsyncClient``,
 rxgem's transport and whoever uses them keep httpx's API: its requests, responses,
@@ -25,7 +25,7 @@ from aiohttp.helpers import get_env_proxy_for_url
 from multidict import CIMultiDict
 from yarl import URL
 
-from ._ack import ack_now
+from .quick_ack import ack_now
 
 __all__ = ["AiohttpTransport"]
 

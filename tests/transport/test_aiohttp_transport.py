@@ -1,4 +1,4 @@
-"""The server's aiohttp transport behaves as httpx's own: each fault, made by a real
+"""The aiohttp transport behaves as httpx's own: each fault, made by a real
 loopback server, raises the same httpx exception class through both; bodies stream,
 closing a response returns or closes its connection, an abandoned one leaks nothing."""
 
@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from rxgem.server._aiohttp import AiohttpTransport
+from rxgem.transport import AiohttpTransport
 
 Handler = Callable[[socket.socket], None]
 TRANSPORTS = ["httpx", "aiohttp"]
