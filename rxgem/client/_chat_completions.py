@@ -9,9 +9,10 @@ from reactivex import operators as ops
 
 from ..converter import StreamOptions
 from ..core import ChatCompletion, ChatCompletionChunk, InvalidRequestError, completion
-from ..request import Unsupported, chat_to_interaction, to_gemini_request
-from ..transport import InteractionsTransportOptions, api_of
-from ._stream_chat import stream_chat
+from ..request import Unsupported
+from ..transport import InteractionsTransportOptions
+from ._split_options import chosen_upstream
+from ._stream_chat import stream_on
 
 __all__ = ["ChatCompletionsOptions", "chat_completions"]
 
@@ -53,16 +54,11 @@ def chat_completions(
     """
     if "include_usage" in options:
         raise TypeError("include_usage comes from the request's stream_options")
+    upstream = chosen_upstream(options)
     settings: dict[str, Any] = dict(options)
-    if options.get("upstream") == "interactions":
-        request = chat_to_interaction(
-            body, include_thoughts=include_thoughts, unsupported=unsupported
-        )
-    else:
-        settings["api"] = options.get("api") or api_of(options.get("base_url"))
-        request = to_gemini_request(
-            body, api=settings["api"], include_thoughts=include_thoughts, unsupported=unsupported
-        )
+    request = upstream.chat_request(
+        body, include_thoughts=include_thoughts, unsupported=unsupported
+    )
     stream = body.get("stream")
     if stream not in (None, True, False):
         raise InvalidRequestError("must be true or false", where="stream")
@@ -71,7 +67,7 @@ def chat_completions(
         raise InvalidRequestError("must be an object", where="stream_options")
     include_usage = bool(stream_options.get("include_usage")) if stream else True
     settings["include_usage"] = include_usage
-    chunks = stream_chat(request, model=body["model"], **settings)
+    chunks = stream_on(upstream, request, body["model"], settings)
     if stream:
         return chunks
     return chunks.pipe(ops.to_list(), ops.map(completion))

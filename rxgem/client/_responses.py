@@ -11,16 +11,10 @@ from reactivex import operators as ops
 from ..converter import ResponsesConverter
 from ..core import Response, ResponsesEvent, ResponsesPipelineOptions, assemble_response
 from ..operators import responses_operator
-from ..request import (
-    InteractionRequest,
-    Resolve,
-    ResponsesRequest,
-    Unsupported,
-    responses_to_gemini_request,
-    responses_to_interaction,
-)
-from ..transport import InteractionsTransportOptions, api_of
-from ._split_options import source_of, split_options
+from ..request import InteractionRequest, Resolve, ResponsesRequest, Unsupported
+from ..transport import InteractionsTransportOptions
+from ..upstreams import Upstream
+from ._split_options import chosen_upstream, split_options
 
 __all__ = ["ResponsesOptions", "response_events", "responses"]
 
@@ -77,18 +71,11 @@ def responses(
     for name in _FROM_REQUEST:
         if name in options:
             raise TypeError(f"{name} comes from the request body")
-    settings: dict[str, Any] = dict(options)
-    request: ResponsesRequest | InteractionRequest
-    if options.get("upstream") == "interactions":
-        request = responses_to_interaction(
-            body, unsupported=unsupported, history=history, resolve=resolve
-        )
-    else:
-        settings["api"] = options.get("api") or api_of(options.get("base_url"))
-        request = responses_to_gemini_request(
-            body, api=settings["api"], unsupported=unsupported, history=history, resolve=resolve
-        )
-    events = response_events(request, **settings)
+    upstream = chosen_upstream(options)
+    request = upstream.responses_request(
+        body, unsupported=unsupported, history=history, resolve=resolve
+    )
+    events = _events_on(upstream, request, None, dict(options))
     if request.stream:
         return events
     return events.pipe(ops.to_list(), ops.map(assemble_response))
@@ -111,10 +98,21 @@ def response_events(
     (``response_id`` too: a server gives a stored response its own id); ``model``,
     ``request``, ``include_encrypted_reasoning`` and ``namespaced`` come from ``request``.
     """
-    interactions = isinstance(request, InteractionRequest)  # a body for the Interactions API
-    if interactions and options.setdefault("upstream", "interactions") != "interactions":
-        raise TypeError("an InteractionRequest is sent with upstream='interactions'")
-    transport, pipeline = split_options(options)
+    upstream = chosen_upstream(options, writes=request)
+    if not isinstance(request, upstream.responses_type):
+        wanted = chosen_upstream({}, writes=request)
+        raise TypeError(f"{type(request).__name__} is sent with upstream={wanted.name!r}")
+    return _events_on(upstream, request, on_start, options)
+
+
+def _events_on(
+    upstream: Upstream,
+    request: ResponsesRequest | InteractionRequest,
+    on_start: Callable[[ResponsesConverter], None] | None,
+    options: Mapping[str, Any],
+) -> Observable[ResponsesEvent]:
+    """:func:`response_events` on the upstream that wrote ``request``."""
+    transport, pipeline = split_options(upstream, options)
     pipeline.update(
         model=request.model.removeprefix("models/"),
         request={**request.echo, "store": request.store},
@@ -123,4 +121,4 @@ def response_events(
     )
     operator = responses_operator(pipeline, on_start)  # the options checked now, once
     body = request.body if isinstance(request, InteractionRequest) else request.gemini
-    return source_of(pipeline, body, request.model)(**transport).pipe(operator)
+    return upstream.source(body, request.model, **transport).pipe(operator)

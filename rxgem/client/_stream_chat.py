@@ -11,9 +11,10 @@ from ..converter import StreamOptions
 from ..core import ChatCompletionChunk
 from ..operators import gemini_to_openai
 from ..transport import InteractionsTransportOptions
-from ._split_options import source_of, split_options
+from ..upstreams import Upstream
+from ._split_options import chosen_upstream, split_options
 
-__all__ = ["StreamChatOptions", "stream_chat"]
+__all__ = ["StreamChatOptions", "stream_chat", "stream_on"]
 
 
 class StreamChatOptions(InteractionsTransportOptions, StreamOptions, total=False):
@@ -42,6 +43,13 @@ def stream_chat(
     Returns:
         ``Observable[ChatCompletionChunk]``.
     """
-    transport, pipeline = split_options(options)
+    return stream_on(chosen_upstream(options), request, model, options)
+
+
+def stream_on(
+    upstream: Upstream, request: Mapping[str, Any], model: str, options: Mapping[str, Any]
+) -> Observable[ChatCompletionChunk]:
+    """:func:`stream_chat` on an upstream already chosen."""
+    transport, pipeline = split_options(upstream, options)
     operator = gemini_to_openai(model=model.removeprefix("models/"), **pipeline)
-    return source_of(pipeline, request, model)(**transport).pipe(operator)
+    return upstream.source(request, model, **transport).pipe(operator)

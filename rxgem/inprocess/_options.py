@@ -5,20 +5,21 @@ splits its ``pipeline``, checked once when the transport is made."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Final, Literal
 
-from ..core import (
-    INTERACTIONS_RESPONSES_STAGES,
-    INTERACTIONS_STAGES,
-    RESPONSES_STAGES,
-    STAGES,
-)
-from ..transport import InteractionsTransportOptions, TransportOptions, api_of
+from ..upstreams import Upstream as UpstreamAPI
+from ..upstreams import upstream_of
 
 __all__ = ["Options", "Upstream", "options_of"]
 
 Upstream = Literal["generateContent", "interactions"]
+
+_NAMES: Final = MappingProxyType(
+    {"generateContent": "generate-content", "interactions": "interactions"}
+)
+"""The transport's spelling of each upstream → the registry's."""
 
 _FROM_REQUEST: Final = frozenset(
     {"model", "include_usage", "request", "include_encrypted_reasoning", "namespaced"}
@@ -32,14 +33,14 @@ class Options:
     """What every request of one transport is sent and translated with."""
 
     upstream: Upstream
+    chosen: UpstreamAPI
+    """The upstream ``upstream`` (and the ``api``, else the base URL) chose."""
     transport: dict[str, Any]
     """``from_gemini``'s (or ``from_interactions``') options: key, base URL, retry..."""
     chat: dict[str, Any]
     """The chat stages' options (``upstream`` included)."""
     responses: dict[str, Any]
     """The Responses stages' options (``upstream`` included)."""
-    api: Any = field(default=None)
-    """``generateContent``'s API (``"gemini"`` or ``"vertex"``)."""
 
     @property
     def base_url(self) -> str | None:
@@ -56,31 +57,20 @@ class Options:
 def options_of(upstream: str, options: Mapping[str, Any]) -> Options:
     """The options of a transport (raises ``TypeError`` for one nothing takes, or one
     that comes from the request; ``ValueError`` for an unknown upstream)."""
-    if upstream not in ("generateContent", "interactions"):
+    if upstream not in _NAMES:
         raise ValueError(f"upstream must be 'generateContent' or 'interactions', not {upstream!r}")
-    interactions = upstream == "interactions"
-    chat_stages, responses_stages = (
-        (INTERACTIONS_STAGES, INTERACTIONS_RESPONSES_STAGES)
-        if interactions
-        else (STAGES, RESPONSES_STAGES)
-    )
-    keys = (
-        InteractionsTransportOptions.__optional_keys__
-        if interactions
-        else TransportOptions.__optional_keys__
-    )
-    chat_names = {n for stage in chat_stages for n in stage.declared} - _FROM_REQUEST
-    responses_names = {n for stage in responses_stages for n in stage.declared} - _FROM_REQUEST
+    chosen = upstream_of(_NAMES[upstream], api=options.get("api"), base_url=options.get("base_url"))
+    keys = chosen.transport_options
+    chat_names = {n for stage in chosen.reader.chat for n in stage.declared} - _FROM_REQUEST
+    responses_names = {
+        n for stage in chosen.reader.responses for n in stage.declared
+    } - _FROM_REQUEST
     for name in options:
         if name in _FROM_REQUEST or name in _OWN:
             raise TypeError(f"OpenAITransport: {name} is not an option (each request says it)")
         if name not in keys and name not in chat_names | responses_names:
             raise TypeError(f"OpenAITransport got an unexpected option {name!r}")
     transport = {k: v for k, v in options.items() if k in keys}
-    tag = {"upstream": "interactions"} if interactions else {}
-    api = None if interactions else options.get("api") or api_of(transport.get("base_url"))
-    chat = {k: v for k, v in options.items() if k in chat_names} | tag
-    responses = {k: v for k, v in options.items() if k in responses_names} | tag
-    if api is not None:
-        chat["api"] = responses["api"] = api
-    return Options(upstream, transport, chat, responses, api)  # type: ignore[arg-type]
+    chat = chosen.pipeline({k: v for k, v in options.items() if k in chat_names})
+    responses = chosen.pipeline({k: v for k, v in options.items() if k in responses_names})
+    return Options(upstream, chosen, transport, chat, responses)  # type: ignore[arg-type]

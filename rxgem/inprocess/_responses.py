@@ -19,8 +19,6 @@ from ..request import (
     InteractionRequest,
     ResponsesRequest,
     item_references,
-    responses_to_gemini_request,
-    responses_to_interaction,
 )
 from ..store import (
     ChainTooLongError,
@@ -38,6 +36,7 @@ from ..store import (
     valid_turn_id,
     with_stored_signatures,
 )
+from ..upstreams import Upstream
 from ._answers import OnResponse
 
 __all__ = ["Prepared", "prepare_responses"]
@@ -97,8 +96,7 @@ async def prepare_responses(
     *,
     store: ResponseStore | None,
     token: str,
-    interactions: bool,
-    api: Any,
+    upstream: Upstream,
 ) -> Prepared:
     """``body`` translated, with what it continues read from ``store`` under ``token``'s
     owner (raises :class:`Refusal`, ``InvalidRequestError``)."""
@@ -126,11 +124,7 @@ async def prepare_responses(
         except StoreError as exc:
             raise Refusal(store_unavailable(exc)) from exc
     history = None if chain is None else history_items(chain)
-    request: ResponsesRequest | InteractionRequest
-    if interactions:
-        request = responses_to_interaction(body, history=history, resolve=found.get)
-    else:
-        request = responses_to_gemini_request(body, api=api, history=history, resolve=found.get)
+    request = upstream.responses_request(body, history=history, resolve=found.get)
     keep = owner is not None and request.store
     if request.store and not keep:  # the response says it was not stored
         request = replace(request, store=False)

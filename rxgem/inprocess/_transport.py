@@ -183,8 +183,7 @@ class OpenAITransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
             body,
             store=self.store,
             token=bearer(request.headers) or ANONYMOUS,
-            interactions=self.options.upstream == "interactions",
-            api=self.options.api,
+            upstream=self.options.chosen,
         )
 
     async def _models(self, client: httpx.AsyncClient, model: str | None) -> bytes:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 import re
 import warnings
-from typing import Any, Literal, TypeAlias
+from types import MappingProxyType
+from typing import Any, Final, Literal, TypeAlias
 
 from ..core import InvalidRequestError
 from ._json import JSONObject, quoted
@@ -30,6 +31,8 @@ __all__ = [
     "converted_schema",
     "function_declaration",
     "generation_config",
+    "response_schema_field",
+    "schema_target",
     "thinking_config",
     "tool_config",
     "tools",
@@ -63,6 +66,31 @@ class UnsupportedFieldError(InvalidRequestError):
 
 class SchemaWarning(UserWarning):
     """A JSON Schema keyword Gemini lacks was approximated or left out (the message says how)."""
+
+
+_SCHEMA_TARGETS: Final = MappingProxyType({"gemini": "json_schema", "vertex": "openapi"})
+"""The schema dialect of each ``api``: the Gemini API takes full JSON Schema
+(``parametersJsonSchema``, ``responseJsonSchema``), Vertex AI the OpenAPI subset
+(``parameters``, ``responseSchema``)."""
+
+_RESPONSE_SCHEMA: Final = MappingProxyType(
+    {"json_schema": "responseJsonSchema", "openapi": "responseSchema"}
+)
+
+
+def schema_target(api: object) -> SchemaTarget:
+    """The schema dialect a request for ``api`` is written in (the translations' ``api``
+    option, read once; raises ``ValueError`` for an API that is neither)."""
+    target = _SCHEMA_TARGETS.get(api) if isinstance(api, str) else None
+    if target is None:
+        raise ValueError(f"api must be 'gemini' or 'vertex', not {api!r}")
+    return target  # type: ignore[return-value]
+
+
+def response_schema_field(target: SchemaTarget) -> str:
+    """The ``generationConfig`` field a response format's schema goes in, in ``target``'s
+    dialect."""
+    return _RESPONSE_SCHEMA[target]
 
 
 def converted_schema(schema: JSONObject, where: str, target: SchemaTarget) -> JSONObject:

@@ -12,11 +12,14 @@ from ._params import (
     Unsupported,
     converted_schema,
     generation_config,
+    response_schema_field,
+    schema_target,
     thinking_config,
     tool_config,
     tools,
 )
 from ._params import unsupported as unsupported_field
+from .schema._convert import SchemaTarget
 
 __all__ = ["check_fields", "checked_model", "response_format", "to_gemini_request"]
 
@@ -101,8 +104,7 @@ def to_gemini_request(
         InvalidRequestError: the request cannot be translated; ``where`` names the
             field (``messages[3].tool_calls[0].function.arguments``).
     """
-    if api not in ("gemini", "vertex"):
-        raise ValueError(f"api must be 'gemini' or 'vertex', not {api!r}")
+    target = schema_target(api)
     model = checked_model(body, unsupported)
     family = model_family(model)
     system, contents = messages_to_contents(
@@ -115,7 +117,7 @@ def to_gemini_request(
         request["systemInstruction"] = system
     declared, names = tools(
         body,
-        schema_target="json_schema" if api == "gemini" else "openapi",
+        schema_target=target,
         policy=unsupported,
     )
     if declared:
@@ -126,7 +128,7 @@ def to_gemini_request(
     if toolcfg is not None:
         request["toolConfig"] = toolcfg
     config = generation_config(body, unsupported)
-    response_format(body.get("response_format"), config, api, family.generation, bool(names))
+    response_format(body.get("response_format"), config, target, family.generation, bool(names))
     thinking = thinking_config(body.get("reasoning_effort"), family, include_thoughts, unsupported)
     if thinking is not None:
         config["thinkingConfig"] = thinking
@@ -161,7 +163,7 @@ def check_fields(body: JSONObject, policy: Unsupported) -> None:
 
 
 def response_format(
-    spec: Any, config: JSONObject, api: GeminiApi, generation: float, has_functions: bool
+    spec: Any, config: JSONObject, target: SchemaTarget, generation: float, has_functions: bool
 ) -> None:
     if spec is None:
         return
@@ -184,7 +186,4 @@ def response_format(
         where = "response_format.json_schema.schema"
         if type(schema) is not dict:
             raise InvalidRequestError("must be a JSON Schema object", where=where)
-        if api == "gemini":
-            config["responseJsonSchema"] = converted_schema(schema, where, "json_schema")
-        else:
-            config["responseSchema"] = converted_schema(schema, where, "openapi")
+        config[response_schema_field(target)] = converted_schema(schema, where, target)

@@ -57,7 +57,7 @@ def background_refusal(
     if not background and agent is None:
         return None
     what = "an agent" if agent is not None else "a background run"
-    if settings.upstream_api != "interactions":
+    if not settings.chosen_upstream.background:
         return bad_request(
             f"{what} needs Gemini's Interactions API, and this server asks generateContent:"
             f" run {_INTERACTIONS}",

@@ -19,7 +19,6 @@ from typing import Final
 
 from ..replies import ErrorReply, unauthorized
 from ..store import ANONYMOUS
-from ..transport import api_of
 from ._settings import ServerSettings
 
 __all__ = ["ANONYMOUS", "Credentials", "authorize", "bearer_token", "owner_token"]
@@ -81,6 +80,4 @@ def authorize(authorization: str | None, settings: ServerSettings) -> Credential
         return Credentials(settings.api_key, settings.access_token)
     if not _HEADER_SAFE.match(token):
         return unauthorized("malformed bearer token")
-    if api_of(settings.upstream) == "vertex":
-        return Credentials(access_token=token, client_secret=token)
-    return Credentials(api_key=token, client_secret=token)
+    return Credentials(**settings.chosen_upstream.credentials(token), client_secret=token)

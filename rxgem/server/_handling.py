@@ -122,9 +122,7 @@ class Handling:
         self.drain = drain
         self.offload = Offload()
         """Where each request's translation runs (a large body's: in a worker thread)."""
-        self.interactions = (
-            Interactions(upstream) if settings.upstream_api == "interactions" else None
-        )
+        self.interactions = Interactions(upstream) if settings.chosen_upstream.background else None
         """The Interactions upstream's calls, or ``None`` on ``generateContent``."""
         self.memory = SignatureMemory(logger)
         """The thought signatures handed out, kept in the store (its ``store`` is set with

@@ -29,6 +29,7 @@ import httpx
 import msgspec
 
 from ..transport import secret_forms
+from ..upstreams import upstream_at
 from ._inspect_redact import redact_pieces
 from ._inspect_spool import Spool
 
@@ -143,7 +144,7 @@ class Exchange:
             end += len(piece)
             cuts.append(end)
         header = {
-            "upstream": "interactions" if "/interactions" in self.url else "generate-content",
+            "upstream": upstream_at(self.url).name,
             "method": self.method,
             "url": self.url,
             "status": self.status,

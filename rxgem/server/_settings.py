@@ -13,6 +13,7 @@ import logging
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from functools import cached_property
 from types import UnionType
 from typing import Any, Final, Literal, TypeAlias, Union, get_args, get_origin, get_type_hints
 from urllib.parse import urlsplit
@@ -27,6 +28,7 @@ from ..store import (
 )
 from ..store import DEFAULT_TIMEOUT as DEFAULT_STORE_TIMEOUT
 from ..transport import DEFAULT_BASE_URL
+from ..upstreams import Upstream, upstream_of
 from ._hosts import normalize_allowed_hosts
 from ._settings_checks import SettingsError, check_origin, check_store
 
@@ -393,12 +395,18 @@ class ServerSettings:
             return "pass-through"
         return "tokens" if self.client_tokens else "open"
 
+    @cached_property
+    def chosen_upstream(self) -> Upstream:
+        """The upstream API that answers (:mod:`rxgem.upstreams`), chosen once: by
+        ``upstream_api``, and the pipeline's ``api``, else the ``upstream`` URL's host."""
+        return upstream_of(self.upstream_api, api=self.pipeline.get("api"), base_url=self.upstream)
+
     @property
     def upstream_summary(self) -> str:
         """What ``rxgem serve`` says at startup about its upstream: which API, where, and
         (Interactions) whether Google keeps the turns."""
         line = f"{self.upstream_api} API at {self.upstream}"
-        if self.upstream_api == "interactions":
+        if self.chosen_upstream.background:
             kept = "kept at Google" if self.interactions_store else "not kept at Google"
             line += f" (stored turns {kept})"
         return line

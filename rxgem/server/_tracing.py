@@ -43,7 +43,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvid
 from opentelemetry.util.types import AttributeValue
 
 from .. import __version__
-from ..transport import api_of
+from ..upstreams import upstream_of
 from ._labels import looks_like_model
 from ._metrics import FIRST_CHUNK_BUCKETS
 
@@ -132,8 +132,7 @@ class GenAI:
             if split.hostname:
                 attributes[SERVER_ADDRESS] = split.hostname
                 attributes[SERVER_PORT] = split.port or (443 if split.scheme == "https" else 80)
-            if api_of(upstream) == "vertex":
-                attributes[GEN_AI_PROVIDER_NAME] = PROVIDER_VERTEX_AI
+            attributes[GEN_AI_PROVIDER_NAME] = upstream_of(base_url=upstream).provider
         except ValueError:
             pass
         if len(self._servers) < _MAX_SERVERS:

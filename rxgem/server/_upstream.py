@@ -17,10 +17,6 @@ from reactivex import Observable
 from ..client import chat_completions, response_events
 from ..converter import ResponsesConverter, StreamOptions
 from ..core import (
-    INTERACTIONS_RESPONSES_STAGES,
-    INTERACTIONS_STAGES,
-    RESPONSES_STAGES,
-    STAGES,
     ChatCompletion,
     ChatCompletionChunk,
     GeminiAPIError,
@@ -89,17 +85,12 @@ class Upstream:
         self.settings = settings
         self.inspector = inspector
         """With the inspector on, what captures every generation (else nothing does)."""
-        interactions = settings.upstream_api == "interactions"
-        chat, responses = (
-            (INTERACTIONS_STAGES, INTERACTIONS_RESPONSES_STAGES)
-            if interactions
-            else (STAGES, RESPONSES_STAGES)
-        )
-        upstream = {"upstream": "interactions"} if interactions else {}
-        self.chat_pipeline = {**_taken_by(chat, settings.pipeline), **upstream}
+        reader = settings.chosen_upstream.reader
+        chosen = settings.chosen_upstream.pipeline
+        self.chat_pipeline = chosen(_taken_by(reader.chat, settings.pipeline))
         """The pipeline options of every chat completion: the server's that the upstream's
-        stages take (and ``upstream``)."""
-        self.responses_pipeline = {**_taken_by(responses, settings.pipeline), **upstream}
+        stages take (and those that choose its reader: ``upstream``, ``api``)."""
+        self.responses_pipeline = chosen(_taken_by(reader.responses, settings.pipeline))
         """The same for every Responses answer."""
         self._clients: list[httpx.AsyncClient] = []
         self._turn = 0

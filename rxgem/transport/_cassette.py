@@ -26,7 +26,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from types import MappingProxyType
+from typing import Any, Final, Literal
 from urllib.parse import parse_qsl, urlsplit
 
 from ._redact import REDACTED, redact, secret_forms
@@ -56,6 +57,9 @@ _SECRET_HEADERS = ("x-goog-api-key", "authorization")
 _log = logging.getLogger("rxgem.record")
 
 Upstream = Literal["generate-content", "interactions"]
+
+_FILE_TAGS: Final = MappingProxyType({"generate-content": "gc", "interactions": "interactions"})
+"""The tag of each cassette's ``upstream`` in a file name of :class:`CassetteDir`."""
 CassetteSink = str | os.PathLike[str] | Callable[[dict[str, Any]], None]
 """The ``record=`` option of the transport: a file path (each exchange overwrites it) or
 a callable given each exchange's cassette dict."""
@@ -413,7 +417,7 @@ class CassetteDir:
             n = self.files  # shared: the server's sequence, unique across its workers
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
         status = int(cassette.get("response", {}).get("status", 0))
-        upstream = "interactions" if cassette.get("upstream") == "interactions" else "gc"
+        upstream = _FILE_TAGS.get(str(cassette.get("upstream")), "gc")
         name = f"{stamp}-{os.getpid()}-{n:06d}-{upstream}-{status}.json"
         try:
             self.directory.mkdir(parents=True, exist_ok=True)

@@ -32,6 +32,7 @@ class GenerateContent(Upstream):
 
     api: GeminiApi
     transport_options = TransportOptions.__optional_keys__
+    responses_type = ResponsesRequest
 
     def __init__(self, name: str, api: GeminiApi, provider: str, credential: str) -> None:
         self.name = name

@@ -24,18 +24,26 @@ UPSTREAMS: Final[tuple[Upstream, ...]] = (
 
 
 def upstream_of(
-    name: object = None, *, api: object = None, base_url: str | None = None
+    name: object = None,
+    *,
+    api: object = None,
+    base_url: str | None = None,
+    writes: object = None,
 ) -> Upstream:
-    """The upstream option ``name`` chooses (``None``: the default's), with the ``api``
-    choice where that name has one: ``api``, else the one ``base_url`` names
-    (``"vertex"`` for an ``aiplatform.googleapis.com`` host).
+    """The upstream option ``name`` chooses, with the ``api`` choice where that name has
+    one: ``api``, else the one ``base_url`` names (``"vertex"`` for an
+    ``aiplatform.googleapis.com`` host). Without a ``name``: the upstream whose Responses
+    writer made ``writes`` (a translated request), else the default's.
 
     Raises:
         ValueError: for a ``name`` or an ``api`` no upstream has, in the words of the
             pipeline's own checks.
     """
-    reader = reader_of(UPSTREAMS[0].name if name is None else name)
-    named = [upstream for upstream in UPSTREAMS if upstream.reader is reader]
+    if name is None and writes is not None:
+        named = [u for u in UPSTREAMS if isinstance(writes, u.responses_type)]
+    else:
+        reader = reader_of(UPSTREAMS[0].name if name is None else name)
+        named = [upstream for upstream in UPSTREAMS if upstream.reader is reader]
     if len(named) == 1:
         return named[0]
     chosen = api or api_of(base_url)

@@ -31,6 +31,7 @@ class Upstream:
         provider: OpenTelemetry's ``gen_ai.provider.name`` for it.
         background: whether it runs background responses and agents (kept at Google).
         transport_options: the keyword options its exchange (:meth:`source`) takes.
+        responses_type: the type of what :meth:`responses_request` writes.
     """
 
     name: str
@@ -39,6 +40,7 @@ class Upstream:
     provider: str
     background: bool = False
     transport_options: frozenset[str]
+    responses_type: type[ResponsesRequest | InteractionRequest]
 
     def __repr__(self) -> str:
         return f"<upstream {self.name}{f' ({self.api})' if self.api else ''}>"

@@ -15,6 +15,7 @@ from reactivex.scheduler import VirtualTimeScheduler
 from reactivex.scheduler.eventloop import AsyncIOScheduler
 
 from .. import samples
+from ..core import reader_of
 from ..operators import NamedOperator, pipeline_stages
 from ._record import Recorder, XMode
 from ._render import Diagram
@@ -236,7 +237,7 @@ def trace_sample(
     """
     data = samples.read(name)
     file = name if name.endswith(".sse") else f"{name}.sse"
-    if stages is None and options.get("upstream", "generate-content") == "generate-content":
+    if stages is None and reader_of(options.get("upstream", "generate-content")).takes("api"):
         options.setdefault("api", samples.expected().get(file, {}).get("api", "gemini"))
     pieces = [data[i : i + piece_size] for i in range(0, len(data), piece_size)]
     if title is None:

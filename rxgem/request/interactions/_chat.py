@@ -70,7 +70,7 @@ def chat_to_interaction(
         gemini["toolConfig"] = toolcfg
     config = generation_config(body, unsupported)
     gemini_response_format(
-        body.get("response_format"), config, "gemini", family.generation, bool(names)
+        body.get("response_format"), config, "json_schema", family.generation, bool(names)
     )
     thinking = thinking_config(body.get("reasoning_effort"), family, None, unsupported)
     if thinking is not None:

@@ -220,7 +220,7 @@ def _translate(
         "generationConfig": generation_config(
             body,
             family,
-            api="gemini",
+            target="json_schema",
             has_functions=bool(tools.names),
             include=include,
             policy=policy,

@@ -19,10 +19,17 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...core import GeminiApi, InvalidRequestError
+from ...core import InvalidRequestError
 from .._json import JSONObject
 from .._model_families import ModelFamily
-from .._params import Unsupported, converted_schema, thinking_config, unsupported
+from .._params import (
+    Unsupported,
+    converted_schema,
+    response_schema_field,
+    thinking_config,
+    unsupported,
+)
+from ..schema._convert import SchemaTarget
 
 __all__ = ["LOGPROBS", "generation_config", "include_list"]
 
@@ -92,7 +99,7 @@ def _thinking(body: JSONObject, family: ModelFamily, policy: Unsupported) -> JSO
 def _text_format(
     body: JSONObject,
     config: JSONObject,
-    api: GeminiApi,
+    target: SchemaTarget,
     family: ModelFamily,
     has_functions: bool,
     policy: Unsupported,
@@ -129,17 +136,14 @@ def _text_format(
         where = "text.format.schema"
         if type(schema) is not dict:
             raise InvalidRequestError("must be a JSON Schema object", where=where)
-        if api == "gemini":
-            config["responseJsonSchema"] = converted_schema(schema, where, "json_schema")
-        else:
-            config["responseSchema"] = converted_schema(schema, where, "openapi")
+        config[response_schema_field(target)] = converted_schema(schema, where, target)
 
 
 def generation_config(
     body: JSONObject,
     family: ModelFamily,
     *,
-    api: GeminiApi,
+    target: SchemaTarget,
     has_functions: bool,
     include: list[str],
     policy: Unsupported,
@@ -162,7 +166,7 @@ def generation_config(
         config["responseLogprobs"] = True
         if top is not None:
             config["logprobs"] = top
-    _text_format(body, config, api, family, has_functions, policy)
+    _text_format(body, config, target, family, has_functions, policy)
     thinking = _thinking(body, family, policy)
     if thinking is not None:
         config["thinkingConfig"] = thinking

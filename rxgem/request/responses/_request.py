@@ -18,7 +18,8 @@ from typing import Any, TypeVar
 from ...core import GeminiApi, InvalidRequestError
 from .._json import JSONObject, at
 from .._model_families import model_family
-from .._params import Unsupported, unsupported
+from .._params import Unsupported, schema_target, unsupported
+from ..schema._convert import SchemaTarget
 from ._input import Resolve, input_to_contents
 from ._params import generation_config, include_list
 from ._tools import responses_tools
@@ -202,7 +203,7 @@ def with_warnings(translate: Callable[[], T]) -> tuple[T, tuple[Warning, ...]]:
 
 def _translate(
     request: Mapping[str, Any],
-    api: GeminiApi,
+    target: SchemaTarget,
     policy: Unsupported,
     history: Sequence[Any] | None,
     resolve: Resolve | None,
@@ -232,9 +233,7 @@ def _translate(
     gemini: JSONObject = {"contents": contents}
     if system is not None:
         gemini["systemInstruction"] = system
-    tools = responses_tools(
-        body, family, target="json_schema" if api == "gemini" else "openapi", policy=policy
-    )
+    tools = responses_tools(body, family, target=target, policy=policy)
     if tools.tools:
         gemini["tools"] = tools.tools
     if tools.config is not None:
@@ -242,7 +241,7 @@ def _translate(
     config = generation_config(
         body,
         family,
-        api=api,
+        target=target,
         has_functions=bool(tools.names),
         include=include,
         policy=policy,
@@ -301,9 +300,8 @@ def responses_to_gemini_request(
     """
     if not isinstance(body, Mapping):
         raise InvalidRequestError("the request must be a JSON object")
-    if api not in ("gemini", "vertex"):
-        raise ValueError(f"api must be 'gemini' or 'vertex', not {api!r}")
+    target = schema_target(api)
     if unsupported not in ("error", "warn"):
         raise ValueError(f"unsupported must be 'error' or 'warn', not {unsupported!r}")
-    result, found = with_warnings(lambda: _translate(body, api, unsupported, history, resolve))
+    result, found = with_warnings(lambda: _translate(body, target, unsupported, history, resolve))
     return replace(result, warnings=found)

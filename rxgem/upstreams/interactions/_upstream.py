@@ -31,6 +31,7 @@ class Interactions(Upstream):
     provider = "gcp.gemini"
     background = True
     transport_options = InteractionsTransportOptions.__optional_keys__
+    responses_type = InteractionRequest
 
     def pipeline(self, options: Mapping[str, Any]) -> dict[str, Any]:
         return {**options, "upstream": self.reader.name}
