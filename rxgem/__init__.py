@@ -34,6 +34,9 @@ package's face, its ``__init__``, never from another package's private modules):
 - :mod:`rxgem.transport`: Gemini's endpoint over httpx (``from_gemini``, the model
   list), HTTP only. Beside it, :mod:`rxgem.request`: OpenAI Chat Completions requests
   → Gemini requests (``to_gemini_request``), sans-IO.
+- :mod:`rxgem.upstreams`: one object per upstream API (``generateContent`` on the Gemini
+  API or on Vertex AI, Interactions) holding its request writers, credentials, exchange
+  and reader, and the registry that chooses one from the options.
 - :mod:`rxgem.client`: the one place the transport meets the pipeline: ``stream_chat``
   (a Gemini request to chunks), and ``chat_completions`` and ``responses``, an OpenAI
   request answered by Gemini (the request translation, the transport and the pipeline
