@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import pytest
 
 import rxgem
@@ -18,8 +20,8 @@ from rxgem.upstreams.vertex import VERTEX
 VERTEX_URL = (
     "https://us-central1-aiplatform.googleapis.com/v1/projects/p/locations/l/publishers/google"
 )
-CHAT = {"model": "gemini-test", "messages": [{"role": "user", "content": "Hi"}]}
-RESPONSES = {"model": "gemini-test", "input": "Hi"}
+CHAT = {"model": "gemini-2.5-flash", "messages": [{"role": "user", "content": "Hi"}]}
+RESPONSES = {"model": "gemini-2.5-flash", "input": "Hi"}
 TOOLS = [
     {
         "type": "function",
@@ -133,3 +135,27 @@ def test_an_upstream_is_found_again_from_a_url_it_addresses() -> None:
     assert upstream_at("http://h/v1beta/models") is GEMINI  # not a stream: the default's
     assert not INTERACTIONS.addresses("http://h/v1beta/models/m:streamGenerateContent")
     assert not GEMINI.addresses("http://h/v1beta/interactions?q=:streamGenerateContent")
+
+
+@pytest.mark.parametrize("upstream", UPSTREAMS, ids=lambda u: f"{u.name}-{u.api}")
+def test_each_upstream_writes_exchanges_and_reads_as_one(upstream: Upstream) -> None:
+    """Its writer's body, sent by its exchange with its credential to its URL (a real
+    FakeGemini), read by its reader: the chat answer, whichever upstream."""
+    from rxgem.operators import gemini_to_openai
+    from rxgem.testing import FakeGemini, FakeInteraction, text_step
+
+    request = upstream.chat_request({**CHAT, "stream": True})
+    interaction = FakeInteraction(steps=(text_step("Hello there"),))
+    with FakeGemini(interactions=[interaction]) as fake:
+        source = upstream.source(
+            request, "gemini-2.5-flash", base_url=fake.base_url, **upstream.credentials("secret")
+        )
+        chunks = list(rxgem.iterate(source.pipe(gemini_to_openai(**upstream.pipeline({})))))
+        (sent,) = fake.requests
+    url = urlsplit(upstream.url(fake.base_url, "gemini-2.5-flash"))
+    assert sent.path.partition("?")[0] == url.path
+    credential = sent.headers.get("x-goog-api-key") or sent.headers["authorization"]
+    assert credential in ("secret", "Bearer secret")
+    assert ("authorization" in sent.headers) == (upstream is VERTEX)
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text
