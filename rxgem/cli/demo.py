@@ -17,7 +17,7 @@ import reactivex
 from reactivex import Observable
 
 from .. import samples
-from ..core import ChatCompletionChunk, assemble, error_payload
+from ..core import ChatCompletionChunk, assemble
 from ..operators import pipeline_stages
 from ..viz import Recorder, describe, short
 from ._common import UsageError
@@ -182,8 +182,8 @@ def _demo_one(name: str, verbose: bool, write: Callable[[str], None]) -> int:
     if final["usage"]:
         write(f"    usage: {json.dumps(final['usage'])}")
     if failure:
-        payload = error_payload(failure[0])["error"]
-        write(f"  stream error: {payload['type']}: {payload['message']}")
+        # a terminal's words: the exception itself, not an API's error object
+        write(f"  stream error: {type(failure[0]).__name__}: {failure[0]}")
     write("")
     return 0
 

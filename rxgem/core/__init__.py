@@ -130,15 +130,18 @@ from .chat._assemble import assemble as assemble, completion as completion
 # Helpers of other packages: the converter's and `to_openai`'s default chunk ids
 # (`random_id`), `group_by_slot`'s policy names (`resolve_policy`), the request
 # translation's code parts and thought-signature ids (`render_code`, `ID_MARK`), the
-# server's chat frames (`DONE_FRAME`, `encode_chunk`) and the command's error frames
-# (`error_payload`).
+# server's chat frames (`DONE_FRAME`, `encode_chunk`).
 from .chat._mapping import random_id as random_id
 from .slots._policies import resolve_policy as resolve_policy
 from .openai._parts import ID_MARK as ID_MARK, render_code as render_code
-from .chat._sse import (
-    DONE_FRAME as DONE_FRAME,
-    encode_chunk as encode_chunk,
-    error_payload as error_payload,
+from .chat._sse import DONE_FRAME as DONE_FRAME, encode_chunk as encode_chunk
+
+# The one error vocabulary (an exception → OpenAI's error object), for the replies of
+# `rxgem.replies` and the command's error lines.
+from ._openai_error import (
+    OpenAIError as OpenAIError,
+    openai_error as openai_error,
+    type_of as type_of,
 )
 
 # The pipeline's options, each declared once, and its stages: for the operators, the

@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, TypedDict, get_type_hints
 
+from ._openai_error import unscrubbed
 from ._option_checks import (
     check_announce,
     check_api,
@@ -283,6 +284,15 @@ class ToResponsesOptions(_ModelOption, total=False):
             time.time,
             "returns the time in seconds used for ``created_at``.",
             check_callable("clock"),
+        ),
+    ]
+    scrub: Annotated[
+        Callable[[str], str],
+        Option(
+            unscrubbed,
+            "returns what Gemini said (an error's message, a blocked prompt's reason) as a"
+            " failed response may show it, e.g. without your keys; default: as it is.",
+            check_callable("scrub"),
         ),
     ]
 

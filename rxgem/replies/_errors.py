@@ -1,59 +1,33 @@
 """Errors as OpenAI clients expect them, sans-IO: an exception in, an :class:`ErrorReply` out.
 
-The body is ``{"error": {"message", "type", "param", "code"}}``; the status is mapped
-from Gemini's; the headers tell the ``openai`` SDK when (``Retry-After``,
-``retry-after-ms``) and whether (``x-should-retry``) to retry. Every message from
-Gemini or the server is scrubbed of the secrets it is given; a message about the
-client's request quotes the client's own text (bounded), never compared with them.
-
-=========================================== ====== ======================= ==============
-What happened                                status type                    x-should-retry
-=========================================== ====== ======================= ==============
-request not translatable (InvalidRequestError) 400  invalid_request_error   false
-Gemini 400 (INVALID_ARGUMENT, ...)           400    invalid_request_error   false
-Gemini 401 / bad client token                401    authentication_error    false
-Gemini 403                                   403    permission_error        false
-Gemini 404                                   404    not_found_error         false
-Gemini 429                                   429    rate_limit_error        false if a daily
-                                                    (+ Retry-After)         quota, else unset
-Gemini 500 / 503 / 504                       same   server_error            unset (retried)
-connection to Gemini failed                  502    server_error            unset
-timeout toward Gemini                        504    server_error            unset
-malformed or truncated Gemini stream         502    server_error            unset
-a bug in the server                          500    api_error               unset
-=========================================== ====== ======================= ==============
+The body is ``{"error": {"message", "type", "param", "code"}}``; the status, type, code,
+param and message are the one vocabulary of :func:`rxgem.core.openai_error` (its table),
+shared with the pipeline's own error frames and failed responses; the headers tell the
+``openai`` SDK when (``Retry-After``, ``retry-after-ms``) and whether
+(``x-should-retry: false``: a client's mistake, a 400/401/403/404 from Gemini, a daily
+quota) to retry. What Gemini said is scrubbed by :func:`scrubber`: the secrets it is given
+removed and the upstream's address hidden (:func:`hide_upstream`); the same scrubber is
+the pipeline's ``scrub`` option, so a failed response is built scrubbed, never edited
+after. The full detail goes to the server's log only.
 
 This is the one vocabulary of every route (chat streamed and not, Responses streamed and
-not, the stored record of a failed response, the model routes): a fault of the
-connection is named by its kind only (``ConnectError``, ``ReadTimeout``), never by the
-URL it was on; what Gemini said (its error message) is passed on with the upstream's
-address hidden (:func:`hide_upstream`), and a stream that cannot be read is described
-without quoting it. The full detail goes to the server's log only.
-
-A request refused before its answer began raises :class:`Refusal` with one of the
-constructors below (one per kind of refusal); the app's one exception handler answers it.
+not, the stored record of a failed response, the model routes). A request refused before
+its answer began raises :class:`Refusal` with one of the constructors below (one per kind
+of refusal); the app's one exception handler answers it.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import unquote, urlsplit
 
-import httpx
 import msgspec
 
-from ..core import (
-    GeminiAPIError,
-    GeminiTransportError,
-    InvalidRequestError,
-    MalformedStreamError,
-    MissingCredentialsError,
-    TruncatedStreamError,
-)
+from ..core import MissingCredentialsError, OpenAIError, openai_error, type_of
 
 __all__ = [
     "ErrorReply",
@@ -66,11 +40,11 @@ __all__ = [
     "hide_upstream",
     "http_reply",
     "internal_error",
-    "is_daily_quota",
     "misdirected",
     "not_found",
     "not_json",
     "redact",
+    "scrubber",
     "shutting_down",
     "store_unavailable",
     "too_large",
@@ -89,40 +63,6 @@ _PATH: Final = re.compile(r"(?<![\w.:/<-])/[\w.~%-]" + _TAIL)
 _VERTEX_NAMES: Final = re.compile(r"/(?:projects|locations)/([^/]+)")
 # a Google resource name's project or location: the server's own, whichever the upstream
 _RESOURCE_NAMES: Final = re.compile(r"\b(projects|locations)/" + _TAIL.replace("[^\\s", "[^/\\s"))
-
-_TYPES: Final = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    403: "permission_error",
-    404: "not_found_error",
-    409: "conflict_error",
-    413: "invalid_request_error",
-    422: "invalid_request_error",
-    429: "rate_limit_error",
-}
-
-# google.rpc.Code names → HTTP, for errors that came inside a 200 stream
-_GOOGLE_STATUS: Final = {
-    "INVALID_ARGUMENT": 400,
-    "FAILED_PRECONDITION": 400,
-    "OUT_OF_RANGE": 400,
-    "UNAUTHENTICATED": 401,
-    "PERMISSION_DENIED": 403,
-    "NOT_FOUND": 404,
-    "ALREADY_EXISTS": 409,
-    "ABORTED": 409,
-    "RESOURCE_EXHAUSTED": 429,
-    "UNIMPLEMENTED": 501,
-    "INTERNAL": 500,
-    "UNKNOWN": 500,
-    "DATA_LOSS": 500,
-    "UNAVAILABLE": 503,
-    "DEADLINE_EXCEEDED": 504,
-    "CANCELLED": 502,
-}
-
-_NO_RETRY_STATUSES: Final = frozenset({400, 401, 403, 404, 413, 422})
-_TIMEOUTS: Final = (httpx.TimeoutException,)
 
 
 @dataclass(frozen=True)
@@ -192,40 +132,16 @@ def hide_upstream(text: str, upstream: str | None) -> str:
     return text
 
 
-def is_daily_quota(details: Iterable[Any]) -> bool:
-    """Whether Google's error details name a per-day quota (waiting minutes cannot help).
+def scrubber(secrets: Iterable[str] = (), upstream: str | None = None) -> Callable[[str], str]:
+    """The ``scrub`` of what Gemini said, for :func:`~rxgem.core.openai_error` and the
+    pipeline's ``scrub`` option: the upstream's address hidden (:func:`hide_upstream`),
+    then every secret :func:`redact`-ed."""
+    kept = tuple(s for s in secrets if s)
 
-    Looks at the ``quotaId``/``quotaMetric`` of ``google.rpc.QuotaFailure`` violations
-    (``GenerateRequestsPerDayPerProjectPerModel-FreeTier``, ...).
-    """
-    for detail in details:
-        if not isinstance(detail, Mapping):
-            continue
-        if not str(detail.get("@type", "")).endswith("QuotaFailure"):
-            continue
-        for violation in detail.get("violations") or ():
-            if not isinstance(violation, Mapping):
-                continue
-            names = f"{violation.get('quotaId', '')} {violation.get('quotaMetric', '')}".lower()
-            if "perday" in names or "per_day" in names or "daily" in names:
-                return True
-    return False
+    def scrub(text: str) -> str:
+        return redact(hide_upstream(text, upstream), kept)
 
-
-def _type_of(status: int) -> str:
-    if status >= 500:
-        return "server_error"
-    return _TYPES.get(status, "invalid_request_error")
-
-
-def _status_of(error: GeminiAPIError) -> int:
-    if error.http_status is not None and 400 <= error.http_status <= 599:
-        return error.http_status
-    if error.status in _GOOGLE_STATUS:
-        return _GOOGLE_STATUS[error.status]
-    if error.code is not None and 400 <= error.code <= 599 and error.code != 499:
-        return error.code
-    return 502
+    return scrub
 
 
 def _retry_headers(retry_after: float | None) -> list[tuple[str, str]]:
@@ -238,82 +154,28 @@ def _retry_headers(retry_after: float | None) -> list[tuple[str, str]]:
     ]
 
 
-def _gemini_reply(
-    error: GeminiAPIError, secrets: Iterable[str], upstream: str | None
-) -> ErrorReply:
-    status = _status_of(error)
-    headers = _retry_headers(error.retry_after) if status in (429, 503) else []
-    if status in _NO_RETRY_STATUSES or (status == 429 and is_daily_quota(error.details)):
+def reply_of(mapped: OpenAIError) -> ErrorReply:
+    """``mapped`` as an HTTP reply: its status and object, and the headers that tell the
+    ``openai`` SDK when (``retry-after``, ``retry-after-ms``) and whether
+    (``x-should-retry: false``) to retry."""
+    headers = _retry_headers(mapped.retry_after)
+    if mapped.final:
         headers.append(("x-should-retry", "false"))
     return ErrorReply(
-        status,
-        _type_of(status),
-        redact(hide_upstream(error.message or "Gemini reported an error", upstream), secrets),
-        code=error.status.lower() if error.status else None,
-        headers=tuple(headers),
+        mapped.status, mapped.type, mapped.message, mapped.param, mapped.code, tuple(headers)
     )
-
-
-_MAX_MESSAGE: Final = 1000
-_MAX_PARAM: Final = 256
-
-
-def _bounded(text: str, limit: int = _MAX_MESSAGE) -> str:
-    """A message or ``param`` made of the client's text, cut at a fixed length."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _unreadable(error: MalformedStreamError | TruncatedStreamError) -> str:
-    """What a client is told of a stream that could not be read: the reason, never the
-    excerpt of what Gemini sent."""
-    if isinstance(error, TruncatedStreamError):
-        return f"Gemini's response could not be read: {error}"
-    where = f" at event {error.event}" if error.event is not None else ""
-    return f"Gemini's response could not be read: malformed stream{where}: {error.reason}"
 
 
 def error_reply(
     error: BaseException, secrets: Iterable[str] = (), upstream: str | None = None
 ) -> ErrorReply:
-    """The reply for an error of any route: the one place a client-facing message is made.
-
-    ``secrets`` are scrubbed from what Gemini said, and ``upstream`` (the base URL)'s
-    address hidden (:func:`hide_upstream`); a request the client got wrong is
-    answered in its own words, bounded, whatever they are. An exception that is not
-    rxgem's is a bug: a generic 500 that says nothing about it.
-    """
-    if isinstance(error, InvalidRequestError):
-        # the client's own text (its field names and values, bounded and quoted where the
-        # request is read): never compared with a secret, so no answer can confirm one
-        return ErrorReply(
-            400,
-            "invalid_request_error",
-            _bounded(error.reason),
-            param=_bounded(error.where, _MAX_PARAM) or None,
-            headers=(("x-should-retry", "false"),),
-        )
-    if isinstance(error, GeminiAPIError):
-        return _gemini_reply(error, secrets, upstream)
-    if isinstance(error, GeminiTransportError):
-        cause = error.cause
-        kind = type(cause).__name__ if cause is not None else "connection error"
-        if isinstance(cause, _TIMEOUTS):
-            return ErrorReply(
-                504, "server_error", f"Gemini did not answer in time ({kind})", code="timeout"
-            )
-        return ErrorReply(
-            502, "server_error", f"the connection to Gemini failed ({kind})", code="bad_gateway"
-        )
-    if isinstance(error, MalformedStreamError | TruncatedStreamError):
-        return ErrorReply(
-            502,
-            "server_error",
-            redact(hide_upstream(_unreadable(error), upstream), secrets),
-            code="bad_upstream_response",
-        )
+    """The reply for an error of any route, in the one vocabulary of
+    :func:`~rxgem.core.openai_error`: what Gemini said is scrubbed of ``secrets`` and of
+    ``upstream`` (the base URL)'s address (:func:`scrubber`)."""
+    mapped = openai_error(error, scrubber(secrets, upstream))
     if isinstance(error, MissingCredentialsError):
-        return unauthorized("no Gemini credentials for this request")
-    return internal_error()
+        return unauthorized(mapped.message)
+    return reply_of(mapped)
 
 
 def unauthorized(message: str) -> ErrorReply:
@@ -337,9 +199,7 @@ def http_reply(status: int, message: str, path: str = "") -> ErrorReply:
     a 404 for ``path`` says how to reach the route a client most likely meant."""
     code = {404: "not_found", 405: "method_not_allowed", 413: "request_too_large"}.get(status)
     hint = _unknown_path_hint(path) if status in (404, 405) else ""
-    return ErrorReply(
-        status, _type_of(status), f"{message}: {hint}" if hint else message, code=code
-    )
+    return ErrorReply(status, type_of(status), f"{message}: {hint}" if hint else message, code=code)
 
 
 _OPENAI_PATHS: Final = ("/chat/completions", "/responses", "/models")

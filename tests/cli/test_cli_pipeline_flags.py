@@ -41,7 +41,7 @@ OUTPUT_OPTIONS: dict[Output, Any] = {
     "chat": PipelineOptions,
     "responses": ResponsesPipelineOptions,
 }
-NO_FLAG = {"id_factory", "clock", "request", "namespaced"}  # functions, and mappings
+NO_FLAG = {"id_factory", "clock", "scrub", "request", "namespaced"}  # functions, and mappings
 
 
 def _declared(output: Output | None = None) -> dict[str, Any]:

@@ -167,7 +167,9 @@ CORE_FACE_ONLY = {
     "DONE_FRAME",
     "encode_chunk",  # the server's chat frames
     "ResponseUsage",  # the server's one usage bookkeeper
-    "error_payload",
+    "openai_error",  # the one error vocabulary, for rxgem.replies
+    "OpenAIError",
+    "type_of",
     # the pipeline's options, declared once, and its stages (for the operators, the
     # converter and the transport; the option types' public home is rxgem.converter)
     "STAGES",

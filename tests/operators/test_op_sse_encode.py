@@ -60,11 +60,13 @@ def test_empty_stream_sends_only_done() -> None:
 
 def test_error_sends_an_error_frame_then_the_error_without_done() -> None:
     boom = MalformedStreamError("invalid JSON", event=3)
-    error_frame = {
+    error_frame = {  # in OpenAI's words (rxgem.core.openai_error), never quoting Gemini
         "error": {
-            "message": "malformed Gemini stream at event 3: invalid JSON",
-            "type": "MalformedStreamError",
-            "code": None,
+            "message": "Gemini's response could not be read: malformed stream at event 3:"
+            " invalid JSON",
+            "type": "server_error",
+            "param": None,
+            "code": "bad_upstream_response",
         }
     }
     output = run_marbles(sse_encode(), "-a--#", {"a": C1}, error=boom)
@@ -74,13 +76,14 @@ def test_error_sends_an_error_frame_then_the_error_without_done() -> None:
     assert output.error is boom
 
 
-def test_gemini_api_error_frame_carries_the_gemini_code() -> None:
+def test_gemini_api_error_frame_carries_googles_status_as_its_code() -> None:
     boom = GeminiAPIError("Quota exceeded", code=429, status="RESOURCE_EXHAUSTED", event=2)
     error_frame = {
         "error": {
-            "message": "Gemini API error 429 RESOURCE_EXHAUSTED (event 2): Quota exceeded",
-            "type": "GeminiAPIError",
-            "code": 429,
+            "message": "Quota exceeded",
+            "type": "rate_limit_error",
+            "param": None,
+            "code": "resource_exhausted",
         }
     }
     output = run_marbles(sse_encode(), "-a-#", {"a": C1}, error=boom)
@@ -95,7 +98,13 @@ def test_error_unsubscribes_from_the_source() -> None:
     output = run_marbles(sse_encode(), "-a-#", {"a": C1}, error=boom)
     assert [(m.time, m.kind) for m in output] == [(1, "next"), (3, "next"), (3, "error")]
     assert output.values[0] == FRAME_1
-    assert frame_payload(output.values[1])["error"]["type"] == "OSError"
+    error = frame_payload(output.values[1])["error"]  # not rxgem's: a bug, said as one
+    assert error == {
+        "message": "the server failed to handle the request",
+        "type": "api_error",
+        "param": None,
+        "code": None,
+    }
     assert output.error is boom
     assert output.source_subscriptions == [(0, 3)]
 

@@ -131,8 +131,8 @@ def test_sse_error_event_when_nothing_reported_the_failure() -> None:
 
     output = run_marbles(framed, "-#", error=error)
     assert output.values == [
-        b'event: error\ndata: {"type":"error","sequence_number":0,"code":"server_error",'
-        b'"message":"Gemini API error 403 PERMISSION_DENIED: denied","param":null}\n\n'
+        b'event: error\ndata: {"type":"error","sequence_number":0,"code":"permission_denied",'
+        b'"message":"denied","param":null}\n\n'
     ]
     assert output.error is error
     # after a response.failed, no error event is added

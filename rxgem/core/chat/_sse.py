@@ -6,7 +6,7 @@ from typing import Any
 
 import msgspec
 
-from .._errors import GeminiAPIError
+from .._openai_error import Scrub, openai_error
 from ._models import ChatCompletionChunk
 
 __all__ = ["DONE_FRAME", "SSEEncoder", "encode_chunk", "encode_error", "error_payload"]
@@ -19,25 +19,30 @@ def encode_chunk(chunk: ChatCompletionChunk) -> bytes:
     return b"data: " + chunk.to_json() + b"\n\n"
 
 
-def error_payload(error: BaseException) -> dict[str, Any]:
-    """The OpenAI-style error object for a stream error.
-
-    ``{"error": {"message", "type", "code"}}``: ``type`` names the error class,
-    ``code`` is Gemini's numeric code when there is one (else ``null``).
-    """
-    code = error.code if isinstance(error, GeminiAPIError) else None
-    return {"error": {"message": str(error), "type": type(error).__name__, "code": code}}
+def error_payload(error: BaseException, scrub: Scrub | None = None) -> dict[str, Any]:
+    """The OpenAI error object for a stream error: ``{"error": {"message", "type",
+    "param", "code"}}``, in the one vocabulary of :func:`~rxgem.core.openai_error`
+    (what Gemini said goes through ``scrub``)."""
+    return openai_error(error, scrub).body()
 
 
-def encode_error(error: BaseException) -> bytes:
+def encode_error(error: BaseException, scrub: Scrub | None = None) -> bytes:
     """A stream error as an SSE frame (sent instead of ``[DONE]``)."""
-    return b"data: " + msgspec.json.encode(error_payload(error)) + b"\n\n"
+    return b"data: " + msgspec.json.encode(error_payload(error, scrub)) + b"\n\n"
 
 
 class SSEEncoder:
-    """OpenAI SSE framing as a core: a frame per chunk, ``[DONE]`` or an error frame at the end."""
+    """OpenAI SSE framing as a core: a frame per chunk, ``[DONE]`` or an error frame at the end.
 
-    __slots__ = ()
+    Args:
+        scrub: what a message from Gemini goes through before it is framed (default:
+            nothing is removed).
+    """
+
+    __slots__ = ("_scrub",)
+
+    def __init__(self, scrub: Scrub | None = None) -> None:
+        self._scrub = scrub
 
     error = None
     """Always ``None``: every chunk can be framed."""
@@ -47,4 +52,4 @@ class SSEEncoder:
 
     def close(self, error: Exception | None = None) -> list[bytes]:
         """``data: [DONE]``, or the error frame when the stream failed with ``error``."""
-        return [DONE_FRAME if error is None else encode_error(error)]
+        return [DONE_FRAME if error is None else encode_error(error, self._scrub)]

@@ -36,6 +36,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .._openai_error import Scrub, unscrubbed
 from ..chat._mapping import created_seconds, map_logprobs, random_id
 from ..gemini._models import UsageMetadata
 from ..openai._annotations import MetadataMerger, url_citations
@@ -54,6 +55,7 @@ from ..slots._items import (
     Usage,
 )
 from ._mapping import (
+    blocked_error,
     check_namespaced,
     check_request,
     check_response_id,
@@ -70,7 +72,6 @@ from ._models import (
     Response,
     ResponseCompleted,
     ResponseCreated,
-    ResponseError,
     ResponseFailed,
     ResponseIncomplete,
     ResponseInProgress,
@@ -91,8 +92,7 @@ class ResponsesBuilder:
     """Builds OpenAI Responses streaming events from batches of pipeline items.
 
     Args:
-        model: the response's ``model``; default: Gemini's ``modelVersion`` without a
-            ``models/`` prefix.
+        model: the response's ``model``; default: Gemini's ``modelVersion`` (no ``models/``).
         request: the Responses request (or just the fields a response repeats:
             ``tools``, ``tool_choice``, ``parallel_tool_calls``, ``instructions``,
             ``metadata``, ``max_output_tokens``, ``temperature``, ``top_p``,
@@ -108,8 +108,8 @@ class ResponsesBuilder:
             Gemini's ``responseId``, or a minted one.
         id_factory: makes the random part of ``resp_`` (when Gemini sent no
             ``responseId``), ``msg_``, ``rs_``, ``fc_``, ``call_``, ``ci_`` and ``ig_`` ids.
-        clock: returns the time in seconds for ``created_at`` (Vertex's ``createTime``
-            is used instead when the stream has one).
+        clock: returns the time in seconds for ``created_at`` (a Vertex ``createTime`` wins).
+        scrub: what Gemini said goes through it before a failed response says it.
     """
 
     __slots__ = (
@@ -132,6 +132,7 @@ class ResponsesBuilder:
         "_placed",
         "_response",
         "_response_id",
+        "_scrub",
         "_signatures",
         "_signed",
         "_streamed",
@@ -149,6 +150,7 @@ class ResponsesBuilder:
         response_id: str | None = None,
         id_factory: Callable[[], str] = random_id,
         clock: Callable[[], float] = time.time,
+        scrub: Scrub = unscrubbed,
     ) -> None:
         check_request(request)
         check_namespaced(namespaced)
@@ -160,6 +162,7 @@ class ResponsesBuilder:
         self._echo = echo(request)
         self._include = include_encrypted_reasoning
         self._clock = clock
+        self._scrub = scrub
         self._meta = Meta()
         self._model_status: Any = None
         self._id: str | None = None
@@ -469,7 +472,7 @@ class ResponsesBuilder:
                 "failed",
                 final=True,
                 usage=usage,
-                error=error_of(error),
+                error=error_of(error, self._scrub),
                 extra_content=self._google(),
             )
             self._response = response
@@ -483,9 +486,7 @@ class ResponsesBuilder:
         status, details = status_of(end.reason, blocked=end.blocked)
         fields: dict[str, Any] = {"usage": usage, "extra_content": self._google()}
         if end.blocked:
-            reason = f"the prompt was blocked ({end.reason})"
-            message = f"{reason}: {end.message}" if end.message else reason
-            fields["error"] = ResponseError(code="invalid_prompt", message=message)
+            fields["error"] = blocked_error(end.reason, end.message, self._scrub)
         if details is not None:
             fields["incomplete_details"] = details
         response = self._response = self._snapshot(status, final=True, **fields)

@@ -2,7 +2,7 @@
 
 The finish of candidate 0 → the response's ``status`` and ``incomplete_details``;
 ``usageMetadata`` → ``usage`` (through Chat Completions' :func:`map_usage`, so that
-both outputs count alike); an error → ``error {code, message}``; chat's
+both outputs count alike); an error → ``error {code, message, param, type}``; chat's
 ``url_citation`` annotations → Responses' flat ones; the request's echo fields → the
 response's.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from .._errors import GeminiAPIError
+from .._openai_error import Scrub, openai_error
 from ..chat._mapping import map_finish_reason, map_usage
 from ..gemini._models import UsageMetadata
 from ..openai._annotations import MetadataMerger
@@ -21,6 +21,7 @@ from ._models import ResponseError, ResponseStatus, ResponseUsage
 
 __all__ = [
     "ECHOED",
+    "blocked_error",
     "check_namespaced",
     "check_request",
     "check_response_id",
@@ -140,16 +141,24 @@ def response_usage(usage: UsageMetadata) -> ResponseUsage:
     )
 
 
-def error_of(error: BaseException) -> ResponseError:
-    """A stream's error → a failed response's ``error``.
+def error_of(error: BaseException, scrub: Scrub | None = None) -> ResponseError:
+    """A stream's error → a failed response's ``error``, in the one vocabulary of
+    :func:`~rxgem.core.openai_error` (what Gemini said goes through ``scrub``): its
+    ``message``, ``type`` and ``param``, and a ``code`` of the Responses API's set
+    (``rate_limit_exceeded`` for a 429, else ``server_error``)."""
+    mapped = openai_error(error, scrub)
+    return ResponseError(
+        code=mapped.responses_code, message=mapped.message, param=mapped.param, type=mapped.type
+    )
 
-    ``code`` is one of OpenAI's: ``rate_limit_exceeded`` for Gemini's 429, else
-    ``server_error``; ``message`` is the error's own (its class's name when it has none).
-    """
-    code = "server_error"
-    if isinstance(error, GeminiAPIError) and error.code == 429:
-        code = "rate_limit_exceeded"
-    return ResponseError(code=code, message=str(error) or type(error).__name__)
+
+def blocked_error(reason: str | None, message: str | None, scrub: Scrub) -> ResponseError:
+    """A blocked prompt's ``error``: ``invalid_prompt``, with Gemini's reason and message
+    (through ``scrub``)."""
+    text = f"the prompt was blocked ({reason})"
+    return ResponseError(
+        code="invalid_prompt", message=f"{text}: {scrub(message)}" if message else text
+    )
 
 
 def flat_citations(annotations: list[dict[str, Any]], start: int, end: int) -> list[dict[str, Any]]:

@@ -182,10 +182,14 @@ class ResponseUsage(_Model):
 
 
 class ResponseError(_Model):
-    """Why a response failed: one of OpenAI's ``code`` values and a message."""
+    """Why a response failed: one of the Responses API's ``code`` values and a message;
+    for an error that ended the stream, its ``type`` and ``param`` as every other output
+    says them (:func:`~rxgem.core.openai_error`)."""
 
     code: str
     message: str
+    param: str | None = None
+    type: str | None = None
 
 
 def _response_object() -> Literal["response"]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import msgspec
 
-from ._mapping import error_of
+from .._openai_error import OpenAIError, Scrub, openai_error
 from ._models import ResponseFailed, ResponsesEvent
 
 __all__ = ["ResponsesSSEEncoder", "encode_event", "encode_stream_error"]
@@ -22,28 +22,40 @@ def encode_event(event: ResponsesEvent) -> bytes:
     return f"event: {tag}\ndata: ".encode() + event.to_json() + b"\n\n"
 
 
-def encode_stream_error(error: BaseException, sequence_number: int = 0) -> bytes:
-    """An ``error`` event's frame: ``{"type": "error", "sequence_number", "code", "message"}``."""
-    mapped = error_of(error)
-    payload = {
-        "type": "error",
-        "sequence_number": sequence_number,
-        "code": mapped.code,
-        "message": mapped.message,
-        "param": None,
-    }
-    return b"event: error\ndata: " + msgspec.json.encode(payload) + b"\n\n"
+class _ErrorEvent(msgspec.Struct, tag="error", tag_field="type"):
+    sequence_number: int
+    code: str
+    message: str
+    param: str | None
+
+
+def encode_stream_error(
+    error: BaseException | OpenAIError, sequence_number: int = 0, scrub: Scrub | None = None
+) -> bytes:
+    """An ``error`` event's frame: ``{"type": "error", "sequence_number", "code",
+    "message", "param"}``, the error in the one vocabulary of
+    :func:`~rxgem.core.openai_error` (its ``code``, else its ``type``; what Gemini said
+    goes through ``scrub``), or as already mapped."""
+    mapped = error if isinstance(error, OpenAIError) else openai_error(error, scrub)
+    event = _ErrorEvent(sequence_number, mapped.code or mapped.type, mapped.message, mapped.param)
+    return b"event: error\ndata: " + msgspec.json.encode(event) + b"\n\n"
 
 
 class ResponsesSSEEncoder:
     """Responses SSE framing as a core: a named frame per event; at a failure that no
-    ``response.failed`` reported, an ``error`` event."""
+    ``response.failed`` reported, an ``error`` event.
 
-    __slots__ = ("_failed", "_next")
+    Args:
+        scrub: what a message from Gemini goes through before it is framed (default:
+            nothing is removed).
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("_failed", "_next", "_scrub")
+
+    def __init__(self, scrub: Scrub | None = None) -> None:
         self._next = 0  # the sequence number after the last event framed
         self._failed = False
+        self._scrub = scrub
 
     error = None
     """Always ``None``: every event can be framed."""
@@ -60,4 +72,4 @@ class ResponsesSSEEncoder:
         if error is None or self._failed:
             return []
         self._failed = True
-        return [encode_stream_error(error, self._next)]
+        return [encode_stream_error(error, self._next, self._scrub)]
