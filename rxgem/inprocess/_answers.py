@@ -21,7 +21,7 @@ from ..core import (
     encode_chunk,
     encode_event,
 )
-from ..replies import ErrorReply, error_event, error_reply, hide_upstream, redact
+from ..replies import ErrorReply, error_event, error_reply
 
 __all__ = ["Answer", "ChatAnswer", "OnResponse", "ResponsesAnswer"]
 
@@ -129,21 +129,11 @@ class ResponsesAnswer(Answer):
     def collect(self, item: Any) -> None:
         self.frame(item)  # the terminal event's response is the answer
 
-    async def _finish(self, response: Response, error: Exception | None) -> None:
-        if response.error is not None:
-            message = response.error.message
-            response.error.message = (
-                self.reply(error).message
-                if error is not None
-                else redact(hide_upstream(message, self.upstream), self.secrets)
-            )
-        if self.on_response is not None:
-            await self.on_response(response)
-
     def finish(self, error: Exception | None) -> Awaitable[None] | None:
-        if self.response is None:
+        # the response is sent as the pipeline built it, scrubbed (its ``scrub`` option)
+        if self.response is None or self.on_response is None:
             return None
-        return self._finish(self.response, error)
+        return self.on_response(self.response)
 
     def last_frame(self, error: Exception | None) -> bytes:
         if self._held is not None:

@@ -24,6 +24,7 @@ from ..replies import (
     not_found,
     openai_model,
     openai_model_list,
+    scrubber,
     valid_model_name,
 )
 from ..store import ANONYMOUS, ResponseStore
@@ -169,12 +170,19 @@ class OpenAITransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
             response_id=prepared.response_id,
             client=client,
             **o.transport,
-            **o.responses,
+            **{**o.responses, "scrub": self._scrub},  # a failed response is built scrubbed
         )
         answer = ResponsesAnswer(
             on_response=prepared.on_response, stream=prepared.request.stream, **common
         )
         return events, answer
+
+    def _scrub(self, text: str) -> str:
+        """What Gemini said, as a failed response may show it: through the user's own
+        ``scrub`` option, if any, then without the keys and the upstream's address."""
+        o = self.options
+        own = o.responses.get("scrub")
+        return scrubber(o.secrets, o.base_url)(own(text) if own is not None else text)
 
     def _prepare(
         self, body: dict[str, Any], request: httpx.Request

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from starlette.exceptions import HTTPException
@@ -27,6 +28,7 @@ from ..replies import (
     http_reply,
     misdirected,
     not_json,
+    scrubber,
     too_large,
     valid_model_name,
 )
@@ -140,6 +142,11 @@ class Handling:
     def secrets(self, record: AccessRecord) -> tuple[str, ...]:
         """What no reply or log line of this request may show."""
         return (*self.settings.secrets, *record.secrets)
+
+    def scrub(self, record: AccessRecord) -> Callable[[str], str]:
+        """The Responses pipeline's ``scrub`` for ``record``'s request: a failed response
+        is built without its secrets and the upstream's address (as every reply is)."""
+        return scrubber(self.secrets(record), self.settings.upstream)
 
     def answering(self, record: AccessRecord) -> Answering:
         """How ``record``'s request is answered (the server's keep-alive, send timeout,

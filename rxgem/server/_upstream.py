@@ -202,11 +202,13 @@ class Upstream:
         credentials: Credentials,
         on_start: Callable[[ResponsesConverter], None],
         response_id: str | None = None,
+        scrub: Callable[[str], str] | None = None,
     ) -> Observable[ResponsesEvent]:
         """A translated Responses request's events on the shared client
         (:func:`rxgem.client.response_events`; ``on_start`` gets each subscription's
         converter), with the server's pipeline options that the Responses stages take;
-        ``response_id``: the response's id (else Gemini's ``responseId`` makes it)."""
+        ``response_id``: the response's id (else Gemini's ``responseId`` makes it);
+        ``scrub``: what a failed response's message from Gemini goes through."""
         return response_events(
             request,
             on_start=on_start,
@@ -218,6 +220,7 @@ class Upstream:
             max_line_bytes=self.settings.max_upstream_line_bytes,
             record=self.recorder,
             **self.responses_pipeline,
+            **({"scrub": scrub} if scrub is not None else {}),
         )
 
     async def probe(self) -> str | None:

@@ -29,7 +29,7 @@ from reactivex import Observable
 
 from ...bridge import FlowGate
 from ...core import Response, ResponsesEvent
-from ...replies import ErrorReply, hide_upstream, redact
+from ...replies import ErrorReply
 from ..stream import Answering, FrameBuffer, StreamedAnswer, error_event, event_frame
 
 __all__ = ["ResponsesAnswer"]
@@ -49,8 +49,7 @@ def _terminal(event: ResponsesEvent) -> Response | None:
 
 class EventFrames(FrameBuffer[ResponsesEvent]):
     """The observer of a streamed response: each event framed at once, but the terminal
-    one, which waits in :attr:`last` until the sender has run ``on_response`` (and
-    scrubbed its error message)."""
+    one, which waits in :attr:`last` until the sender has run ``on_response``."""
 
     __slots__ = ("last", "next_sequence", "response")
 
@@ -99,18 +98,6 @@ class ResponsesAnswer(StreamedAnswer):
         self._sequence = 0
         self._response: Response | None = None
 
-    async def _finish(self, response: Response, reply: ErrorReply | None = None) -> None:
-        """``on_response``, with the response's error message first made the server's
-        (``reply``'s, when the stream failed; else scrubbed of secrets and of the
-        upstream's address): the client, and the stored record, get this one."""
-        error = response.error
-        if error is not None:
-            if reply is not None:
-                error.message = reply.message
-            else:
-                error.message = redact(hide_upstream(error.message, self.upstream), self.secrets)
-        await self.on_response(response)
-
     # streamed: named event frames, ending with the terminal event (stored first)
 
     def _frames(self, loop: asyncio.AbstractEventLoop, gate: FlowGate) -> EventFrames:
@@ -125,10 +112,10 @@ class ResponsesAnswer(StreamedAnswer):
     async def _last_frame(self, frames: FrameBuffer[Any]) -> bytes:
         events = cast(EventFrames, frames)
         if events.last is not None and events.response is not None:
-            reply = None
             if events.error is not None:
-                reply = self._reply(events.error)  # logged and counted; response.failed says it
-            await self._finish(events.response, reply)
+                self._reply(events.error)  # logged and counted; response.failed says it
+            # the pipeline built the response scrubbed (its ``scrub`` option): sent as built
+            await self.on_response(events.response)
             return event_frame(events.last)
         if events.error is not None:
             return error_event(self._reply(events.error), events.next_sequence)
@@ -151,5 +138,5 @@ class ResponsesAnswer(StreamedAnswer):
             self.record.used(response.usage)
         if self.record.telemetry is not None:
             self.record.telemetry.finish_reasons([response.status])
-        await self._finish(response)
+        await self.on_response(response)
         return response.to_json()

@@ -63,11 +63,15 @@ def seeded_ids(seed: str) -> Callable[[], str]:
 
 
 def background_options(
-    interactions: Interactions, document: Mapping[str, Any], created_at: float
+    interactions: Interactions,
+    document: Mapping[str, Any],
+    created_at: float,
+    scrub: Callable[[str], str],
 ) -> dict[str, Any]:
     """The Responses options of a background response's events, made from its stored
     document (the request's fields it repeats, its id, model and time): the same every
-    time they are made."""
+    time they are made; ``scrub``: what a failed response's message from Gemini goes
+    through."""
     response_id = str(document["id"])
     return {
         **interactions.responses_pipeline,
@@ -76,6 +80,7 @@ def background_options(
         "response_id": response_id,
         "id_factory": seeded_ids(response_id),
         "clock": lambda: created_at,
+        "scrub": scrub,
     }
 
 

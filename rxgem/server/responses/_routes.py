@@ -152,7 +152,11 @@ class ResponsesRoutes:
         response_id = new_response_id() if keep else None  # a stored one's is unique to it
         try:
             events = handling.upstream.responses(
-                responses_request, credentials, converters.append, response_id
+                responses_request,
+                credentials,
+                converters.append,
+                response_id,
+                handling.scrub(record),
             )
         except RxGemError as exc:
             raise handling.failed(exc, record) from exc

@@ -115,7 +115,8 @@ class BackgroundRuns:
         left out; when it ends, the stored response becomes the final one."""
         assert turn.interaction_id is not None
         document = msgspec.json.decode(turn.document)
-        options = background_options(self.interactions, document, turn.created_at)
+        scrub = self.handling.scrub(record)
+        options = background_options(self.interactions, document, turn.created_at, scrub)
         converters: list[ResponsesConverter] = []
         events: Observable[ResponsesEvent] = self.interactions.replay(
             turn.interaction_id, credentials, options, converters.append
@@ -159,7 +160,8 @@ class BackgroundRuns:
                 await self._save(store, updated, record)
             return json_response(document)
         document = msgspec.json.decode(turn.document)
-        options = background_options(self.interactions, document, turn.created_at)
+        scrub = self.handling.scrub(record)
+        options = background_options(self.interactions, document, turn.created_at, scrub)
         try:
             response = self.interactions.response(interaction, options)
         except RxGemError as exc:
