@@ -21,7 +21,8 @@ def responses_sse_encode() -> Callable[[Observable[ResponsesEvent]], Observable[
 
     No ``data: [DONE]`` follows (Responses streams end with their terminal event). On
     an upstream error that no ``response.failed`` event reported, it emits an ``error``
-    event (``{"type": "error", "code", "message"}``) and then passes the error on.
+    event (``{"type": "error", "code", "message", "param"}``, in OpenAI's words:
+    :func:`rxgem.core.openai_error`) and then passes the error on.
 
     Returns:
         An operator from ``Observable[ResponsesEvent]`` to ``Observable[bytes]``.

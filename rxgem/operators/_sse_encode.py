@@ -19,7 +19,8 @@ def sse_encode() -> Callable[[Observable[ChatCompletionChunk]], Observable[bytes
         [          sse_encode()          ]
         ---b"data: {c1}\\n\\n"---b"data: {c2}\\n\\n"---b"data: [DONE]\\n\\n"|
 
-    On an upstream error it emits ``data: {"error": {"message", "type", "code"}}``
+    On an upstream error it emits ``data: {"error": {"message", "type", "param", "code"}}``
+    (OpenAI's words: :func:`rxgem.core.openai_error`)
     (no ``[DONE]``) and then passes the error on, so a server can write the frame
     and the caller still learns that the stream failed.
 
