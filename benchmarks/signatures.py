@@ -31,7 +31,7 @@ import httpx
 import uvicorn
 
 from rxgem.server import ServerSettings, create_app
-from rxgem.server._runner import uvicorn_config
+from rxgem.server.run._runner import uvicorn_config
 from rxgem.store import SQLiteStore
 from rxgem.testing import FakeGemini
 

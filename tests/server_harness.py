@@ -1,7 +1,7 @@
 """The harness of the ``rxgem serve`` tests: the app in real uvicorn on 127.0.0.1.
 
 ``serving(settings)`` runs the app in a background thread with the same uvicorn
-configuration ``rxgem serve`` uses (:func:`rxgem.server._runner.uvicorn_config`), on an
+configuration ``rxgem serve`` uses (:func:`rxgem.server.run._runner.uvicorn_config`), on an
 ephemeral port; ``gateway(...)`` puts it in front of a FakeGemini with an SDK client.
 """
 
@@ -24,7 +24,7 @@ import uvicorn
 
 from rxgem import samples
 from rxgem.server import ServerSettings, create_app
-from rxgem.server._runner import uvicorn_config
+from rxgem.server.run._runner import uvicorn_config
 from rxgem.testing import FakeGemini, FakeResponse
 
 KEY = "AIza-SERVER-KEY-4f1e9b"  # recognisable: must never be written anywhere

@@ -74,7 +74,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._settings import (
+from .settings import (
     ENV,
     PIPELINE_OPTIONS,
     RECORD_COUNT_ENV,
@@ -85,14 +85,14 @@ from ._settings import (
     SettingsError,
     UpstreamAPI,
     settings_env,
+    settings_from_env,
 )
-from ._settings_env import settings_from_env
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
     from ._app import create_app
-    from ._runner import uvicorn_options
+    from .run import uvicorn_options
 
 __all__ = [
     "ENV",
@@ -113,7 +113,7 @@ __all__ = [
 
 _LAZY = {
     "create_app": "._app",
-    "uvicorn_options": "._runner",  # what `rxgem serve` runs uvicorn with
+    "uvicorn_options": ".run",  # what `rxgem serve` runs uvicorn with
 }
 
 

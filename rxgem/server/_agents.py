@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ..replies import ErrorReply, bad_request
-from ._settings import ServerSettings
+from .settings import ServerSettings
 
 __all__ = ["AGENT_PREFIX", "agent_body", "agent_of", "background_refusal", "chat_refusal"]
 

@@ -16,16 +16,15 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ..store import ResponseStore, open_store
-from ._access import AccessLog
-from ._admission import Admission, Drain, install_drain_signal
 from ._chat import ChatRoutes
 from ._handling import Handling, HostGuard, exception_handlers
-from ._hosts import HostCheck
-from ._in_flight import InFlight
-from ._inspect_page import InspectorGate
-from ._inspect_spool import Spool
-from ._inspector import Inspector
-from ._labels import (
+from ._probes import PROBES, Probes
+from ._upstream import Upstream
+from .capture import Inspector, Spool
+from .guard import Admission, Drain, InFlight, install_drain_signal
+from .http import HostCheck
+from .inspector import InspectorGate
+from .observe import (
     CANCEL_ROUTE,
     CHAT_ROUTE,
     HEALTHZ_ROUTE,
@@ -36,13 +35,12 @@ from ._labels import (
     READYZ_ROUTE,
     RESPONSE_ROUTE,
     RESPONSES_ROUTE,
+    AccessLog,
+    Telemetry,
 )
-from ._probes import PROBES, Probes
-from ._runner import LIMITS_STATE, connection_limits
-from ._settings import ServerSettings
-from ._telemetry import Telemetry
-from ._upstream import Upstream
 from .responses import ResponsesRoutes
+from .run import LIMITS_STATE, connection_limits
+from .settings import ServerSettings
 
 __all__ = ["LOGGER_NAME", "create_app"]
 

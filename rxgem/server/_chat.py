@@ -14,11 +14,11 @@ from starlette.responses import Response
 
 from ..core import RxGemError
 from ..replies import Refusal, not_found, valid_model_name
-from ._access import access_record
 from ._agents import chat_refusal
 from ._chat_signatures import chat_recall
 from ._handling import Handling, json_response
 from ._signature_memory import ChatWatch, caught_placeholders
+from .observe import access_record
 from .stream import CompletionResponse
 
 __all__ = ["ChatRoutes"]

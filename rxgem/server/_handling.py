@@ -32,18 +32,14 @@ from ..replies import (
     too_large,
     valid_model_name,
 )
-from ._access import AccessRecord, access_record, log_failure
-from ._admission import Drain
 from ._agents import agent_of
-from ._auth import Credentials, authorize
-from ._body import BodyError, json_object_steps
-from ._hosts import HostCheck, is_json
-from ._in_flight import in_flight_charge
 from ._interactions import Interactions
-from ._offload import Offload
-from ._settings import ServerSettings
 from ._signature_memory import SignatureMemory
 from ._upstream import Upstream
+from .guard import Credentials, Drain, Offload, authorize, in_flight_charge
+from .http import BodyError, HostCheck, is_json, json_object_steps
+from .observe import AccessRecord, access_record, log_failure
+from .settings import ServerSettings
 from .stream import Answering
 
 __all__ = [

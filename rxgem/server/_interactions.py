@@ -26,8 +26,8 @@ from ..transport import (
     get_interaction,
     is_google_interaction_id,
 )
-from ._auth import Credentials
 from ._upstream import Upstream
+from .guard import Credentials
 
 __all__ = ["Interactions"]
 

@@ -9,10 +9,10 @@ import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ._admission import Admission, Drain
 from ._handling import json_response
-from ._labels import HEALTHZ_ROUTE, READYZ_ROUTE
 from ._upstream import Upstream
+from .guard import Admission, Drain
+from .observe import HEALTHZ_ROUTE, READYZ_ROUTE
 
 __all__ = ["PROBES", "Probes"]
 

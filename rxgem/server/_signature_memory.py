@@ -25,10 +25,10 @@ from typing import Any, TypeVar
 from ..core import ChatCompletion, ChatCompletionChunk
 from ..request import PlaceholderWarning
 from ..store import ResponseStore, StoreError
-from ._access import AccessRecord
-from ._auth import owner_token
 from ._chat_signatures import ChatSignatures
 from ._signature_keys import model_of
+from .guard import owner_token
+from .observe import AccessRecord
 
 __all__ = ["ChatWatch", "MemorySession", "SignatureMemory", "caught_placeholders"]
 

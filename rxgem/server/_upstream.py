@@ -27,9 +27,9 @@ from ..core import (
 from ..replies import openai_model, openai_model_list
 from ..request import InteractionRequest, ResponsesRequest
 from ..transport import CassetteDir, ack_head, get_model, list_models, models_status
-from ._auth import Credentials
-from ._inspector import Inspector
-from ._settings import RECORD_COUNT_ENV, ServerSettings
+from .capture import Inspector
+from .guard import Credentials
+from .settings import RECORD_COUNT_ENV, ServerSettings
 
 __all__ = ["Upstream", "uses_aiohttp"]
 

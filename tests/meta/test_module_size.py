@@ -1,8 +1,8 @@
 """One job per file: no module of rxgem is over 500 lines, except the data tables named here.
 
 A module that grows past the limit does more than one job: split it by job (as
-``core/chat/_chunk_builder.py`` and ``core/chat/_mapping.py``, ``server/_telemetry.py`` and
-``server/_metrics.py``, ``server/_tracing.py``). Only a table of data may be longer,
+``core/chat/_chunk_builder.py`` and ``core/chat/_mapping.py``, ``server/observe/_telemetry.py`` and
+``server/observe/_metrics.py``, ``server/observe/_tracing.py``). Only a table of data may be longer,
 and it is named in :data:`DATA_TABLES`, with what it holds.
 """
 

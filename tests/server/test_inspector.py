@@ -24,11 +24,11 @@ from server_harness import HELLO, KEY, MODEL, TOKEN, settings_for
 
 from rxgem import samples
 from rxgem.server import ServerSettings, create_app
-from rxgem.server._inspect_draw import draw
-from rxgem.server._inspect_spool import Kept
-from rxgem.server._inspector import DRAWN_PIECES
-from rxgem.server._runner import uvicorn_config
-from rxgem.server._settings import SettingsError
+from rxgem.server.capture._inspector import DRAWN_PIECES
+from rxgem.server.capture._spool import Kept
+from rxgem.server.inspector._draw import draw
+from rxgem.server.run._runner import uvicorn_config
+from rxgem.server.settings._settings import SettingsError
 from rxgem.testing import FakeGemini
 from rxgem.transport import cassette_bytes, read_cassette
 

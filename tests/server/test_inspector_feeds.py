@@ -18,7 +18,7 @@ import pytest
 from server_harness import event_ends
 from test_inspector import AUTH, chat, inspecting, serving_app
 
-from rxgem.server import _inspect_page
+from rxgem.server.inspector import _page as _inspect_page
 from rxgem.testing import FakeGemini, FakeResponse
 
 

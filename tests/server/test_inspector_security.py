@@ -111,7 +111,7 @@ def test_the_cookie_is_a_random_expiring_session_not_the_token() -> None:
 
 
 def test_an_expired_session_is_refused() -> None:
-    from rxgem.server._inspect_session import Sessions
+    from rxgem.server.inspector._session import Sessions
 
     sessions = Sessions(b"k" * 32, lifetime=60)
     value = sessions.issue(now=1000.0)
@@ -137,7 +137,7 @@ def test_without_inspect_the_inspector_says_how_to_turn_it_on(path: str) -> None
 
 
 def test_a_secret_cut_where_the_kept_bytes_end_is_hidden() -> None:
-    from rxgem.server._inspect_redact import redact_pieces
+    from rxgem.server.capture._redact import redact_pieces
 
     secret = KEY.encode()
     assert redact_pieces([b"x " + secret[:10]], [secret], cut=True) == [b"x [redacted]"]

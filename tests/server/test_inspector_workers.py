@@ -114,7 +114,7 @@ def test_every_worker_shows_every_exchange(workers: int | None, tmp_path: Path) 
 
 def test_a_spool_others_can_read_is_refused(tmp_path: Path) -> None:
     from rxgem.server import ServerSettings, create_app
-    from rxgem.server._settings import SettingsError
+    from rxgem.server.settings._settings import SettingsError
 
     shared = tmp_path / "spool"
     shared.mkdir(mode=0o755)

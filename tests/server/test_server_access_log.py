@@ -19,7 +19,7 @@ import httpx
 import pytest
 from server_harness import KEY, TOKEN, serving, settings_for
 
-from rxgem.server._access import access_line, log_value
+from rxgem.server.observe._access import access_line, log_value
 from rxgem.testing import FakeGemini
 
 KEYS = ["model", "duration_ms", "tokens", "request_id"]

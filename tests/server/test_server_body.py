@@ -24,7 +24,7 @@ from server_harness import KEY, MODEL, TOKEN, serve_process
 from strategies import PROPERTIES, examples
 
 from rxgem import samples
-from rxgem.server._body import (
+from rxgem.server.http._body import (
     SLICE_BYTES,
     BodyError,
     check_json_limits,

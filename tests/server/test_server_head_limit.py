@@ -24,8 +24,8 @@ import uvicorn
 from server_harness import settings_for
 
 from rxgem.server import create_app
-from rxgem.server._head_meter import HeadMeter
-from rxgem.server._runner import protocol_named, uvicorn_config
+from rxgem.server.http._head_meter import HeadMeter
+from rxgem.server.run._runner import protocol_named, uvicorn_config
 from rxgem.testing import FakeGemini
 
 LIMIT = 64 * 1024

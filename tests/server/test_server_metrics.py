@@ -35,7 +35,7 @@ from server_harness import (
 )
 
 from rxgem import samples
-from rxgem.server._telemetry import Telemetry
+from rxgem.server.observe._telemetry import Telemetry
 from rxgem.testing import FakeGemini, FakeResponse
 
 

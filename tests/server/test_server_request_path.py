@@ -18,7 +18,7 @@ from starlette.routing import Route
 
 import rxgem.server
 from rxgem.server import create_app
-from rxgem.server._labels import ROUTES
+from rxgem.server.observe._labels import ROUTES
 
 AUTH = {"authorization": f"Bearer {TOKEN}"}
 SERVER = Path(rxgem.server.__file__).parent

@@ -23,7 +23,7 @@ from server_harness import KEY, MODEL, sdk, serve_process, serving, settings_for
 
 from rxgem.cli.serve import add_serve_parser
 from rxgem.server import ServerSettings, settings_from_env
-from rxgem.server._access import route_of
+from rxgem.server.observe._access import route_of
 from rxgem.testing import FakeGemini, FakeResponse, event, finish, text, usage
 
 __all__ = ["redis_url"]  # the session's redis-server

@@ -1,4 +1,4 @@
-"""``rxgem.server._telemetry``: Prometheus metrics and OpenTelemetry spans of the gateway
+"""``rxgem.server.observe._telemetry``: Prometheus metrics and OpenTelemetry spans of the gateway
 (``_metrics``, ``_tracing``, ``_labels``).
 
 Real prometheus_client registries, read back through its own exposition parser; the
@@ -42,9 +42,9 @@ from rxgem import (
     MalformedStreamError,
     TruncatedStreamError,
 )
-from rxgem.server import _metrics, _telemetry, _tracing
-from rxgem.server._metrics import CHUNK_INTERVAL_BUCKETS
-from rxgem.server._telemetry import (
+from rxgem.server.observe import _metrics, _telemetry, _tracing
+from rxgem.server.observe._metrics import CHUNK_INTERVAL_BUCKETS
+from rxgem.server.observe._telemetry import (
     MAX_MODELS,
     RequestTelemetry,
     Telemetry,
@@ -385,7 +385,7 @@ def test_render_negotiates_the_exposition_format() -> None:
 
 _WORKER = """
 import json, os, sys, time
-from rxgem.server._telemetry import Telemetry
+from rxgem.server.observe._telemetry import Telemetry
 
 requests, model = int(sys.argv[1]), sys.argv[2]
 telemetry = Telemetry(metrics=True)
@@ -406,7 +406,7 @@ print(json.dumps({"pid": os.getpid(), "multiprocess": telemetry.multiprocess}))
 
 _RENDER = """
 import sys
-from rxgem.server._telemetry import Telemetry
+from rxgem.server.observe._telemetry import Telemetry
 
 sys.stdout.write(Telemetry(metrics=True).render()[0].decode())
 """
@@ -479,7 +479,7 @@ def test_a_multiprocess_directory_that_is_not_one_is_refused(
 ) -> None:
     env = {**multiproc_env, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "missing")}
     script = """
-    from rxgem.server._telemetry import Telemetry
+    from rxgem.server.observe._telemetry import Telemetry
     try:
         Telemetry(metrics=True)
     except ValueError as exc:

@@ -17,8 +17,8 @@ from rxgem import (
 from rxgem.replies._errors import ErrorReply, error_reply, redact
 from rxgem.replies._model_list import openai_model_list, valid_model_name
 from rxgem.server import ServerSettings, SettingsError, settings_from_env
-from rxgem.server._access import clean
-from rxgem.server._auth import Credentials, authorize, bearer_token
+from rxgem.server.guard._auth import Credentials, authorize, bearer_token
+from rxgem.server.observe._access import clean
 
 VERTEX = "https://us-central1-aiplatform.googleapis.com/v1/projects/p/locations/l/publishers/google"
 

@@ -44,13 +44,12 @@ from ...store import (
     with_stored_signatures,
 )
 from ...transport import api_of
-from .._access import access_record
 from .._agents import agent_body, agent_of, background_refusal
-from .._auth import Credentials, owner_token
 from .._handling import Handling, json_response
 from .._responses_signatures import response_signatures, responses_recall
 from .._signature_memory import MemorySession
-from .._store_limits import Conversation, StoreLimits, conversation_too_long
+from ..guard import Conversation, Credentials, StoreLimits, conversation_too_long, owner_token
+from ..observe import access_record
 from ._answer import ResponsesAnswer
 from ._background import starting_after
 from ._runs import BackgroundRuns

@@ -17,10 +17,10 @@ from ...core import MalformedStreamError, Response, ResponsesEvent, RxGemError
 from ...replies import Refusal, store_unavailable
 from ...request import InteractionRequest
 from ...store import ResponseStore, StoredItem, StoredTurn, StoreError, stored_turn
-from .._access import AccessRecord
 from .._handling import Handling, json_response
 from .._interactions import Interactions
 from .._responses_signatures import response_signatures
+from ..observe import AccessRecord
 from ._answer import ResponsesAnswer
 from ._background import (
     RUNNING,

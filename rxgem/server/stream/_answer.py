@@ -16,9 +16,9 @@ from starlette.types import Receive, Scope, Send
 from ...bridge import FlowGate, aiterate, current_gate  # aiterate: the non-streaming answer
 from ...core import ChatCompletion, ChatCompletionChunk
 from ...replies import ErrorReply, error_reply, shutting_down
-from .._access import AccessRecord, log_failure
-from .._admission import Drain
-from .._runner import ABORT_EXTENSION
+from ..guard import Drain
+from ..observe import AccessRecord, log_failure
+from ..run import ABORT_EXTENSION
 from ._frames import FrameBuffer, Frames, WatchedFrames
 from ._io import JSON_HEADERS, Sender, until_disconnect
 from ._sse import DONE_FRAME, KEEP_ALIVE_FRAME, STREAM_HEADERS

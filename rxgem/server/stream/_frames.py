@@ -22,7 +22,7 @@ from reactivex import abc
 
 from ...bridge import FlowGate
 from ...core import ChatCompletionChunk
-from .._access import AccessRecord
+from ..observe import AccessRecord
 from ._io import Sender
 from ._sse import chunk_frame
 

@@ -20,7 +20,7 @@ from typing import Final
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..replies import Refusal, busy
+from ...replies import Refusal, busy
 
 __all__ = ["Charge", "InFlight", "in_flight_charge"]
 

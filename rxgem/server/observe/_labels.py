@@ -15,8 +15,8 @@ from typing import Final
 
 import httpx
 
-from ..core import GeminiAPIError, GeminiTransportError, MalformedStreamError, TruncatedStreamError
-from ..replies import error_reply
+from ...core import GeminiAPIError, GeminiTransportError, MalformedStreamError, TruncatedStreamError
+from ...replies import error_reply
 
 __all__ = [
     "CANCEL_ROUTE",

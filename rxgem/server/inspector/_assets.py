@@ -1,4 +1,4 @@
-"""The live inspector's page and script (served by :mod:`rxgem.server._inspect_page`).
+"""The live inspector's page and script (served by :mod:`rxgem.server.inspector._page`).
 
 The script writes every value it gets with ``textContent``; the one piece of markup it
 inserts is the diagram's SVG (fetched apart from the feed's summaries), drawn by

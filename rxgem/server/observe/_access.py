@@ -32,8 +32,8 @@ from typing import Any, Final
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..core import CompletionUsage, ResponseUsage
-from ..replies import ErrorReply, internal_error, redact
+from ...core import CompletionUsage, ResponseUsage
+from ...replies import ErrorReply, internal_error, redact
 from ._labels import route_of
 from ._telemetry import RequestTelemetry, Telemetry
 

@@ -32,8 +32,8 @@ from typing import Any, Final
 
 import msgspec
 
-from ..transport import cassette_json
-from ._settings import SettingsError
+from ...transport import cassette_json
+from ..settings import SettingsError
 
 __all__ = ["Kept", "Spool"]
 

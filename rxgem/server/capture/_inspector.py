@@ -3,13 +3,13 @@
 Only a server with ``inspect`` on makes an :class:`Inspector`; it wraps the upstream
 pools' transport (:meth:`Inspector.transport`), so a server without it has no capture
 code on its path at all. Each exchange goes to the server's spool
-(:mod:`rxgem.server._inspect_spool`), where every worker's page reads it: at its start,
+(:mod:`rxgem.server.capture._spool`), where every worker's page reads it: at its start,
 at most every 0.1 s while it streams, and at its end. What is kept is bounded: the last
 ``inspect_requests`` exchanges, and of each the first ``inspect_kb`` KiB of the request
 body and of the response (the rest is counted). Secrets are kept out: no header is
 kept, the URL loses its ``key=``, and the server's secrets and the key or token the
 request carried are replaced by ``[redacted]`` before anything is written
-(:mod:`rxgem.server._inspect_redact`).
+(:mod:`rxgem.server.capture._redact`).
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import httpx
 import msgspec
 
-from ..transport import secret_forms
-from ..upstreams import upstream_at
-from ._inspect_redact import redact_pieces
-from ._inspect_spool import Spool
+from ...transport import secret_forms
+from ...upstreams import upstream_at
+from ._redact import redact_pieces
+from ._spool import Spool
 
 __all__ = ["DRAWN_PIECES", "Exchange", "Inspector", "serving_request"]
 

@@ -1,7 +1,7 @@
 """OpenTelemetry spans and metrics of the gateway's chat completions.
 
 Through the API only (a no-op until the application installs an SDK; or give the
-:class:`~rxgem.server._telemetry.Telemetry` ``tracer_provider=`` / ``meter_provider=``),
+:class:`~rxgem.server.observe._telemetry.Telemetry` ``tracer_provider=`` / ``meter_provider=``),
 after the GenAI semantic conventions v1.41.0 (the last release inside
 open-telemetry/semantic-conventions, which opentelemetry-semantic-conventions 0.66b2
 mirrors; they now evolve in open-telemetry/semantic-conventions-genai, whose unreleased
@@ -27,7 +27,7 @@ draft renames the client metrics ``gen_ai.client.inference.*``):
   histogram measures the same.
 
 ``error.type`` is the ``error_type`` given to
-:meth:`~rxgem.server._telemetry.RequestTelemetry.end`, else the last upstream error's
+:meth:`~rxgem.server.observe._telemetry.RequestTelemetry.end`, else the last upstream error's
 kind, else the status (``"429"``) when it is 400 or more.
 """
 
@@ -42,8 +42,8 @@ from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvider
 from opentelemetry.util.types import AttributeValue
 
-from .. import __version__
-from ..upstreams import upstream_of
+from ... import __version__
+from ...upstreams import upstream_of
 from ._labels import looks_like_model
 from ._metrics import FIRST_CHUNK_BUCKETS
 

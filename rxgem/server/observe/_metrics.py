@@ -1,7 +1,7 @@
 """Prometheus metrics for ``GET /metrics``.
 
 The metrics (``rxgem_`` is the ``service_name``; in a registry of the
-:class:`~rxgem.server._telemetry.Telemetry` object, never prometheus_client's global
+:class:`~rxgem.server.observe._telemetry.Telemetry` object, never prometheus_client's global
 one):
 
 =================================== ========= =============================
@@ -19,11 +19,11 @@ rxgem_signature_placeholders_total  counter
 =================================== ========= =============================
 
 The time to the first chunk counts from
-:meth:`~rxgem.server._telemetry.RequestTelemetry.chat` (the request going upstream), for
+:meth:`~rxgem.server.observe._telemetry.RequestTelemetry.chat` (the request going upstream), for
 streams; the chunk interval is the time between consecutive chunks sent in one stream.
 An upstream error's ``kind`` is ``http_<status>``, ``timeout``, ``connect``,
 ``transport``, ``malformed`` or ``truncated`` (see
-:func:`~rxgem.server._labels.upstream_error_kind`). A token ``direction`` is ``input``
+:func:`~rxgem.server.observe._labels.upstream_error_kind`). A token ``direction`` is ``input``
 or ``output``, and of those ``reasoning`` (part of output) and ``cached`` (part of
 input): do not add all four up. A signature ``outcome`` is ``remembered`` (kept by
 signature memory) or ``restored`` (a tool call's put back in a request that lacked it);
@@ -32,10 +32,10 @@ lost (the client dropped it and nothing kept it: see docs/server.md).
 
 Several worker processes: when ``PROMETHEUS_MULTIPROC_DIR`` is set (``rxgem serve
 --workers N`` sets it to a fresh directory), every worker writes its metrics to files
-there and :meth:`~rxgem.server._telemetry.Telemetry.render` in any worker adds up all of
+there and :meth:`~rxgem.server.observe._telemetry.Telemetry.render` in any worker adds up all of
 them (prometheus_client's ``MultiProcessCollector``). prometheus_client chooses the mode
 when it is *imported*, so the variable must be set before that; a
-:class:`~rxgem.server._telemetry.Telemetry` made in a process where the two disagree
+:class:`~rxgem.server.observe._telemetry.Telemetry` made in a process where the two disagree
 raises ``RuntimeError`` rather than lose the counts. The in-flight gauge sums the live
 workers only once the supervisor calls :func:`worker_exited` for a worker that died.
 """

@@ -1,7 +1,7 @@
 """The server's settings: one frozen dataclass, checked when it is made.
 
 No I/O and no Starlette here: the ``serve`` command builds the settings from its
-arguments, :func:`~rxgem.server._settings_env.settings_from_env` from environment
+arguments, :func:`~rxgem.server.settings._env.settings_from_env` from environment
 variables (what each worker process reads when ``--workers`` is above 1);
 :meth:`ServerSettings.to_env` is the way back.
 """
@@ -18,19 +18,19 @@ from types import UnionType
 from typing import Any, Final, Literal, TypeAlias, Union, get_args, get_origin, get_type_hints
 from urllib.parse import urlsplit
 
-from ..core import STAGES, PipelineSettings
-from ..store import (
+from ...core import STAGES, PipelineSettings
+from ...store import (
     DEFAULT_MAX_CHAIN,
     DEFAULT_MAX_ITEMS,
     DEFAULT_MAX_RECORD_BYTES,
     DEFAULT_MAX_SIGNATURES,
     DEFAULT_SIGNATURE_TTL,
 )
-from ..store import DEFAULT_TIMEOUT as DEFAULT_STORE_TIMEOUT
-from ..transport import DEFAULT_BASE_URL
-from ..upstreams import Upstream, upstream_of
-from ._hosts import normalize_allowed_hosts
-from ._settings_checks import SettingsError, check_origin, check_store
+from ...store import DEFAULT_TIMEOUT as DEFAULT_STORE_TIMEOUT
+from ...transport import DEFAULT_BASE_URL
+from ...upstreams import Upstream, upstream_of
+from ..http import normalize_allowed_hosts
+from ._checks import SettingsError, check_origin, check_store
 
 __all__ = [
     "COUNTS",
@@ -230,7 +230,7 @@ class ServerSettings:
             stops recording, saying so once in the log).
         inspect: serve the live inspector at ``/inspect`` (off by default): the
             recent upstream exchanges, drawn stage by stage as they stream
-            (:mod:`rxgem.server._inspector`); not with pass-through auth.
+            (:mod:`rxgem.server.capture._inspector`); not with pass-through auth.
         inspect_requests: how many exchanges the inspector keeps (the oldest go).
         inspect_kb: how many KiB of each exchange's request body and of its response
             the inspector keeps (the rest is counted, not kept).

@@ -21,7 +21,7 @@ from typing import Any, Final, Protocol
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..replies import busy
+from ...replies import busy
 
 __all__ = ["Admission", "Drain", "Stoppable", "install_drain_signal"]
 

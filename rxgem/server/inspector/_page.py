@@ -6,13 +6,13 @@ the ``Host`` check and admission (each of its requests counts toward
 ``max_concurrent_requests``, an open event feed too) and outside CORS (so no
 ``Access-Control-*`` header ever goes on these answers). It answers the ``/inspect``
 paths itself and, for every other request, notes its route and request id for the
-capture (:mod:`rxgem.server._inspector`). Everything it shows is read from the server's
-spool (:mod:`rxgem.server._inspect_spool`), so every worker shows every worker's
+capture (:mod:`rxgem.server.capture._inspector`). Everything it shows is read from the server's
+spool (:mod:`rxgem.server.capture._spool`), so every worker shows every worker's
 exchanges.
 
 Access, with client tokens: ``Authorization: Bearer <token>``, or the session cookie the
 page sets when opened once as ``/inspect?token=<token>``
-(:mod:`rxgem.server._inspect_session`; the page then reloads without the token in its
+(:mod:`rxgem.server.inspector._session`; the page then reloads without the token in its
 address). Open auth: no check, as for the API.
 """
 
@@ -31,18 +31,16 @@ from urllib.parse import parse_qsl
 import msgspec
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..replies import ErrorReply, busy, unauthorized
-from ..transport import MIN_SECRET
-from ._access import access_record
-from ._admission import Drain
-from ._auth import authorize
-from ._handling import reply_response
-from ._inspect_assets import PAGE, SCRIPT
-from ._inspect_session import SESSION_SECONDS, Sessions
-from ._inspect_spool import Kept
-from ._inspector import Inspector, serving_request
-from ._runner import ABORT_EXTENSION
-from ._settings import ServerSettings
+from ...replies import ErrorReply, busy, unauthorized
+from ...transport import MIN_SECRET
+from .._handling import reply_response
+from ..capture import Inspector, Kept, serving_request
+from ..guard import Drain, authorize
+from ..observe import access_record
+from ..run import ABORT_EXTENSION
+from ..settings import ServerSettings
+from ._assets import PAGE, SCRIPT
+from ._session import SESSION_SECONDS, Sessions
 
 __all__ = ["INSPECT_PATH", "MAX_FEEDS", "MAX_SVG_BYTES", "InspectorGate"]
 
@@ -109,7 +107,7 @@ class InspectorGate:
         self._drawing = asyncio.Lock()  # one diagram at a time: the loop's thread comes first
         # loaded now, not while the first exchange waits to be drawn
         self._draw: Callable[[Kept, dict[str, Any]], str] = importlib.import_module(
-            "rxgem.server._inspect_draw"
+            "rxgem.server.inspector._draw"
         ).draw
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -17,9 +17,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
-from ..replies import ErrorReply, unauthorized
-from ..store import ANONYMOUS
-from ._settings import ServerSettings
+from ...replies import ErrorReply, unauthorized
+from ...store import ANONYMOUS
+from ..settings import ServerSettings
 
 __all__ = ["ANONYMOUS", "Credentials", "authorize", "bearer_token", "owner_token"]
 

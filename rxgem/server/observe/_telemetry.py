@@ -22,8 +22,9 @@ the telemetry does not know (:data:`ROUTES` by default) counts as ``other``; so 
 a method outside the HTTP verbs, and a status outside 100..599.
 
 The metrics, their names and the multiprocess mode are described in
-:mod:`~rxgem.server._metrics`; the spans and GenAI metrics in
-:mod:`~rxgem.server._tracing`; the bounded label values in :mod:`~rxgem.server._labels`.
+:mod:`~rxgem.server.observe._metrics`; the spans and GenAI metrics in
+:mod:`~rxgem.server.observe._tracing`; the bounded label values in
+:mod:`~rxgem.server.observe._labels`.
 
 The ``model`` label is the model id the client named (``models/`` dropped) when it
 looks like one (``[A-Za-z0-9._@-]{1,64}``), among the first :data:`MAX_MODELS` seen
@@ -424,7 +425,7 @@ class _MeteredRequest(RequestTelemetry):
 
 
 class _ObservingRequest(_MeteredRequest):
-    """The fallback when :func:`~rxgem.server._metrics._bulk_add` does not fit
+    """The fallback when :func:`~rxgem.server.observe._metrics._bulk_add` does not fit
     prometheus_client: one ``observe()`` per chunk interval."""
 
     __slots__ = ()

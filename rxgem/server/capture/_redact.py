@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from ..transport import REDACTED
+from ...transport import REDACTED
 
 __all__ = ["redact_pieces"]
 

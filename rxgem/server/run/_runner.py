@@ -9,7 +9,7 @@ request exists):
   the connection when the head is not complete ``head_timeout`` seconds after the
   connection (or the first byte of a later request).
 - **A request head has a size.** The bytes received are metered as they arrive
-  (:class:`~rxgem.server._head_meter.HeadMeter`), however they come: a head in one
+  (:class:`~rxgem.server.http._head_meter.HeadMeter`), however they come: a head in one
   write, in many, or pipelined behind other requests. A head past ``max_head_bytes``
   never reaches the parser; the client gets a 431 (after the responses it is owed)
   and the connection closes. (httptools has no cap of its own, h11 one only on a head
@@ -38,13 +38,13 @@ from typing import TYPE_CHECKING, Any, Final
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from ..replies import busy, head_too_large
-from ._head_meter import HeadMeter
+from ...replies import busy, head_too_large
+from ..http import HeadMeter
 
 if TYPE_CHECKING:
     import uvicorn
 
-    from ._settings import ServerSettings
+    from ..settings import ServerSettings
 
 __all__ = [
     "ABORT_EXTENSION",

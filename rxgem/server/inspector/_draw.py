@@ -12,9 +12,9 @@ from reactivex import Observable, abc
 from reactivex.disposable import CompositeDisposable
 from reactivex.testing import TestScheduler
 
-from ..operators import pipeline_stages, responses_stages
-from ..viz import Recorder
-from ._inspect_spool import Kept
+from ...operators import pipeline_stages, responses_stages
+from ...viz import Recorder
+from ..capture import Kept
 
 __all__ = ["draw"]
 
@@ -23,7 +23,7 @@ def draw(kept: Kept, options: dict[str, Any]) -> str:
     """The marble diagram (SVG) of the exchange's response bytes so far, replayed
     through the stages of its route (``options``: the server's pipeline options).
 
-    Of its first :data:`~rxgem.server._inspector.DRAWN_PIECES` pieces only (the spool
+    Of its first :data:`~rxgem.server.capture._inspector.DRAWN_PIECES` pieces only (the spool
     keeps where those end): a diagram's cost grows with its marbles, and one past that
     many is more than a page shows (the download has them all). The bytes are the
     spool's, redacted joined."""
