@@ -33,35 +33,39 @@ host, Redis for several): run as many copies as you like behind a load balancer.
 plain ``uvicorn rxgem.server:app_from_env --factory`` the app works, but uvicorn's own HTTP
 protocol lacks the connection guard: head deadlines, the connection cap.)
 
-The modules. Sans-IO (no sockets, no Starlette, no event loop); the error vocabulary
+The folders, one a concern, each crossed through its face (its ``__init__``) and none
+importing the one above it (``tests/meta/test_server_folders.py``); the error vocabulary
 and the model list are :mod:`rxgem.replies`' (the in-process transport answers with them
 too), the stored turns :mod:`rxgem.store`'s:
 
-- ``_settings``: :class:`ServerSettings` and its environment variables
-  (:func:`settings_env`); ``_settings_env``: :func:`settings_from_env`.
-- ``_auth``: client tokens, pass-through keys.
-- ``_body``: a request body's nesting and value count checked, then decoded, in bounded steps.
-- ``_hosts``: the ``Host`` names answered and the JSON content type (pages kept out).
-- ``_agents``: which requests for a background run or an agent (``agent:<name>``) the
-  server can run, and an agent's create body.
-
-On top of them:
-
-- ``_runner``: uvicorn's HTTP protocols with the connection guard (head deadline and
-  size, connection cap, ``TCP_NODELAY``), and the uvicorn configuration.
-- ``_admission``: the concurrent-request limit and the SIGTERM drain.
+- ``http/``, sans-IO: the ``Host`` names answered and the JSON content type (pages kept
+  out); a request body's nesting and value count checked, then decoded, in bounded
+  steps; where each request head on a connection begins and ends.
+- ``observe/``: the access log and the error boundary; the metrics and traces of each
+  request, Prometheus and OpenTelemetry, under the route list and bounded label values.
+- ``settings/``: :class:`ServerSettings` and its environment variables
+  (:func:`settings_env`, :func:`settings_from_env`).
+- ``guard/``: client tokens and pass-through keys; the concurrent-request limit and the
+  SIGTERM drain; the in-flight budget of bodies and JSON values; a large body's
+  translation off the event loop; the store's limits.
+- ``run/``: uvicorn's HTTP protocols with the connection guard (head deadline and size,
+  connection cap, ``TCP_NODELAY``), and the uvicorn configuration.
+- ``capture/``: the live inspector's record of the upstream exchanges, redacted, in a
+  spool every worker reads; ``inspector/``: its page at ``/inspect``.
 - ``stream/``: one answer over ASGI (disconnects, keep-alives, backpressure from a
   slow client to the upstream read, heartbeats), the stream's observer, the sends, and
   the one SSE framing of chat and Responses.
+
+On top of them, the routes and the way to Gemini:
+
+- ``_agents``: which requests for a background run or an agent (``agent:<name>``) the
+  server can run, and an agent's create body.
 - ``_handling``: what every route does first (auth, the body, counting), refusals
   raised as one exception and answered by one handler; ``_chat``: the chat and model
   routes; ``_probes``: ``/healthz`` and ``/readyz``; ``responses/``: the Responses
   routes, their answer (named SSE events or the Response, on ``stream/``'s machinery),
   their store records and the background runs.
-- ``_access``: the access log and the error boundary; ``_telemetry``: the metrics and
-  traces of each request, through ``_metrics`` (Prometheus), ``_tracing``
-  (OpenTelemetry) and ``_labels`` (the route list, and the bounded label values);
-  ``_upstream``: the shared ``httpx.AsyncClient`` pools, over
+- ``_upstream``: the shared ``httpx.AsyncClient`` pools, over
   ``rxgem.transport.AiohttpTransport`` (an httpx transport on aiohttp) unless httpx's
   own is chosen; ``_interactions``: the calls to the Interactions API on those pools;
   ``_app``: the Starlette app, assembled. The ``rxgem serve`` command is :mod:`rxgem.cli.serve`.
