@@ -43,27 +43,19 @@ would otherwise grow in memory until the process dies. Each chunk costs one ``rf
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, TypedDict
 
 import httpx
-import msgspec
 from httpx import USE_CLIENT_DEFAULT
 from httpx._client import UseClientDefault  # the type of USE_CLIENT_DEFAULT
 from reactivex import Observable, abc
 
-from ..bridge import FlowGate
-from ..core import MalformedStreamError
-from ._cassette import CassetteSink, Tape, sink_of
-from ._http import (
-    RetryPolicy,
-    http_error,
-    resolve_headers,
-    stream_url,
-    transport_error,
-)
-from ._runners import Outlet, Run, observer_raised, start
+from ._cassette import CassetteSink, sink_of
+from ._drivers import exchange_source
+from ._http import RetryPolicy, resolve_headers, stream_url
+from ._machine import ExchangeMachine, Target
+from ._strategies import GENERATE_CONTENT
 
 __all__ = ["DEFAULT_MAX_LINE_BYTES", "TransportOptions", "from_gemini"]
 
@@ -84,33 +76,6 @@ class TransportOptions(TypedDict, total=False):
     scheduler: abc.SchedulerBase | None
     max_line_bytes: int | None
     record: CassetteSink | None
-
-
-def _line_after(chunk: bytes, line: int, limit: int) -> int:
-    """The length of the line in progress after ``chunk``, which follows a line in progress
-    of ``line`` bytes; ``-1`` when a line (bytes between two ``\\n``) gets longer than
-    ``limit`` within ``chunk``.
-
-    One ``rfind`` when the whole chunk fits in what the line in progress may still grow;
-    else a search of ``limit + 1``-byte windows, each from its last ``\\n`` on (at most two
-    per ``limit`` bytes of the chunk).
-    """
-    size = len(chunk)
-    position = 0
-    while size - position > limit - line:  # the rest could hold a line too long
-        newline = chunk.rfind(b"\n", position, position + limit - line + 1)
-        if newline < 0:
-            return -1
-        position, line = newline + 1, 0
-    newline = chunk.rfind(b"\n", position)
-    return line + size - position if newline < 0 else size - newline - 1
-
-
-def _line_too_long(limit: int) -> MalformedStreamError:
-    return MalformedStreamError(
-        f"an upstream line is longer than max_line_bytes={limit} bytes"
-        " (the stream was stopped there)"
-    )
 
 
 def from_gemini(
@@ -192,217 +157,12 @@ def from_gemini(
         type(max_line_bytes) is not int or max_line_bytes < 1  # not a bool either
     ):
         raise ValueError(f"max_line_bytes must be a positive int or None, not {max_line_bytes!r}")
-    exchange = _Exchange(url, send_headers, body, timeout, policy, max_line_bytes)
-    exchange.sink = sink_of(record)
-
-    def subscribe(
-        observer: abc.ObserverBase[bytes], default: abc.SchedulerBase | None = None
-    ) -> abc.DisposableBase:
-        outlet = Outlet(observer)
-        return start(
-            lambda http, run: exchange.sync_attempts(outlet, http, run),
-            lambda http, gate: exchange.async_attempts(outlet, http, gate),
-            client=client,
-            scheduler=scheduler,
-            default=default,
-            name="rxgem-from-gemini",
-            outlet=outlet,
-        )
-
-    return Observable(subscribe)
-
-
-class _Exchange:
-    """The request, its retries, and the two ways of running it."""
-
-    def __init__(
-        self,
-        url: str,
-        headers: dict[str, str],
-        body: dict[str, Any],
-        timeout: httpx.Timeout | float | UseClientDefault | None,
-        policy: RetryPolicy | None,
-        max_line_bytes: int | None,
-    ) -> None:
-        self.url = url
-        self.headers = headers
-        self.body = body
-        self.timeout = timeout
-        self.policy = policy
-        self.max_line_bytes = max_line_bytes
-        self.sink: Callable[[dict[str, Any]], None] | None = None
-
-    def tape(self, content: bytes, response: httpx.Response) -> Tape | None:
-        """A recording of this connection, when recording."""
-        if self.sink is None:
-            return None
-        tape = Tape(self.sink, "generate-content", "POST", self.url, content, self.headers)
-        tape.open(response.status_code, response.headers)
-        return tape
-
-    @property
-    def json(self) -> bytes:
-        """The body encoded for each attempt: msgspec writes what httpx's ``json=`` does
-        (compact, not ASCII-escaped, the same escapes; a float's exponent without ``+``),
-        several times faster."""
-        return msgspec.json.encode(self.body)
-
-    def _retry_delay(self, attempt: int, error: BaseException) -> float | None:
-        return self.policy.delay(attempt, error) if self.policy is not None else None
-
-    # -- sync -------------------------------------------------------------------------
-
-    def sync_attempts(
-        self, observer: abc.ObserverBase[bytes], http: httpx.Client, run: Run
-    ) -> None:
-        attempt = 0
-        limit = self.max_line_bytes
-        while not run.cancelled.is_set():
-            started = False
-            line = 0  # bytes since the last b"\n"
-            too_long = False
-            tape: Tape | None = None
-            content = self.json
-            observing = False  # in a call of the observer's
-            try:
-                with http.stream(
-                    "POST", self.url, content=content, headers=self.headers, timeout=self.timeout
-                ) as response:
-                    with run.lock:
-                        run.response = response
-                    if run.cancelled.is_set():
-                        return
-                    tape = self.tape(content, response)
-                    if response.status_code != 200:
-                        answer = response.read()
-                        if tape is not None:
-                            tape.add(answer)
-                            tape.complete = True
-                        error: Exception = http_error(
-                            response.status_code,
-                            response.headers,
-                            answer,
-                            response.reason_phrase,
-                        )
-                    else:
-                        for chunk in response.iter_bytes():
-                            if tape is not None:
-                                tape.add(chunk)
-                            if run.cancelled.is_set():
-                                return
-                            if limit is not None:
-                                line = _line_after(chunk, line, limit)
-                                if line < 0:
-                                    too_long = True
-                                    break  # leaving the block closes the response
-                            started = observing = True
-                            observer.on_next(chunk)
-                            observing = False
-                        if not too_long:
-                            if tape is not None:
-                                tape.complete = True
-                                tape.close()  # before the consumer hears the end
-                            if not run.cancelled.is_set():
-                                run.settle()
-                                observing = True
-                                observer.on_completed()
-                            return
-            except httpx.HTTPError as exc:
-                if run.cancelled.is_set():
-                    return
-                error = transport_error(exc, self.url)
-            except Exception as exc:
-                if observing:  # the observer's own error propagates (module docstring)
-                    raise
-                observer.on_error(exc)
-                return
-            finally:
-                with run.lock:
-                    run.response = None
-                if tape is not None:
-                    tape.close()
-            if too_long and limit is not None:  # the response is closed
-                if not run.cancelled.is_set():
-                    observer.on_error(_line_too_long(limit))
-                return
-            delay = None if started else self._retry_delay(attempt, error)
-            if delay is None:
-                if not run.cancelled.is_set():
-                    observer.on_error(error)
-                return
-            attempt += 1
-            if run.cancelled.wait(delay):
-                return
-
-    # -- async ------------------------------------------------------------------------
-
-    async def async_attempts(
-        self, observer: abc.ObserverBase[bytes], http: httpx.AsyncClient, gate: FlowGate | None
-    ) -> None:
-        attempt = 0
-        limit = self.max_line_bytes
-        while True:
-            started = False
-            line = 0  # bytes since the last b"\n"
-            too_long = False
-            tape: Tape | None = None
-            content = self.json
-            try:
-                async with http.stream(
-                    "POST", self.url, content=content, headers=self.headers, timeout=self.timeout
-                ) as response:
-                    tape = self.tape(content, response)
-                    if response.status_code != 200:
-                        answer = await response.aread()
-                        if tape is not None:
-                            tape.add(answer)
-                            tape.complete = True
-                        error: Exception = http_error(
-                            response.status_code,
-                            response.headers,
-                            answer,
-                            response.reason_phrase,
-                        )
-                    else:
-                        async for chunk in response.aiter_bytes():
-                            if tape is not None:
-                                tape.add(chunk)
-                            if limit is not None:
-                                line = _line_after(chunk, line, limit)
-                                if line < 0:
-                                    too_long = True
-                                    break  # leaving the block closes the response
-                            started = True
-                            try:
-                                observer.on_next(chunk)
-                            except Exception as raised:  # the observer's own (module docstring)
-                                observer_raised(raised, "from_gemini")
-                                return
-                            if gate is not None and not gate.is_open:
-                                await gate.ready()  # before the next read
-                        if not too_long:
-                            if tape is not None:
-                                tape.complete = True
-                                tape.close()
-                            try:
-                                observer.on_completed()
-                            except Exception as raised:
-                                observer_raised(raised, "from_gemini")
-                            return
-            except httpx.HTTPError as exc:
-                error = transport_error(exc, self.url)
-            except Exception as exc:
-                observer.on_error(exc)
-                return
-            finally:
-                if tape is not None:
-                    tape.close()  # a cancelled task too
-            if too_long and limit is not None:  # the response is closed
-                observer.on_error(_line_too_long(limit))
-                return
-            delay = None if started else self._retry_delay(attempt, error)
-            if delay is None:
-                observer.on_error(error)
-                return
-            attempt += 1
-            await asyncio.sleep(delay)
+    target = Target(url, send_headers, body)
+    return exchange_source(
+        lambda: ExchangeMachine(GENERATE_CONTENT, target, policy=policy, max_bytes=max_line_bytes),
+        client=client,
+        scheduler=scheduler,
+        timeout=timeout,
+        sink=sink_of(record),
+        source="from_gemini",
+    )

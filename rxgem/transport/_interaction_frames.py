@@ -108,6 +108,15 @@ class EventFramer:
         self._buffer = bytearray()
         self._searched = 0  # bytes of the buffer searched for a blank line in vain
 
+    @property
+    def stream_id(self) -> str | None:
+        """:attr:`interaction_id`, by the name the exchange machine reads."""
+        return self.interaction_id
+
+    @stream_id.setter
+    def stream_id(self, value: str | None) -> None:
+        self.interaction_id = value
+
     def feed(self, chunk: bytes) -> bytes:
         """The complete events ``chunk`` completes (``b""`` when none), as they came, but
         for those whose ``event_id`` was already delivered.

@@ -19,9 +19,7 @@ the subscriber as the stream's error.
 
 from __future__ import annotations
 
-import asyncio
-import random
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Final
 
 import httpx
@@ -30,19 +28,12 @@ from httpx import USE_CLIENT_DEFAULT
 from httpx._client import UseClientDefault  # the type of USE_CLIENT_DEFAULT
 from reactivex import Observable, abc
 
-from ..bridge import FlowGate
-from ..core import GeminiAPIError, GeminiTransportError, TruncatedStreamError
-from ._cassette import CassetteSink, Tape, sink_of
+from ._cassette import CassetteSink, sink_of
+from ._drivers import exchange_source
 from ._exchange import DEFAULT_MAX_LINE_BYTES, TransportOptions
-from ._http import (
-    RetryPolicy,
-    http_error,
-    interactions_url,
-    resolve_headers,
-    transport_error,
-)
-from ._interaction_frames import EventFramer
-from ._runners import Outlet, Run, observer_raised, start
+from ._http import RetryPolicy, interactions_url, resolve_headers
+from ._machine import DEFAULT_MAX_RESUMES, ExchangeMachine, Target
+from ._strategies import INTERACTIONS
 
 __all__ = [
     "DEFAULT_MAX_RESUMES",
@@ -53,11 +44,6 @@ __all__ = [
 
 DEFAULT_RESUME: Final = 3
 """How many reconnections in a row (without a new event between them) resume a cut stream."""
-DEFAULT_MAX_RESUMES: Final = 32
-"""How many reconnections in all one stream may make (each after at least one new event)."""
-_RESUME_BACKOFF: Final = 0.25
-_RESUME_MAX_BACKOFF: Final = 4.0
-_RESUME_STATUSES: Final = frozenset({429, 500, 502, 503, 504})
 
 
 class InteractionsTransportOptions(TransportOptions, total=False):
@@ -66,106 +52,6 @@ class InteractionsTransportOptions(TransportOptions, total=False):
     resume: int
     max_resumes: int
     interaction_id: str | None
-
-
-class _Session:
-    """One subscription's requests and the decisions between them (no I/O)."""
-
-    def __init__(
-        self,
-        base_url: str | None,
-        headers: dict[str, str],
-        body: bytes,
-        stored: bool,
-        policy: RetryPolicy | None,
-        resume: int,
-        max_bytes: int | None,
-        interaction_id: str | None = None,
-        max_resumes: int = DEFAULT_MAX_RESUMES,
-        jitter: Callable[[], float] = random.random,
-    ) -> None:
-        self.base_url = base_url
-        self.headers = headers
-        self.get_headers = {k: v for k, v in headers.items() if k != "content-type"}
-        self.body = body
-        self.stored = stored
-        self.policy = policy
-        self.resume = resume
-        self.max_resumes = max_resumes
-        self.jitter = jitter  # a number in [0, 1)
-        self.framer = EventFramer(max_bytes)
-        self.sink: Callable[[dict[str, Any]], None] | None = None
-        self.attempt = 0  # retries of the create
-        self.failures = 0  # reconnections in a row without a new event
-        self.seen = 0  # events when the last connection started
-        self.resumes = 0  # reconnections so far
-        if interaction_id is not None:  # read a run already created, from its start
-            self.framer.interaction_id = interaction_id
-
-    def request(self) -> tuple[str, str, bytes | None, dict[str, str], dict[str, str]]:
-        """``(method, url, content, headers, params)`` of the next connection."""
-        self.framer.restart()
-        self.seen = self.framer.events
-        if self.framer.interaction_id is None:
-            return "POST", interactions_url(self.base_url), self.body, self.headers, {}
-        url = interactions_url(self.base_url, self.framer.interaction_id)
-        params = {"stream": "true"}
-        if self.framer.last_event_id is not None:
-            params["last_event_id"] = self.framer.last_event_id
-        return "GET", url, None, self.get_headers, params
-
-    def tape(self, method: str, content: bytes | None, response: httpx.Response) -> Tape | None:
-        """A recording of this connection, when recording."""
-        if self.sink is None:
-            return None
-        url = str(response.request.url)
-        tape = Tape(self.sink, "interactions", method, url, content, self.headers)
-        tape.open(response.status_code, response.headers)
-        return tape
-
-    def after(self, error: Exception | None) -> tuple[float | None, Exception]:
-        """After a connection that ended without the end of the stream (``error`` is
-        None for a body that just stopped): the seconds to wait before the next one, or
-        None and the error to report."""
-        framer = self.framer
-        if error is None:
-            where = f" after {framer.events} events" if framer.events else ""
-            error = TruncatedStreamError(
-                f"the Interactions stream ended{where} before it said done"
-            )
-        if framer.interaction_id is None:  # the create: retried as from_gemini retries
-            if framer.events or self.policy is None:
-                return None, error
-            delay = self.policy.delay(self.attempt, error)
-            self.attempt += 1
-            return delay, error
-        if not self.stored:
-            return None, _not_resumable(error, "store is false, so Google kept nothing")
-        if isinstance(error, GeminiAPIError) and error.http_status not in _RESUME_STATUSES:
-            return None, error
-        self.failures = 0 if framer.events > self.seen else self.failures + 1
-        if self.failures >= self.resume:
-            why = f"{self.resume} reconnections in a row failed" if self.resume else "resume=0"
-            return None, _not_resumable(error, why)
-        if self.resumes >= self.max_resumes:
-            why = f"max_resumes={self.max_resumes} reconnections made"
-            return None, _not_resumable(error, why)
-        self.resumes += 1
-        # after a new event: at once but for a jitter of up to the first backoff; then
-        # backoff doubling from it, up to its cap, half of it jittered
-        if self.failures == 0:
-            return _RESUME_BACKOFF * self.jitter(), error
-        wait = min(_RESUME_MAX_BACKOFF, _RESUME_BACKOFF * 2 ** (self.failures - 1))
-        return wait / 2 + wait / 2 * self.jitter(), error
-
-
-def _not_resumable(error: Exception, why: str) -> Exception:
-    """``error`` with why the stream was not resumed added to its message."""
-    if isinstance(error, GeminiTransportError):
-        return GeminiTransportError(f"{error} (not resumed: {why})", cause=error.cause)
-    if isinstance(error, TruncatedStreamError):
-        return TruncatedStreamError(f"{error} (not resumed: {why})")
-    return error
 
 
 def from_interactions(
@@ -240,183 +126,25 @@ def from_interactions(
     body = {**request, "stream": True}
     encoded = msgspec.json.encode(body)
     stored = body.get("store") is not False
-    sink = sink_of(record)
+    target = Target(interactions_url(base_url), send_headers, encoded, base_url)
 
-    def subscribe(
-        observer: abc.ObserverBase[bytes], default: abc.SchedulerBase | None = None
-    ) -> abc.DisposableBase:
-        session = _Session(
-            base_url,
-            send_headers,
-            encoded,
-            stored,
-            policy,
-            resume,
-            max_line_bytes,
-            interaction_id,
-            max_resumes,
-        )
-        session.sink = sink
-        outlet = Outlet(observer)
-        return start(
-            lambda http, run: _sync_connections(session, outlet, http, run, timeout),
-            lambda http, gate: _async_connections(session, outlet, http, gate, timeout),
-            client=client,
-            scheduler=scheduler,
-            default=default,
-            name="rxgem-from-interactions",
-            outlet=outlet,
+    def machine() -> ExchangeMachine:
+        return ExchangeMachine(
+            INTERACTIONS,
+            target,
+            policy=policy,
+            resume=resume,
+            max_resumes=max_resumes,
+            max_bytes=max_line_bytes,
+            stored=stored,
+            stream_id=interaction_id,
         )
 
-    return Observable(subscribe)
-
-
-Timeout = httpx.Timeout | float | UseClientDefault | None
-
-
-def _sync_connections(
-    session: _Session,
-    observer: abc.ObserverBase[bytes],
-    http: httpx.Client,
-    run: Run,
-    timeout: Timeout,
-) -> None:
-    while not run.cancelled.is_set():
-        method, url, content, headers, params = session.request()
-        error: Exception | None = None
-        tape: Tape | None = None
-        observing = False  # in a call of the observer's
-        try:
-            with http.stream(
-                method, url, content=content, headers=headers, params=params, timeout=timeout
-            ) as response:
-                with run.lock:
-                    run.response = response
-                if run.cancelled.is_set():
-                    return
-                tape = session.tape(method, content, response)
-                if response.status_code != 200:
-                    body = response.read()
-                    if tape is not None:
-                        tape.add(body)
-                        tape.complete = True
-                    error = http_error(
-                        response.status_code, response.headers, body, response.reason_phrase
-                    )
-                else:
-                    for chunk in response.iter_bytes():
-                        if tape is not None:
-                            tape.add(chunk)
-                        if run.cancelled.is_set():
-                            return
-                        whole = session.framer.feed(chunk)
-                        if tape is not None and session.framer.finished:
-                            tape.complete = True  # the consumer may stop at the end event
-                        if whole:
-                            observing = True
-                            observer.on_next(whole)
-                            observing = False
-                        if session.framer.failure is not None:
-                            break  # leaving the block closes the response
-                    if session.framer.failure is not None:
-                        if not run.cancelled.is_set():
-                            observing = True
-                            observer.on_error(session.framer.failure)
-                        return
-                    if session.framer.finished:
-                        if tape is not None:
-                            tape.complete = True
-                            tape.close()  # before the consumer hears the end
-                        if not run.cancelled.is_set():
-                            run.settle()
-                            observing = True
-                            observer.on_completed()
-                        return
-        except httpx.HTTPError as exc:
-            if run.cancelled.is_set():
-                return
-            error = transport_error(exc, url)
-        except Exception as exc:
-            if observing:  # the observer's own error propagates (_exchange's docstring)
-                raise
-            if not run.cancelled.is_set():
-                observer.on_error(exc)
-            return
-        finally:
-            with run.lock:
-                run.response = None
-            if tape is not None:
-                tape.close()
-        delay, final = session.after(error)
-        if delay is None:
-            if not run.cancelled.is_set():
-                observer.on_error(final)
-            return
-        if run.cancelled.wait(delay):
-            return
-
-
-async def _async_connections(
-    session: _Session,
-    observer: abc.ObserverBase[bytes],
-    http: httpx.AsyncClient,
-    gate: FlowGate | None,
-    timeout: Timeout,
-) -> None:
-    while True:
-        method, url, content, headers, params = session.request()
-        error: Exception | None = None
-        tape: Tape | None = None
-        try:
-            async with http.stream(
-                method, url, content=content, headers=headers, params=params, timeout=timeout
-            ) as response:
-                tape = session.tape(method, content, response)
-                if response.status_code != 200:
-                    body = await response.aread()
-                    if tape is not None:
-                        tape.add(body)
-                        tape.complete = True
-                    error = http_error(
-                        response.status_code, response.headers, body, response.reason_phrase
-                    )
-                else:
-                    async for chunk in response.aiter_bytes():
-                        if tape is not None:
-                            tape.add(chunk)
-                        whole = session.framer.feed(chunk)
-                        if tape is not None and session.framer.finished:
-                            tape.complete = True  # the consumer may stop at the end event
-                        try:
-                            if whole:
-                                observer.on_next(whole)
-                            if session.framer.failure is not None:
-                                observer.on_error(session.framer.failure)
-                                return  # leaving the block closes the response
-                        except Exception as raised:  # the observer's own (_exchange's docstring)
-                            observer_raised(raised, "from_interactions")
-                            return
-                        if whole and gate is not None and not gate.is_open:
-                            await gate.ready()  # before the next read
-                    if session.framer.finished:
-                        if tape is not None:
-                            tape.complete = True
-                            tape.close()
-                        try:
-                            observer.on_completed()
-                        except Exception as raised:
-                            observer_raised(raised, "from_interactions")
-                        return
-        except httpx.HTTPError as exc:
-            error = transport_error(exc, url)
-        except Exception as exc:
-            observer.on_error(exc)
-            return
-        finally:
-            if tape is not None:
-                tape.close()  # a cancelled task too
-        delay, final = session.after(error)
-        if delay is None:
-            observer.on_error(final)
-            return
-        await asyncio.sleep(delay)
+    return exchange_source(
+        machine,
+        client=client,
+        scheduler=scheduler,
+        timeout=timeout,
+        sink=sink_of(record),
+        source="from_interactions",
+    )

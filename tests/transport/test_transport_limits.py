@@ -30,7 +30,7 @@ import rxgem
 from rxgem import samples
 from rxgem.testing import FakeGemini, FakeResponse
 from rxgem.transport import DEFAULT_MAX_LINE_BYTES, AiohttpTransport
-from rxgem.transport._exchange import _line_after
+from rxgem.transport._line_framer import line_after as _line_after
 
 MODEL = "gemini-2.5-flash"
 REQUEST = {"contents": [{"role": "user", "parts": [{"text": "Hi"}]}]}
