@@ -206,3 +206,31 @@ def test_an_upstream_error_reaches_the_sdk_as_its_exception_class(
             await aclient.close()
 
         asyncio.run(main())
+
+
+def _failed_error(answer: httpx.Response) -> dict[str, Any]:
+    last = answer.text.strip().rsplit("\n\n", 1)[-1]
+    assert last.startswith("event: response.failed\n"), last
+    error: dict[str, Any] = json.loads(last.partition("data: ")[2])["response"]["error"]
+    return error
+
+
+def test_a_failed_response_is_built_scrubbed_as_rxgem_serve_builds_it() -> None:
+    echoed = {"code": 500, "message": f"backend saw {KEY} and SIDE-NOTE", "status": "INTERNAL"}
+    broken = FakeResponse(body=event(text("Hello")), raw_error=echoed)
+    path, request = REQUESTS["responses-stream"]
+    with FakeGemini(broken, broken) as fake:
+        ours, theirs = _both(fake, path, request)
+        # a scrub of one's own (an option of the pipeline) runs first, the key is still removed
+        own = rxgem.OpenAITransport(
+            api_key=KEY, base_url=fake.base_url, scrub=lambda t: t.replace("SIDE-NOTE", "[x]")
+        )
+        with httpx.Client(transport=own) as client:
+            mine = _send(client, "http://rxgem.local", path, request)
+    assert _failed_error(ours) == _failed_error(theirs)
+    assert _failed_error(ours) == {
+        "code": "server_error",
+        "message": "backend saw [redacted] and SIDE-NOTE",
+        "type": "server_error",
+    }
+    assert _failed_error(mine)["message"] == "backend saw [redacted] and [x]"
