@@ -14,7 +14,8 @@ One folder per side, data flowing one way (readers → items → outputs):
 - ``responses/``: ``ResponsesBuilder`` (items → Responses events), its models and
   framing; it maps finish reasons and usage through ``chat/``'s mapping.
 - ``openai/``: what both outputs share and neither owns (citations, code parts).
-- Here: the errors, the core protocol (:class:`Core`: ``feed``, ``close``, ``error``)
+- Here: the errors and the one mapping of them to OpenAI's error objects
+  (``openai_error``), the core protocol (:class:`Core`: ``feed``, ``close``, ``error``)
   and the options, declared once for every stage.
 
 - ``interactions/``: the reader of Google's Interactions API: :class:`InteractionsParser`
