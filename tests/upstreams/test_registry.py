@@ -159,3 +159,22 @@ def test_each_upstream_writes_exchanges_and_reads_as_one(upstream: Upstream) -> 
     assert ("authorization" in sent.headers) == (upstream is VERTEX)
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert text
+
+
+def test_each_folder_is_one_upstream_and_the_registry_lists_each_once() -> None:
+    """Adding an upstream is a folder of rxgem.upstreams and a line of the registry."""
+    import importlib
+    from pathlib import Path
+
+    import rxgem.upstreams
+
+    home = Path(rxgem.upstreams.__file__).parent
+    folders = sorted(p.name for p in home.iterdir() if (p / "__init__.py").is_file())
+    found = []
+    for folder in folders:
+        face = importlib.import_module(f"rxgem.upstreams.{folder}")
+        (upstream,) = [
+            value for name in face.__all__ if isinstance(value := getattr(face, name), Upstream)
+        ]
+        found.append(upstream)
+    assert sorted(map(id, found)) == sorted(map(id, UPSTREAMS))
