@@ -76,7 +76,7 @@ class ChatRoutes:
 
     async def list_models(self, request: Request) -> Response:
         record = access_record(request.scope)
-        credentials = self.handling.authorize(request, record)
+        credentials = await self.handling.authorize(request, record)
         try:
             models = await self.handling.upstream.list_models(credentials)
         except RxGemError as exc:
@@ -85,7 +85,7 @@ class ChatRoutes:
 
     async def get_model(self, request: Request) -> Response:
         record = access_record(request.scope)
-        credentials = self.handling.authorize(request, record)
+        credentials = await self.handling.authorize(request, record)
         name = str(request.path_params["model_id"])
         record.model = name
         if not valid_model_name(name):

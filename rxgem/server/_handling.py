@@ -36,7 +36,7 @@ from ._agents import agent_of
 from ._interactions import Interactions
 from ._signature_memory import SignatureMemory
 from ._upstream import Upstream
-from .guard import Credentials, Drain, Offload, authorize, in_flight_charge
+from .guard import Credentials, Drain, Offload, authorize, in_flight_charge, own_credentials
 from .http import BodyError, HostCheck, is_json, json_object_steps
 from .observe import AccessRecord, access_record, log_failure
 from .settings import ServerSettings
@@ -122,17 +122,27 @@ class Handling:
         """Where each request's translation runs (a large body's: in a worker thread)."""
         self.interactions = Interactions(upstream) if settings.chosen_upstream.background else None
         """The Interactions upstream's calls, or ``None`` on ``generateContent``."""
+        self.own_credentials = own_credentials(settings)
+        """Where the server's own credentials come from per request, when its upstream
+        finds and refreshes them (else they are the settings')."""
         self.memory = SignatureMemory(logger)
         """The thought signatures handed out, kept in the store (its ``store`` is set with
         the store's, by the app's lifespan)."""
 
-    def authorize(self, request: Request, record: AccessRecord) -> Credentials:
-        """The client's credentials for Gemini (raises :class:`Refusal`: 401)."""
+    async def authorize(self, request: Request, record: AccessRecord) -> Credentials:
+        """The client's credentials for Gemini (raises :class:`Refusal`: 401, or the
+        failure to refresh the server's own)."""
         credentials = authorize(request.headers.get("authorization"), self.settings)
         if isinstance(credentials, ErrorReply):
             raise Refusal(credentials)
         if credentials.client_secret:
             record.secrets.append(credentials.client_secret)
+        if self.own_credentials is not None and not credentials.client_secret:
+            try:
+                credentials = await self.own_credentials()
+            except RxGemError as exc:
+                raise self.failed(exc, record) from exc
+            record.secrets.extend(s for s in (credentials.access_token, credentials.api_key) if s)
         return credentials
 
     def secrets(self, record: AccessRecord) -> tuple[str, ...]:
@@ -216,7 +226,7 @@ class Handling:
         """The client's credentials and JSON body, its model noted in ``record``."""
         if not is_json(request.headers.get("content-type")):  # a page's "simple" request
             raise Refusal(not_json())
-        credentials = self.authorize(request, record)
+        credentials = await self.authorize(request, record)
         try:
             body = await self.read_body(request, record)
         except ClientGone:

@@ -9,14 +9,26 @@ the object it was given and asks it; nothing compares the upstream's name.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from reactivex import Observable
 
 from ..core import GeminiApi, Reader
 from ..request import InteractionRequest, Resolve, ResponsesRequest, Unsupported
 
-__all__ = ["Upstream"]
+__all__ = ["Tokens", "Upstream"]
+
+
+class Tokens(Protocol):
+    """A credential an upstream finds and keeps fresh itself: the token to send now."""
+
+    def token(self) -> str:
+        """The token, refreshed first if need be (blocks)."""
+        ...
+
+    async def atoken(self) -> str:
+        """The token, a refresh waited for off the event loop."""
+        ...
 
 
 class Upstream:
@@ -32,6 +44,8 @@ class Upstream:
         background: whether it runs background responses and agents (kept at Google).
         transport_options: the keyword options its exchange (:meth:`source`) takes.
         responses_type: the type of what :meth:`responses_request` writes.
+        finds_credentials: what it finds a credential of its own with when given none
+            (:meth:`own_tokens`), for messages; ``None``: it needs one given.
     """
 
     name: str
@@ -41,6 +55,7 @@ class Upstream:
     background: bool = False
     transport_options: frozenset[str]
     responses_type: type[ResponsesRequest | InteractionRequest]
+    finds_credentials: str | None = None
 
     def __repr__(self) -> str:
         return f"<upstream {self.name}{f' ({self.api})' if self.api else ''}>"
@@ -96,4 +111,14 @@ class Upstream:
     def credentials(self, token: str) -> dict[str, str]:
         """A client's own bearer token as the credential this upstream takes (the
         transport's keyword: ``api_key``, ``access_token``)."""
+        raise NotImplementedError
+
+    def own_tokens(self, *, timeout: float) -> Tokens:
+        """The credential it finds itself (when :attr:`finds_credentials` says so), each
+        token sent as :meth:`credentials` says; ``timeout``: the longest wait for one.
+        Blocks while it looks.
+
+        Raises:
+            MissingCredentialsError: none was found (the message says where to put one).
+        """
         raise NotImplementedError

@@ -7,7 +7,7 @@ admission and draining (``_admission``), the server-wide in-flight budget
 from __future__ import annotations
 
 from ._admission import Admission, Drain, install_drain_signal
-from ._auth import Credentials, authorize, owner_token
+from ._auth import Credentials, authorize, own_credentials, owner_token
 from ._in_flight import InFlight, in_flight_charge
 from ._offload import Offload
 from ._store_limits import Conversation, StoreLimits, conversation_too_long
@@ -24,5 +24,6 @@ __all__ = [
     "conversation_too_long",
     "in_flight_charge",
     "install_drain_signal",
+    "own_credentials",
     "owner_token",
 ]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hmac
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -21,7 +22,14 @@ from ...replies import ErrorReply, unauthorized
 from ...store import ANONYMOUS
 from ..settings import ServerSettings
 
-__all__ = ["ANONYMOUS", "Credentials", "authorize", "bearer_token", "owner_token"]
+__all__ = [
+    "ANONYMOUS",
+    "Credentials",
+    "authorize",
+    "bearer_token",
+    "own_credentials",
+    "owner_token",
+]
 
 
 _BEARER: Final = re.compile(r"^[Bb][Ee][Aa][Rr][Ee][Rr][ \t]+(\S+)[ \t]*$")
@@ -81,3 +89,23 @@ def authorize(authorization: str | None, settings: ServerSettings) -> Credential
     if not _HEADER_SAFE.match(token):
         return unauthorized("malformed bearer token")
     return Credentials(**settings.chosen_upstream.credentials(token), client_secret=token)
+
+
+def own_credentials(settings: ServerSettings) -> Callable[[], Awaitable[Credentials]] | None:
+    """Where the server's own credentials come from when it was given none and its upstream
+    finds them itself (Vertex AI: Application Default Credentials), fresh for each request;
+    else ``None``. Blocks while the upstream looks.
+
+    Raises:
+        MissingCredentialsError: the upstream found none.
+    """
+    upstream = settings.chosen_upstream
+    given = settings.api_key or settings.access_token or settings.pass_through_auth
+    if given or upstream.finds_credentials is None:
+        return None
+    tokens = upstream.own_tokens(timeout=settings.connect_timeout)
+
+    async def fresh() -> Credentials:
+        return Credentials(**upstream.credentials(await tokens.atoken()))
+
+    return fresh

@@ -288,7 +288,7 @@ class ResponsesRoutes:
         """The store, the owner, the checked id and the client's credentials of a request
         on a stored response."""
         record = access_record(request.scope)
-        credentials = self.handling.authorize(request, record)
+        credentials = await self.handling.authorize(request, record)
         owner = await self._owner(request)
         if owner is None:
             raise Refusal(not_found("this server keeps no responses"))

@@ -308,11 +308,12 @@ class ServerSettings:
                     "pass-through auth uses each client's key: give the server no"
                     " API key or access token of its own"
                 )
-        elif not (self.api_key or self.access_token):
+        elif not (self.api_key or self.access_token or self.finds_credentials):
             raise SettingsError(
                 "no Gemini API key: set GEMINI_API_KEY (or RXGEM_API_KEY, GOOGLE_API_KEY) or"
                 " pass --api-key to rxgem serve; for Vertex AI an access token"
-                " (RXGEM_ACCESS_TOKEN, --access-token); or pass-through auth"
+                " (RXGEM_ACCESS_TOKEN, --access-token) or Application Default Credentials"
+                " (rxgem serve --vertex); or pass-through auth"
                 " (RXGEM_PASS_THROUGH_AUTH=1, --pass-through-auth); or try it offline,"
                 " without a key: rxgem serve --fake"
             )
@@ -400,6 +401,15 @@ class ServerSettings:
         """The upstream API that answers (:mod:`rxgem.upstreams`), chosen once: by
         ``upstream_api``, and the pipeline's ``api``, else the ``upstream`` URL's host."""
         return upstream_of(self.upstream_api, api=self.pipeline.get("api"), base_url=self.upstream)
+
+    @property
+    def finds_credentials(self) -> str | None:
+        """What the upstream finds the server's credentials with when it is given none
+        (Vertex AI: Application Default Credentials), else ``None``."""
+        try:
+            return self.chosen_upstream.finds_credentials
+        except ValueError:
+            return None
 
     @property
     def upstream_summary(self) -> str:
