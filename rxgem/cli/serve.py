@@ -41,6 +41,7 @@ from ..server import (
 from ._fake import add_fake_scenario, serve_fake_upstream
 from ._inspect_flags import add_inspect_flags, prepare_spool
 from ._pipeline_flags import add_pipeline_flags, pipeline_options
+from ._vertex_flags import add_vertex_flag, check_own_credentials, vertex_upstream
 
 __all__ = ["add_serve_parser", "run_serve"]
 
@@ -111,6 +112,7 @@ def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
         " needed: try the server and its clients offline)",
     )
     add_fake_scenario(parser)
+    add_vertex_flag(parser)
     parser.add_argument(
         "--api-key",
         metavar="KEY",
@@ -408,6 +410,8 @@ def run_serve(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, uvicorn: Any, create_app: Any) -> int:
     from ..server import uvicorn_options
 
+    if problem := vertex_upstream(args):
+        return _fail(problem)
     try:
         overlay = _environment(args)
         # the address bound is --host's (always in the overlay, whatever RXGEM_HOST says):
@@ -425,6 +429,8 @@ def _run(args: argparse.Namespace, uvicorn: Any, create_app: Any) -> int:
     except OSError as exc:
         return _fail(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
     print(f"rxgem serve: upstream: {settings.upstream_summary}", file=sys.stderr)
+    if problem := check_own_credentials(settings):
+        return _fail(problem)
     _say_store_and_auth(settings, args.temporary_store)
     if settings.auth_mode == "open" and not _is_loopback(args.host):
         print(

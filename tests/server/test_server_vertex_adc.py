@@ -1,0 +1,157 @@
+"""``rxgem serve`` on Vertex AI with Application Default Credentials: each request goes up
+with a fresh access token (a token that expires mid-run is refreshed before the next
+request), and a token endpoint that refuses, fails or stalls is a clear error to the client
+and the operator, never a traceback or a secret.
+
+The service account's key file points at the fake token endpoint (tests/token_endpoint.py);
+FakeGemini stands for Vertex AI (``api: vertex`` chooses the Vertex upstream).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import openai
+import pytest
+from server_harness import TOKEN, sdk, serving
+from token_endpoint import CLIENT_SECRET, EMAIL, REFRESH_TOKEN, TokenEndpoint, token_endpoint
+
+from rxgem.server import ServerSettings
+from rxgem.testing import FakeGemini
+
+HELLO: list[dict[str, str]] = [{"role": "user", "content": "Hi"}]
+
+
+def _settings(fake: FakeGemini) -> ServerSettings:
+    return ServerSettings(
+        upstream=fake.base_url, client_tokens=(TOKEN,), pipeline={"api": "vertex"}
+    )
+
+
+@pytest.fixture
+def adc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> TokenEndpoint:
+    for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "RXGEM_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    with token_endpoint(expires_in=1) as endpoint:
+        path = endpoint.service_account(tmp_path)
+        monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(path))
+        yield endpoint
+
+
+def _secrets(endpoint: TokenEndpoint) -> list[str]:
+    return [endpoint.pem.splitlines()[5], REFRESH_TOKEN, CLIENT_SECRET, *endpoint.issued]
+
+
+def test_each_request_goes_up_with_a_fresh_token(adc: TokenEndpoint) -> None:
+    with FakeGemini() as fake, serving(_settings(fake)) as url, sdk(url) as client:
+        for _ in range(2):
+            reply = client.chat.completions.create(model="gemini-2.5-flash", messages=HELLO)
+            assert reply.choices[0].message.content
+        sent = [request.headers for request in fake.requests]
+    # the token expires within a second: the second request has a new one
+    assert [headers.get("authorization") for headers in sent] == ["Bearer tok-1", "Bearer tok-2"]
+    assert all("x-goog-api-key" not in headers for headers in sent)
+
+
+@pytest.mark.parametrize(
+    ("behave", "status", "said", "wait"),
+    [
+        pytest.param("refuse", 401, "no Gemini credentials", 10.0, id="refused"),
+        pytest.param("fail", 502, "server_error", 10.0, id="failing"),
+        pytest.param("slow", 504, "timeout", 0.5, id="slow"),
+    ],
+)
+def test_a_token_endpoint_that_fails_is_a_clear_error_without_secrets(
+    adc: TokenEndpoint,
+    caplog: pytest.LogCaptureFixture,
+    behave: str,
+    status: int,
+    said: str,
+    wait: float,
+) -> None:
+    settings = ServerSettings(
+        upstream="http://127.0.0.1:9/v1beta",  # never reached
+        client_tokens=(TOKEN,),
+        pipeline={"api": "vertex"},
+        connect_timeout=wait,
+    )
+    with caplog.at_level(logging.DEBUG), serving(settings) as url, sdk(url) as client:
+        adc.behave = behave
+        if behave == "slow":
+            adc.behave, adc.delay = "ok", 3.0
+        started = time.monotonic()
+        with pytest.raises(openai.APIStatusError) as caught:
+            client.chat.completions.create(model="gemini-2.5-flash", messages=HELLO)
+        took = time.monotonic() - started
+    assert caught.value.status_code == status
+    body = str(caught.value.body)
+    assert said in body or said in str(caught.value)
+    logged = caplog.text
+    assert "Traceback" not in logged
+    assert "refreshing the Vertex AI access token" in logged  # the operator is told what
+    assert EMAIL in logged
+    for secret in _secrets(adc):
+        assert secret not in body
+        assert secret not in logged
+    if behave == "slow":
+        assert took < 2.5  # the 0.5 s wait, not the endpoint's 3 s
+
+
+# ------------------------------------------------------------------------------ the command
+
+
+def _serve(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    keep = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("GOOGLE_", "GCE_", "RXGEM_", "GEMINI_"))
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "rxgem.cli", "serve", "--port", "0", *args],
+        env={**keep, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_serve_stops_at_startup_when_the_credentials_are_refused(tmp_path: Path) -> None:
+    with token_endpoint() as endpoint:
+        endpoint.behave = "refuse"
+        path = endpoint.service_account(tmp_path)
+        done = _serve(
+            "--vertex", "my-proj/us-central1", env={"GOOGLE_APPLICATION_CREDENTIALS": str(path)}
+        )
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert "rxgem serve: error: refreshing the Vertex AI access token" in done.stderr
+    assert "refused: HTTP 400 (invalid_grant)" in done.stderr
+    for secret in _secrets(endpoint):
+        assert secret not in done.stderr
+
+
+def test_serve_without_credentials_says_where_to_put_them(tmp_path: Path) -> None:
+    env = {"CLOUDSDK_CONFIG": str(tmp_path), "NO_GCE_CHECK": "true"}
+    done = _serve("--vertex", "my-proj/us-central1", env=env)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert "GOOGLE_APPLICATION_CREDENTIALS" in done.stderr
+    # no project anywhere: neither given, nor in the environment, nor in credentials
+    done = _serve("--vertex", env=env)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert "--vertex:" in done.stderr
+
+
+def test_serve_vertex_takes_project_and_location_from_the_environment(tmp_path: Path) -> None:
+    # a malformed location is refused before anything is looked up, naming both
+    env = {"GOOGLE_CLOUD_PROJECT": "my-proj", "GOOGLE_CLOUD_LOCATION": "us central"}
+    done = _serve("--vertex", env=env)
+    assert done.returncode == 2
+    assert "my-proj/us central" in done.stderr
+    assert "Traceback" not in done.stderr
