@@ -21,7 +21,7 @@ import pytest
 from server_harness import TOKEN, sdk, serving
 from token_endpoint import CLIENT_SECRET, EMAIL, REFRESH_TOKEN, TokenEndpoint, token_endpoint
 
-from rxgem.server import ServerSettings
+from rxgem.server import ServerSettings, settings_from_env
 from rxgem.testing import FakeGemini
 
 HELLO: list[dict[str, str]] = [{"role": "user", "content": "Hi"}]
@@ -155,3 +155,16 @@ def test_serve_vertex_takes_project_and_location_from_the_environment(tmp_path: 
     assert done.returncode == 2
     assert "my-proj/us central" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_gemini_api_s_key_variables_are_not_vertex_s_credentials() -> None:
+    vertex = (
+        "https://us-central1-aiplatform.googleapis.com/v1/projects/p/locations/l/publishers/google"
+    )
+    keys = {"GEMINI_API_KEY": "AIza-gemini", "GOOGLE_API_KEY": "AIza-google"}
+    on_vertex = settings_from_env({"RXGEM_UPSTREAM": vertex, **keys})
+    assert on_vertex.api_key is None  # Application Default Credentials, found at startup
+    assert on_vertex.finds_credentials == "Application Default Credentials"
+    assert settings_from_env(keys).api_key == "AIza-gemini"  # the Gemini API's, as before
+    given = settings_from_env({"RXGEM_UPSTREAM": vertex, "RXGEM_API_KEY": "AIza-express"})
+    assert given.api_key == "AIza-express"  # a key given for Vertex is sent as given

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import MISSING, Field, fields
 from typing import Any, Final
 
+from ...upstreams import upstream_of
 from ._settings import ENV, FORMS, ServerSettings, SettingsError
 
 __all__ = ["settings_from_env"]
@@ -23,8 +24,9 @@ def settings_from_env(environ: Mapping[str, str] | None = None) -> ServerSetting
 
     Every setting has one: ``RXGEM_`` and its name in capitals (see :data:`ENV`):
     ``RXGEM_UPSTREAM``, ``RXGEM_API_KEY`` (else ``GEMINI_API_KEY``, else
-    ``GOOGLE_API_KEY``; those two are not read with pass-through auth or an access
-    token), ``RXGEM_ACCESS_TOKEN``, ``RXGEM_CLIENT_TOKENS`` and ``RXGEM_CORS_ORIGINS``
+    ``GOOGLE_API_KEY``; those two are not read with pass-through auth, an access
+    token, or an upstream that finds its own: Vertex AI's Application Default
+    Credentials), ``RXGEM_ACCESS_TOKEN``, ``RXGEM_CLIENT_TOKENS`` and ``RXGEM_CORS_ORIGINS``
     (comma-separated), ``RXGEM_HOST`` and ``RXGEM_ALLOWED_HOSTS`` (comma-separated),
     ``RXGEM_PASS_THROUGH_AUTH`` and ``RXGEM_METRICS`` (``1``/``0``),
     ``RXGEM_LOG_LEVEL``, the numbers: ``RXGEM_KEEP_ALIVE``,
@@ -46,9 +48,21 @@ def settings_from_env(environ: Mapping[str, str] | None = None) -> ServerSetting
     env = os.environ if environ is None else environ
     values = {name: _value(env, name, form) for name, form in FORMS.items()}
     own = values["api_key"] or values["access_token"] or values["pass_through_auth"]
-    if not own:
+    if not own and not _finds_own(values):
         values["api_key"] = next((env[name] for name in _KEY_FALLBACKS if env.get(name)), None)
     return ServerSettings(**values)
+
+
+def _finds_own(values: Mapping[str, Any]) -> bool:
+    """Whether the upstream finds the server's credentials itself (Vertex AI's Application
+    Default Credentials): then the Gemini API's key variables are not read for it."""
+    try:
+        upstream = upstream_of(
+            values["upstream_api"], api=values["pipeline"].get("api"), base_url=values["upstream"]
+        )
+    except (ValueError, AttributeError):
+        return False  # the settings' own checks say what is wrong
+    return upstream.finds_credentials is not None
 
 
 def _value(environ: Mapping[str, str], name: str, form: str) -> Any:
