@@ -8,11 +8,17 @@ signatures, model families). :mod:`.interactions` writes the same requests as Ge
 Interactions create bodies (:func:`chat_to_interaction`, :func:`responses_to_interaction`).
 """
 
-from ._messages import PlaceholderWarning, SignatureWarning
 from ._model_families import ModelFamily, model_family
 from ._params import SchemaWarning, Unsupported, UnsupportedWarning
 from ._request import to_gemini_request
-from ._signatures import PLACEHOLDER, call_signature, message_signature, split_id
+from ._signatures import (
+    PLACEHOLDER,
+    PlaceholderWarning,
+    SignatureWarning,
+    call_signature,
+    message_signature,
+    split_id,
+)
 from .interactions import InteractionRequest, chat_to_interaction, responses_to_interaction
 from .responses._input import Resolve, item_references
 from .responses._request import ResponsesRequest, responses_to_gemini_request

@@ -1,19 +1,18 @@
-"""OpenAI ``messages`` → Gemini ``systemInstruction`` and ``contents``.
+"""The Chat Completions reader: OpenAI ``messages`` → the conversation (``_form``).
 
-- ``system`` / ``developer`` messages → ``systemInstruction`` (all of them, in order:
+- ``system`` / ``developer`` messages → the system texts (all of them, in order:
   Gemini has one system instruction, so a later one is appended to it).
-- ``user`` → a ``user`` content: text, images (``data:`` URLs inline, other URLs by
+- ``user`` → a ``user`` turn: text, images (``data:`` URLs inline, other URLs by
   reference), ``input_audio``, ``file``.
-- ``assistant`` → a ``model`` content: its text, the parts rxgem kept in
+- ``assistant`` → a ``model`` turn: its text, the parts rxgem kept in
   ``extra_content.google.parts`` back where they stood in the text (code, images,
   built-in tool parts, each with its signature), the text signature on the last
-  text part, then one ``functionCall`` part per tool call (with its signature).
-- ``tool`` → ``functionResponse`` parts, all results of one assistant turn in one
-  ``user`` content, in the order of its calls, each named after the call its
-  ``tool_call_id`` names.
+  text part, then one call per tool call (with its signature).
+- ``tool`` → results, all results of one assistant turn in one ``user`` turn, in the
+  order of its calls, each named after the call its ``tool_call_id`` names.
 
-Adjacent contents of one role are merged, except that text is never merged into a
-content of function responses (Gemini 3 answers such a turn with an empty candidate).
+Adjacent turns of one role are merged, except that text is never merged into a turn of
+function results (Gemini 3 answers such a turn with an empty candidate).
 
 The translation is linear in the size of the messages: each message is read once, each
 content merged in place, each image restored once. Tool-call arguments and the parts kept in
@@ -28,34 +27,17 @@ import base64
 import binascii
 import json
 import mimetypes
-import warnings
-from collections.abc import Sequence
 from typing import Any
 
 import msgspec
 
-from ..core import InvalidRequestError, Part, render_code
+from ..core import InvalidRequestError, render_code
+from ..core import Part as GeminiPart
+from ._form import Call, Conversation, Kept, Media, Part, Result, Text, Turn, merge_turns
 from ._json import MAX_JSON_DEPTH, JSONObject, check_depth, loads, quoted
-from ._signatures import PLACEHOLDER, call_signature, calls_signatures, message_signature, split_id
+from ._signatures import call_signature, calls_signatures, message_signature, split_id
 
-__all__ = [
-    "PlaceholderWarning",
-    "SignatureWarning",
-    "call_arguments",
-    "file_part",
-    "merge_turns",
-    "messages_to_contents",
-    "place_signatures",
-    "response_object",
-]
-
-
-class SignatureWarning(UserWarning):
-    """A thought signature could not be sent back as Gemini gave it."""
-
-
-class PlaceholderWarning(SignatureWarning):
-    """A Gemini 3 request lacked a thought signature; Google's placeholder was sent instead."""
+__all__ = ["call_arguments", "file_part", "read_messages", "response_object"]
 
 
 def _data_url(url: str, where: str) -> tuple[str, str] | None:
@@ -71,28 +53,26 @@ def _data_url(url: str, where: str) -> tuple[str, str] | None:
     return mime or "application/octet-stream", data
 
 
-def file_part(url: str, where: str, default_mime: str | None = None) -> JSONObject:
+def file_part(url: str, where: str, default_mime: str | None = None) -> Media:
+    """A file by URL: a ``data:`` URL inline, another by reference (its type guessed)."""
     inline = _data_url(url, where)
     if inline is not None:
-        return {"inlineData": {"mimeType": inline[0], "data": inline[1]}}
+        return Media(inline[0], data=inline[1])
     mime = mimetypes.guess_type(url.split("?", 1)[0])[0] or default_mime
-    data: JSONObject = {"fileUri": url}
-    if mime is not None:
-        data["mimeType"] = mime
-    return {"fileData": data}
+    return Media(mime, uri=url)
 
 
-def _user_parts(content: Any, where: str) -> list[JSONObject]:
+def _user_parts(content: Any, where: str) -> list[Text | Media]:
     if type(content) is str:
-        return [{"text": content}]
+        return [Text(content)]
     if type(content) is not list:
         raise InvalidRequestError("content must be a string or a list of parts", where=where)
-    parts: list[JSONObject] = []
+    parts: list[Text | Media] = []
     for i, item in enumerate(content):
         at = f"{where}[{i}]"
         kind = item.get("type") if type(item) is dict else None
         if kind == "text":
-            parts.append({"text": _string(item.get("text"), f"{at}.text")})
+            parts.append(Text(_string(item.get("text"), f"{at}.text")))
         elif kind == "image_url":
             image = item.get("image_url")
             url = image.get("url") if type(image) is dict else image
@@ -102,7 +82,7 @@ def _user_parts(content: Any, where: str) -> list[JSONObject]:
             audio = audio if type(audio) is dict else {}
             fmt = _string(audio.get("format"), f"{at}.input_audio.format")
             data = _string(audio.get("data"), f"{at}.input_audio.data")
-            parts.append({"inlineData": {"mimeType": f"audio/{fmt}", "data": data}})
+            parts.append(Media(f"audio/{fmt}", data=data))
         elif kind == "file":
             file = item.get("file")
             file = file if type(file) is dict else {}
@@ -205,7 +185,7 @@ def _audio_clips(message: JSONObject, entries: list[Any]) -> list[str | None]:
     return clips
 
 
-def _assistant_parts(message: JSONObject, where: str) -> list[JSONObject]:
+def _assistant_parts(message: JSONObject, where: str) -> list[Part]:
     content = _text(message.get("content"), f"{where}.content")
     google = (
         message.get("extra_content", {}).get("google")
@@ -215,7 +195,7 @@ def _assistant_parts(message: JSONObject, where: str) -> list[JSONObject]:
     entries = google.get("parts") if type(google) is dict else None
     entries = entries if type(entries) is list else []
     clips = iter(_audio_clips(message, entries))
-    parts: list[JSONObject] = []
+    parts: list[Part] = []
     restored: set[int] = set()
     position = 0
     for n, entry in enumerate(entries):
@@ -227,7 +207,7 @@ def _assistant_parts(message: JSONObject, where: str) -> list[JSONObject]:
         index = entry.get("content_index")
         if type(index) is int and position <= index <= len(content):
             if index > position:
-                parts.append({"text": content[position:index]})
+                parts.append(Text(content[position:index]))
             position = index
             rendered = _rendered(part, content, position)
             if rendered:
@@ -236,21 +216,27 @@ def _assistant_parts(message: JSONObject, where: str) -> list[JSONObject]:
             clip = next(clips)
             inline = part.get("inlineData")
             if clip is not None and type(inline) is dict:
-                parts.append({**part, "inlineData": {**inline, "data": clip}})
+                parts.append(Kept({**part, "inlineData": {**inline, "data": clip}}))
             continue  # without its data, a clip cannot be sent back
         back = _restore(part, entry, message, at, restored)
         if back is not None:
-            parts.append(back)
+            parts.append(Kept(back))
     if position < len(content):
-        parts.append({"text": content[position:]})
+        parts.append(Text(content[position:]))
     signature = message_signature(message)
     if signature is not None and signature not in calls_signatures(message):
-        texts = [part for part in parts if "text" in part]
-        if texts:
-            texts[-1]["thoughtSignature"] = signature
+        last = next((p for p in reversed(parts) if _is_text(p)), None)
+        if isinstance(last, Text):
+            last.signature = signature
+        elif isinstance(last, Kept):
+            last.part = {**last.part, "thoughtSignature": signature}
         else:
-            parts.append({"text": "", "thoughtSignature": signature})
+            parts.append(Text("", signature=signature))
     return parts
+
+
+def _is_text(part: Part) -> bool:
+    return isinstance(part, Text) or (isinstance(part, Kept) and "text" in part.part)
 
 
 def _rendered(part: JSONObject, content: str, position: int) -> str:
@@ -258,7 +244,7 @@ def _rendered(part: JSONObject, content: str, position: int) -> str:
     if "executableCode" not in part and "codeExecutionResult" not in part:
         return ""
     try:
-        typed = msgspec.convert(part, Part)
+        typed = msgspec.convert(part, GeminiPart)
     except msgspec.ValidationError:
         return ""
     first = position == 0 or content[position - 1] == "\n"
@@ -297,7 +283,7 @@ def response_object(content: Any, where: str) -> JSONObject:
     return value if type(value) is dict else {"output": text}
 
 
-def _tool_media(content: Any, where: str, gemini3: bool) -> tuple[Any, list[JSONObject]]:
+def _tool_media(content: Any, where: str, gemini3: bool) -> tuple[Any, list[Media]]:
     """A tool result's text, and its images and files as Gemini 3's
     ``functionResponse.parts`` (Gemini 2.x refuses the field)."""
     if type(content) is not list:
@@ -311,7 +297,7 @@ def _tool_media(content: Any, where: str, gemini3: bool) -> tuple[Any, list[JSON
             where=where,
         )
     media = [item for item in content if not (type(item) is dict and item.get("type") == "text")]
-    return texts, _user_parts(media, where)
+    return texts, [part for part in _user_parts(media, where) if isinstance(part, Media)]
 
 
 class _Call:
@@ -324,81 +310,41 @@ class _Call:
         self.position = position
 
 
-def messages_to_contents(
-    messages: Any, *, send_ids: bool, current_turn_signatures: bool
-) -> tuple[JSONObject | None, list[JSONObject]]:
-    """``(systemInstruction, contents)`` of a Chat Completions ``messages`` list.
+def read_messages(messages: Any, *, media_results: bool) -> Conversation:
+    """The conversation of a Chat Completions ``messages`` list.
 
     Args:
-        send_ids: put tool-call ids on ``functionCall``/``functionResponse`` parts
-            (Gemini 3; Gemini 2.x refuses the field).
-        current_turn_signatures: Gemini 3 rules: a step of the current turn whose
-            calls lost their signature gets Google's placeholder on its first call
-            (with a :class:`SignatureWarning`).
+        media_results: take images and files in tool results (Gemini 3; Gemini 2.x
+            refuses them).
     """
     if type(messages) is not list or not messages:
         raise InvalidRequestError("messages must be a non-empty list", where="messages")
-    system: list[JSONObject] = []
-    contents: list[JSONObject] = []
+    system: list[str] = []
+    turns: list[Turn] = []
     calls: dict[str, _Call] = {}
     # the assistant message (index) whose calls await results → the results in call order
-    pending: dict[int, list[JSONObject | None]] = {}
+    pending: dict[int, list[Result | None]] = {}
     for i, message in enumerate(messages):
         where = f"messages[{i}]"
         if type(message) is not dict:
             raise InvalidRequestError("a message must be an object", where=where)
         role = message.get("role")
         if role in ("system", "developer"):
-            text = _text(message.get("content"), f"{where}.content")
-            system.append({"text": text})
+            system.append(_text(message.get("content"), f"{where}.content"))
         elif role == "user":
-            _flush(pending, contents)
-            parts = _user_parts(message.get("content"), f"{where}.content")
+            _flush(pending, turns)
+            parts: list[Part] = [*_user_parts(message.get("content"), f"{where}.content")]
             if not parts:
                 raise InvalidRequestError("a user message needs content", where=f"{where}.content")
-            contents.append({"role": "user", "parts": parts})
+            turns.append(Turn("user", parts))
         elif role == "assistant":
-            _flush(pending, contents)
-            turn = i
+            _flush(pending, turns)
             parts = _assistant_parts(message, where)
-            tool_calls = message.get("tool_calls") or []
-            if type(tool_calls) is not list:
-                raise InvalidRequestError("tool_calls must be a list", where=f"{where}.tool_calls")
-            results: list[JSONObject | None] = []
-            for n, call in enumerate(tool_calls):
-                at = f"{where}.tool_calls[{n}]"
-                if type(call) is not dict:
-                    raise InvalidRequestError("a tool call must be an object", where=at)
-                function = call.get("function")
-                if type(function) is not dict:
-                    raise InvalidRequestError(
-                        "a tool call needs a function", where=f"{at}.function"
-                    )
-                name = _string(function.get("name"), f"{at}.function.name")
-                if not name:
-                    raise InvalidRequestError(
-                        "a tool call needs a name", where=f"{at}.function.name"
-                    )
-                raw_id = call.get("id")
-                call_id = split_id(raw_id)[0] if type(raw_id) is str else None
-                body: JSONObject = {
-                    "name": name,
-                    "args": call_arguments(function.get("arguments"), f"{at}.function.arguments"),
-                }
-                if send_ids and call_id:
-                    body["id"] = call_id
-                part: JSONObject = {"functionCall": body}
-                signature = call_signature(call)
-                if signature is not None:
-                    part["thoughtSignature"] = signature
-                parts.append(part)
-                if call_id:
-                    calls[call_id] = _Call(call_id, name, turn, n)
-                results.append(None)
+            results = _calls(message, where, i, parts, calls)
             if results:
-                pending[turn] = results
+                pending[i] = results
             if parts:
-                contents.append({"role": "model", "parts": parts})
+                turns.append(Turn("model", parts))
         elif role == "tool":
             raw = message.get("tool_call_id")
             call_id = split_id(_string(raw, f"{where}.tool_call_id"))[0]
@@ -408,90 +354,59 @@ def messages_to_contents(
                     f"no assistant tool call with id {quoted(call_id)} awaits a result",
                     where=f"{where}.tool_call_id",
                 )
-            content, media = _tool_media(message.get("content"), f"{where}.content", send_ids)
-            response: JSONObject = {
-                "name": known.name,
-                "response": response_object(content, f"{where}.content"),
-            }
-            if media:
-                response["parts"] = media
-            if send_ids:
-                response["id"] = call_id
-            pending[known.turn][known.position] = {"functionResponse": response}
+            at = f"{where}.content"
+            content, media = _tool_media(message.get("content"), at, media_results)
+            result = Result(known.name, response_object(content, at), call_id, media)
+            pending[known.turn][known.position] = result
         else:
             raise InvalidRequestError(f"unknown role {quoted(role)}", where=f"{where}.role")
-    _flush(pending, contents)
-    if not contents:
+    _flush(pending, turns)
+    if not turns:
         raise InvalidRequestError(
             "Gemini needs a user or assistant message, not only system messages", where="messages"
         )
-    contents = merge_turns(contents)
-    if current_turn_signatures:
-        place_signatures(contents)
-    instruction = {"parts": system} if system else None
-    return instruction, contents
+    return Conversation(system, merge_turns(turns))
 
 
-def _flush(pending: dict[int, list[JSONObject | None]], contents: list[JSONObject]) -> None:
-    """The results of earlier assistant turns, as one content per turn, in call order."""
+def _calls(
+    message: JSONObject, where: str, turn: int, parts: list[Part], calls: dict[str, _Call]
+) -> list[Result | None]:
+    """An assistant message's tool calls onto ``parts``; a slot per call for its result."""
+    tool_calls = message.get("tool_calls") or []
+    if type(tool_calls) is not list:
+        raise InvalidRequestError("tool_calls must be a list", where=f"{where}.tool_calls")
+    results: list[Result | None] = []
+    for n, call in enumerate(tool_calls):
+        at = f"{where}.tool_calls[{n}]"
+        if type(call) is not dict:
+            raise InvalidRequestError("a tool call must be an object", where=at)
+        function = call.get("function")
+        if type(function) is not dict:
+            raise InvalidRequestError("a tool call needs a function", where=f"{at}.function")
+        name = _string(function.get("name"), f"{at}.function.name")
+        if not name:
+            raise InvalidRequestError("a tool call needs a name", where=f"{at}.function.name")
+        raw_id = call.get("id")
+        call_id = split_id(raw_id)[0] if type(raw_id) is str else None
+        args = call_arguments(function.get("arguments"), f"{at}.function.arguments")
+        parts.append(Call(name, args, call_id or None, call_signature(call)))
+        if call_id:
+            calls[call_id] = _Call(call_id, name, turn, n)
+        results.append(None)
+    return results
+
+
+def _flush(pending: dict[int, list[Result | None]], turns: list[Turn]) -> None:
+    """The results of earlier assistant turns, as one turn per turn, in call order."""
     for turn in sorted(pending):
         results = pending[turn]
-        if None in results:
+        done = [result for result in results if result is not None]
+        if len(done) != len(results):
+            missing = next(n for n, result in enumerate(results) if result is None)
             raise InvalidRequestError(
                 "this tool call has no tool message with its result (Gemini needs one"
                 " response per call, in the turn right after the calls)",
-                where=f"messages[{turn}].tool_calls[{results.index(None)}]",
+                where=f"messages[{turn}].tool_calls[{missing}]",
             )
-        contents.append({"role": "user", "parts": results})
+        turns.append(Turn("user", [*done]))
     pending.clear()
-
-
-def _is_responses(content: JSONObject) -> bool:
-    return all("functionResponse" in part for part in content["parts"])
-
-
-def merge_turns(contents: Sequence[JSONObject]) -> list[JSONObject]:
-    """Join adjacent same-role contents, never human text with function responses.
-
-    Linear: each part is copied once, and whether a merged content holds only
-    function responses is kept beside it rather than scanned again per message.
-    """
-    merged: list[JSONObject] = []
-    responses_only: list[bool] = []
-    for content in contents:
-        only = _is_responses(content)
-        if merged and merged[-1]["role"] == content["role"] and responses_only[-1] == only:
-            merged[-1]["parts"].extend(content["parts"])
-        else:
-            merged.append({"role": content["role"], "parts": list(content["parts"])})
-            responses_only.append(only)
-    return merged
-
-
-def place_signatures(contents: list[JSONObject], *, in_place: bool = False) -> None:
-    """Gemini 3: each step of the current turn must carry its signature on its first call.
-
-    ``in_place`` (Interactions): a step whose signature stands before its first call, on a
-    part of its own (a thought step, kept in its place), is signed too.
-    """
-    start = 0
-    for i, content in enumerate(contents):
-        if content["role"] == "user" and not _is_responses(content):
-            start = i + 1
-    for content in contents[start:]:
-        if content["role"] != "model":
-            continue
-        first = next((p for p in content["parts"] if "functionCall" in p), None)
-        if in_place and first is not None:
-            before = content["parts"][: content["parts"].index(first)]
-            if any("thoughtSignature" in part for part in before):
-                continue
-        if first is not None and "thoughtSignature" not in first:
-            first["thoughtSignature"] = PLACEHOLDER
-            name = first["functionCall"].get("name")
-            warnings.warn(
-                f"the call to {name!r} in the current turn came back without its thought"
-                " signature; Gemini 3 refuses that, so Google's placeholder was sent",
-                PlaceholderWarning,
-                stacklevel=4,
-            )

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..core import GeminiApi, InvalidRequestError
+from ._contents import gemini_contents
 from ._json import JSONObject, at
-from ._messages import messages_to_contents
+from ._messages import read_messages
 from ._model_families import model_family
 from ._params import (
     Unsupported,
@@ -107,10 +108,9 @@ def to_gemini_request(
     target = schema_target(api)
     model = checked_model(body, unsupported)
     family = model_family(model)
-    system, contents = messages_to_contents(
-        body.get("messages"),
-        send_ids=family.call_ids,
-        current_turn_signatures=family.strict_signatures,
+    conversation = read_messages(body.get("messages"), media_results=family.call_ids)
+    system, contents = gemini_contents(
+        conversation, call_ids=family.call_ids, strict_signatures=family.strict_signatures
     )
     request: JSONObject = {"contents": contents}
     if system is not None:

@@ -24,11 +24,22 @@ from ..core import ID_MARK
 __all__ = [
     "ID_MARK",
     "PLACEHOLDER",
+    "PlaceholderWarning",
+    "SignatureWarning",
     "call_signature",
     "calls_signatures",
     "message_signature",
     "split_id",
 ]
+
+
+class SignatureWarning(UserWarning):
+    """A thought signature could not be sent back as Gemini gave it."""
+
+
+class PlaceholderWarning(SignatureWarning):
+    """A Gemini 3 request lacked a thought signature; Google's placeholder was sent instead."""
+
 
 PLACEHOLDER = "skip_thought_signature_validator"
 """The literal string Google accepts in place of a lost signature (base64 of it is refused)."""

@@ -5,14 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from ...core import InvalidRequestError
+from .._form import place_signatures
 from .._json import JSONObject
-from .._messages import messages_to_contents, place_signatures
+from .._messages import read_messages
 from .._model_families import model_family
 from .._params import Unsupported, generation_config, thinking_config, tool_config, tools
 from .._request import checked_model
 from .._request import response_format as gemini_response_format
 from ._config import interaction_config, interaction_tools, response_format
-from ._steps import contents_to_steps
+from ._steps import conversation_steps
 
 __all__ = ["chat_to_interaction", "flag"]
 
@@ -58,13 +59,11 @@ def chat_to_interaction(
     """
     model = checked_model(body, unsupported)
     family = model_family(model)
-    system, contents = messages_to_contents(
-        body.get("messages"), send_ids=True, current_turn_signatures=False
-    )
+    conversation = read_messages(body.get("messages"), media_results=True)
     if family.strict_signatures:
-        place_signatures(contents, in_place=True)
+        place_signatures(conversation.turns, in_place=True)
     declared, names = tools(body, schema_target="json_schema", policy=unsupported)
-    gemini: JSONObject = {"contents": contents, "tools": declared}
+    gemini: JSONObject = {"tools": declared}
     toolcfg = tool_config(body, names, family, False, unsupported)
     if toolcfg is not None:
         gemini["toolConfig"] = toolcfg
@@ -78,10 +77,10 @@ def chat_to_interaction(
     gemini["generationConfig"] = config
     out: JSONObject = {
         "model": model.removeprefix("models/"),
-        "input": contents_to_steps(contents, "messages"),
+        "input": conversation_steps(conversation, "messages"),
     }
-    if system is not None:
-        out["system_instruction"] = "\n\n".join(part["text"] for part in system["parts"])
+    if conversation.system:
+        out["system_instruction"] = "\n\n".join(conversation.system)
     flat = interaction_tools(declared)
     if flat:
         out["tools"] = flat

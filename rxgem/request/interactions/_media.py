@@ -1,4 +1,4 @@
-"""Gemini ``inlineData``/``fileData`` parts → Interactions media contents.
+"""Media (and Gemini ``inlineData``/``fileData`` parts kept as sent) → Interactions contents.
 
 Interactions types each medium (``image``, ``audio``, ``video``, ``document``) and takes a
 listed set of media types for each; a file of another type (``text/plain``,
@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Final
 
 from ...core import InvalidRequestError
+from .._form import Media
 from .._json import JSONObject, quoted
 
-__all__ = ["MIME_TYPES", "media_content"]
+__all__ = ["MIME_TYPES", "kept_media", "media_content"]
 
 
 MIME_TYPES: Final[dict[str, frozenset[str]]] = {
@@ -66,13 +67,23 @@ def _kind(mime: str | None, where: str) -> str:
     return kind
 
 
-def media_content(part: JSONObject, where: str) -> JSONObject | None:
+def media_content(media: Media, where: str) -> JSONObject:
+    """The Interactions content of an image, a clip or a file."""
+    kind = _kind(media.mime, where)
+    if media.data is not None:
+        return {"type": kind, "data": media.data, "mime_type": media.mime}
+    content: JSONObject = {"type": kind, "uri": media.uri}
+    if media.mime is not None:
+        content["mime_type"] = media.mime
+    return content
+
+
+def kept_media(part: JSONObject, where: str) -> JSONObject | None:
     """The Interactions content of a Gemini ``inlineData``/``fileData`` part, else ``None``."""
     inline = part.get("inlineData")
     if type(inline) is dict:
         mime = inline.get("mimeType")
-        kind = _kind(mime, where)
-        return {"type": kind, "data": inline.get("data", ""), "mime_type": mime}
+        return {"type": _kind(mime, where), "data": inline.get("data", ""), "mime_type": mime}
     file = part.get("fileData")
     if type(file) is dict:
         mime = file.get("mimeType")

@@ -22,20 +22,20 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...core import InvalidRequestError
+from .._form import place_signatures
 from .._json import JSONObject, quoted
-from .._messages import place_signatures
 from .._model_families import model_family
 from .._params import Unsupported
 from .._signatures import split_id
 from ..responses._content import function_output
-from ..responses._input import Resolve, input_to_contents
+from ..responses._input import Resolve, read_input
 from ..responses._params import generation_config, include_list
 from ..responses._request import check_continuation, check_fields, echo_of, with_warnings
 from ..responses._tools import responses_tools
 from ._chat import flag
 from ._config import interaction_config, interaction_tools, response_format
 from ._media import media_content
-from ._steps import contents_to_steps, result_value
+from ._steps import conversation_steps, result_value
 
 __all__ = ["InteractionRequest", "responses_to_interaction"]
 
@@ -149,7 +149,7 @@ def _split_answers(
             step: JSONObject = {"type": "function_result", "call_id": call}
             if call in names:
                 step["name"] = names[call]
-            contents = [m for m in (media_content(p, f"{where}.output") for p in media) if m]
+            contents = [media_content(m, f"{where}.output") for m in media]
             step["result"] = result_value(response, contents)
             steps.append(step)
             rest.append(_SKIPPED)
@@ -197,19 +197,14 @@ def _translate(
     steps = list(answers)
     system_text: str | None = None
     if sources or not answers:
-        system, contents = input_to_contents(
-            instructions,
-            sources,
-            send_ids=True,
-            current_turn_signatures=False,
-            policy=policy,
-            resolve=resolve,
+        conversation = read_input(
+            instructions, sources, media_results=True, policy=policy, resolve=resolve
         )
         if family.strict_signatures:
-            place_signatures(contents, in_place=True)
-        steps.extend(contents_to_steps(contents, "input"))
-        if system is not None:
-            system_text = "\n\n".join(part["text"] for part in system["parts"])
+            place_signatures(conversation.turns, in_place=True)
+        steps.extend(conversation_steps(conversation, "input"))
+        if conversation.system:
+            system_text = "\n\n".join(conversation.system)
     elif instructions is not None:
         if type(instructions) is not str:
             raise InvalidRequestError("must be a string", where="instructions")

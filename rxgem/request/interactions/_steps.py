@@ -1,17 +1,17 @@
-"""Gemini ``contents`` (as the ``generateContent`` translation makes them) → Interactions steps.
+"""The conversation (``rxgem.request._form``) as the Interactions ``input`` steps.
 
-The chat and Responses translations already resolve a conversation into Gemini contents:
-results in call order, ids without their signature marks, every thought signature on the
-part it came from. This module rewrites those contents as the Interactions ``input``:
+The chat and Responses readers resolve a conversation into turns of typed parts: results
+in call order, ids without their signature marks, every thought signature on the part it
+came from. This module writes those turns as the Interactions ``input``:
 
-- a ``user`` content's text and media → one ``user_input`` step (``content[]``);
-- its ``functionResponse`` parts → one ``function_result`` step each (``call_id``,
-  ``name``, ``result``: the tool's text as sent, or its text and images as a list);
-- a ``model`` content's text and media → ``model_output`` steps; a part's
-  ``thoughtSignature`` → a ``thought`` step with that signature, unmodified, right
-  before the step of its part (the ``model_output`` of a signed text, the
-  ``function_call`` of a signed call); a thought part → a ``thought`` step;
-- a ``functionCall`` → a ``function_call`` step (``id``, ``name``, ``arguments``);
+- a ``user`` turn's text and media → one ``user_input`` step (``content[]``);
+- its results → one ``function_result`` step each (``call_id``, ``name``, ``result``:
+  the tool's text as sent, or its text and images as a list);
+- a ``model`` turn's text and media → ``model_output`` steps; a part's signature → a
+  ``thought`` step with that signature, unmodified, right before the step of its part
+  (the ``model_output`` of a signed text, the ``function_call`` of a signed call); a
+  thought part → a ``thought`` step;
+- a call → a ``function_call`` step (``id``, ``name``, ``arguments``);
 - code Gemini ran, with Google's id on its parts (as the Interactions upstream gives it):
   ``executableCode`` → a ``code_execution_call`` step (``id``, ``arguments``: ``code``
   and the ``language`` lower-cased), ``codeExecutionResult`` → a
@@ -31,11 +31,12 @@ import warnings
 from typing import Any
 
 from ...core import InvalidRequestError
+from .._form import Call, Conversation, Kept, Media, Part, Result, Text
 from .._json import JSONObject
 from .._params import UnsupportedWarning
-from ._media import media_content
+from ._media import kept_media, media_content
 
-__all__ = ["contents_to_steps", "result_value"]
+__all__ = ["conversation_steps", "result_value"]
 
 
 def result_value(response: JSONObject, media: list[JSONObject]) -> Any:
@@ -52,8 +53,7 @@ def result_value(response: JSONObject, media: list[JSONObject]) -> Any:
     return [{"type": "text", "text": text}, *media]
 
 
-def _left_out(part: JSONObject, where: str) -> None:
-    kind = next(iter(part), "?")
+def _left_out(kind: str, where: str) -> None:
     why = (
         "without Google's id cannot be replayed as an Interactions step"
         if kind in ("executableCode", "codeExecutionResult")
@@ -129,78 +129,87 @@ class _Steps:
             self.steps.append({"type": "model_output", "content": self.output})
         self.output.append(content)
 
-    def model(self, parts: list[JSONObject], where: str) -> None:
+    def model(self, parts: list[Part], where: str) -> None:
         for part in parts:
-            found = part.get("thoughtSignature")
-            signature = found if type(found) is str else ""
-            signed = bool(signature)
-            if part.get("thought") is True:
-                if signed:
+            if isinstance(part, Kept):
+                self.kept(part.part, where)
+                continue
+            signature = (part.signature or "") if isinstance(part, Text | Call) else ""
+            if isinstance(part, Text) and part.thought:
+                if signature:
                     self.thought(signature)
-                continue  # a summary is not sent back: Google needs the signature
-            call = part.get("functionCall")
-            if type(call) is dict:
-                if signed:
-                    self.thought(signature)
-                self.close()
-                call_id = call.get("id")
-                if type(call_id) is not str or not call_id:
-                    raise InvalidRequestError(
-                        "an Interactions function call needs its id", where=where
-                    )
-                self.steps.append(
-                    {
-                        "type": "function_call",
-                        "id": call_id,
-                        "name": call["name"],
-                        "arguments": call.get("args", {}),
-                    }
-                )
-            elif "text" in part:
-                if part["text"]:
-                    self.model_content({"type": "text", "text": part["text"]})
-                if signed:
+            elif isinstance(part, Call):
+                self.call(part.id, part.name, part.args, signature, where)
+            elif isinstance(part, Text):
+                if part.text:
+                    self.model_content({"type": "text", "text": part.text})
+                if signature:
                     self.text_thought(signature)
-            elif (code := _code_step(part, signature)) is not None:
-                self.close()
-                self.steps.append(code)
+            elif isinstance(part, Media):
+                self.model_content(media_content(part, where))
             else:
-                if signed:
-                    self.thought(signature)
-                media = media_content(part, where)
-                if media is not None:
-                    self.model_content(media)
-                else:
-                    _left_out(part, where)
+                _left_out(_kind(part), where)
         self.close()
 
-    def user(self, parts: list[JSONObject], where: str) -> None:
+    def call(self, call_id: Any, name: str, args: Any, signature: str, where: str) -> None:
+        if signature:
+            self.thought(signature)
+        self.close()
+        if type(call_id) is not str or not call_id:
+            raise InvalidRequestError("an Interactions function call needs its id", where=where)
+        self.steps.append({"type": "function_call", "id": call_id, "name": name, "arguments": args})
+
+    def kept(self, part: JSONObject, where: str) -> None:
+        """A part kept as Gemini gave it: a thought, text, code with Google's id, media."""
+        found = part.get("thoughtSignature")
+        signature = found if type(found) is str else ""
+        call = part.get("functionCall")
+        if part.get("thought") is True:
+            if signature:
+                self.thought(signature)
+        elif type(call) is dict:
+            self.call(call.get("id"), call["name"], call.get("args", {}), signature, where)
+        elif "text" in part:
+            if part["text"]:
+                self.model_content({"type": "text", "text": part["text"]})
+            if signature:
+                self.text_thought(signature)
+        elif (code := _code_step(part, signature)) is not None:
+            self.close()
+            self.steps.append(code)
+        else:
+            if signature:
+                self.thought(signature)
+            media = kept_media(part, where)
+            if media is not None:
+                self.model_content(media)
+            else:
+                _left_out(next(iter(part), "?"), where)
+
+    def user(self, parts: list[Part], where: str) -> None:
         self.close()
         content: list[JSONObject] = []
         for part in parts:
-            response = part.get("functionResponse")
-            if type(response) is dict:
+            if isinstance(part, Result):
                 self.flush_user(content)
                 content = []
-                shown = [
-                    m for m in (media_content(p, where) for p in response.get("parts", [])) if m
-                ]
+                shown = [media_content(m, where) for m in part.media]
                 self.steps.append(
                     {
                         "type": "function_result",
-                        "call_id": response.get("id", ""),
-                        "name": response["name"],
-                        "result": result_value(response.get("response", {}), shown),
+                        "call_id": part.id or "",
+                        "name": part.name,
+                        "result": result_value(part.response, shown),
                     }
                 )
-            elif "text" in part:
-                content.append({"type": "text", "text": part["text"]})
+            elif isinstance(part, Text):
+                content.append({"type": "text", "text": part.text})
+            elif isinstance(part, Media):
+                content.append(media_content(part, where))
+            elif isinstance(part, Kept) and (made := kept_media(part.part, where)) is not None:
+                content.append(made)
             else:
-                made = media_content(part, where)
-                if made is None:
-                    _left_out(part, where)
-                else:
-                    content.append(made)
+                _left_out(_kind(part), where)
         self.flush_user(content)
 
     def flush_user(self, content: list[JSONObject]) -> None:
@@ -208,15 +217,24 @@ class _Steps:
             self.steps.append({"type": "user_input", "content": content})
 
 
-def contents_to_steps(contents: list[JSONObject], source: str) -> list[JSONObject]:
-    """The Interactions ``input`` steps of Gemini ``contents`` (with call ids on every
-    ``functionCall``/``functionResponse``), in order; ``source`` names the request's field
-    they came from (``messages``, ``input``) in errors."""
+def _kind(part: Part) -> str:
+    """The Gemini field a part is sent as, to name it."""
+    if isinstance(part, Kept):
+        return next(iter(part.part), "?")
+    return {Call: "functionCall", Result: "functionResponse", Text: "text"}.get(
+        type(part), "inlineData"
+    )
+
+
+def conversation_steps(conversation: Conversation, source: str) -> list[JSONObject]:
+    """The Interactions ``input`` steps of a conversation, in order (every call and result
+    needs its id); ``source`` names the request's field it came from (``messages``,
+    ``input``) in errors. Gemini 3's signatures are placed first
+    (``place_signatures(turns, in_place=True)``)."""
     steps = _Steps()
-    for content in contents:
-        where = source
-        if content["role"] == "model":
-            steps.model(content["parts"], where)
+    for turn in conversation.turns:
+        if turn.role == "model":
+            steps.model(turn.parts, source)
         else:
-            steps.user(content["parts"], where)
+            steps.user(turn.parts, source)
     return steps.steps

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...core import InvalidRequestError
+from .._form import Kept
 from .._json import JSONObject, check_depth, quoted
 from .._params import Unsupported, unsupported
 
@@ -67,22 +68,22 @@ def _logs(outputs: list[Any], where: str, policy: Unsupported) -> str:
     return "".join(pieces)
 
 
-def code_parts(item: JSONObject, where: str, policy: Unsupported) -> list[JSONObject]:
+def code_parts(item: JSONObject, where: str, policy: Unsupported) -> list[Kept]:
     """The Gemini parts of a ``code_interpreter_call`` item at ``where``, in order."""
     kept = _kept_parts(item, where)
     if kept is not None:
-        return kept
+        return [Kept(part) for part in kept]
     code = item.get("code")
     if code is not None and type(code) is not str:
         raise InvalidRequestError("must be a string or null", where=f"{where}.code")
     outputs = item.get("outputs")
     if outputs is not None and type(outputs) is not list:
         raise InvalidRequestError("must be a list or null", where=f"{where}.outputs")
-    parts: list[JSONObject] = []
+    parts: list[Kept] = []
     if code is not None:
-        parts.append({"executableCode": {"language": "PYTHON", "code": code}})
+        parts.append(Kept({"executableCode": {"language": "PYTHON", "code": code}}))
     if outputs is not None and item.get("status") in ("completed", "failed"):
         outcome = "OUTCOME_FAILED" if item.get("status") == "failed" else "OUTCOME_OK"
         output = _logs(outputs, f"{where}.outputs", policy)
-        parts.append({"codeExecutionResult": {"outcome": outcome, "output": output}})
+        parts.append(Kept({"codeExecutionResult": {"outcome": outcome, "output": output}}))
     return parts

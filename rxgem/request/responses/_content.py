@@ -1,7 +1,7 @@
-"""A Responses message's content and a function's output → Gemini parts.
+"""A Responses message's content and a function's output → parts of the conversation.
 
 - ``input_text`` (and ``output_text``, ``refusal`` in an assistant message of the
-  history) → a ``text`` part;
+  history) → text;
 - ``input_image``: a ``data:`` URL → ``inlineData``, another URL → ``fileData`` (as
   Chat Completions' ``image_url``); a ``file_id`` names a file in OpenAI's storage,
   which Gemini cannot read: unsupported;
@@ -19,6 +19,7 @@ import mimetypes
 from typing import Any
 
 from ...core import InvalidRequestError
+from .._form import Media, Text
 from .._json import JSONObject, quoted
 from .._messages import file_part, response_object
 from .._params import Unsupported, unsupported
@@ -41,7 +42,7 @@ def _text_of(part: JSONObject, kind: str, where: str) -> str:
     return string(part.get(key), f"{where}.{key}")
 
 
-def _image(part: JSONObject, where: str, policy: Unsupported) -> JSONObject | None:
+def _image(part: JSONObject, where: str, policy: Unsupported) -> Media | None:
     url = part.get("image_url")
     if url is not None:
         return file_part(string(url, f"{where}.image_url"), f"{where}.image_url")
@@ -56,7 +57,7 @@ def _image(part: JSONObject, where: str, policy: Unsupported) -> JSONObject | No
     raise InvalidRequestError("an input_image needs image_url or file_id", where=where)
 
 
-def _file(part: JSONObject, where: str, policy: Unsupported) -> JSONObject | None:
+def _file(part: JSONObject, where: str, policy: Unsupported) -> Media | None:
     data = part.get("file_data")
     if data is not None:
         data = string(data, f"{where}.file_data")
@@ -79,29 +80,29 @@ def _file(part: JSONObject, where: str, policy: Unsupported) -> JSONObject | Non
     raise InvalidRequestError("an input_file needs file_data, file_url or file_id", where=where)
 
 
-def _media(part: JSONObject, kind: str, where: str, policy: Unsupported) -> JSONObject | None:
+def _media(part: JSONObject, kind: str, where: str, policy: Unsupported) -> Media | None:
     return _image(part, where, policy) if kind == "input_image" else _file(part, where, policy)
 
 
 def message_parts(
     content: Any, where: str, policy: Unsupported, *, media: bool = True
-) -> list[JSONObject]:
-    """The Gemini parts of a message's ``content`` (a string or a list of parts).
+) -> list[Text | Media]:
+    """The parts of a message's ``content`` (a string or a list of parts).
 
     ``media=False`` (system, developer and assistant messages) takes text parts only.
     """
     if type(content) is str:
-        return [{"text": content}]
+        return [Text(content)]
     if type(content) is not list:
         raise InvalidRequestError("content must be a string or a list of parts", where=where)
-    parts: list[JSONObject] = []
+    parts: list[Text | Media] = []
     for i, part in enumerate(content):
         at = f"{where}[{i}]"
         kind = part.get("type") if type(part) is dict else None
         if type(part) is not dict:
             raise InvalidRequestError("a content part must be an object", where=at)
         if kind in _TEXT_KINDS:
-            parts.append({"text": _text_of(part, kind, at)})
+            parts.append(Text(_text_of(part, kind, at)))
             continue
         if not media or kind not in ("input_image", "input_file"):
             raise InvalidRequestError(
@@ -116,7 +117,7 @@ def message_parts(
 
 def function_output(
     output: Any, where: str, *, gemini3: bool, policy: Unsupported
-) -> tuple[JSONObject, list[JSONObject]]:
+) -> tuple[JSONObject, list[Media]]:
     """A ``function_call_output``'s ``output`` → ``(response, parts)`` of a
     ``functionResponse``: the text as Gemini's response object, the media as its parts."""
     if type(output) is str:
@@ -124,7 +125,7 @@ def function_output(
     if type(output) is not list:
         raise InvalidRequestError("output must be a string or a list of parts", where=where)
     texts: list[str] = []
-    media: list[JSONObject] = []
+    media: list[Media] = []
     for i, part in enumerate(output):
         at = f"{where}[{i}]"
         kind = part.get("type") if type(part) is dict else None

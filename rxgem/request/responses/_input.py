@@ -1,19 +1,19 @@
-"""A Responses ``input`` (and the history before it) → Gemini ``systemInstruction`` and
-``contents``.
+"""The Responses reader: a Responses ``input`` (and the history before it) → the
+conversation (``_form``).
 
 - A string is one user message.
 - Messages (with or without ``"type": "message"``): ``system`` and ``developer`` →
-  ``systemInstruction`` (after ``instructions``, in order); ``user`` → a ``user``
-  content; ``assistant`` → text parts of a ``model`` content.
+  the system texts (after ``instructions``, in order); ``user`` → a ``user`` turn;
+  ``assistant`` → texts of a ``model`` turn.
 - The items of one model turn (``reasoning``, ``assistant`` messages, ``function_call``
-  items, in a row) → ONE ``model`` content, parts in order; the ``function_call_output``
-  items after them → one ``user`` content of ``functionResponse`` parts, in the order of
-  the calls (Gemini wants a step's responses together), each named after its call.
+  items, in a row) → ONE ``model`` turn, parts in order; the ``function_call_output``
+  items after them → one ``user`` turn of results, in the order of the calls (Gemini
+  wants a step's responses together), each named after its call.
 - ``reasoning`` items give their thought signatures back (:mod:`._responses_signatures`).
 - ``item_reference`` → the stored item the caller's ``resolve`` returns for its id; no
   lookup happens here (sans-IO).
 - ``code_interpreter_call`` items (Gemini's code execution, as rxgem's output shows it)
-  → the model turn's ``executableCode`` and ``codeExecutionResult`` parts, where the item
+  → the model turn's ``executableCode`` and ``codeExecutionResult`` parts (kept), where the item
   stands (:mod:`._code`).
 - ``web_search_call`` items are records of a search Gemini ran: nothing to send back.
 
@@ -26,15 +26,16 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ...core import InvalidRequestError
+from .._form import Call, Conversation, Part, Result, Text, Turn, merge_turns
 from .._json import JSONObject, quoted
-from .._messages import call_arguments, merge_turns, place_signatures
+from .._messages import call_arguments
 from .._params import Unsupported, unsupported
 from .._signatures import split_id
 from ._code import code_parts
 from ._content import function_output, message_parts, string
 from ._signatures import Signatures
 
-__all__ = ["Resolve", "gemini_name", "input_to_contents", "item_references"]
+__all__ = ["Resolve", "gemini_name", "item_references", "read_input"]
 
 Resolve = Callable[[str], Mapping[str, Any] | None]
 """``resolve(item_id)``: the stored item an ``item_reference`` names, ``None`` if unknown."""
@@ -70,27 +71,27 @@ class _Turn:
         "awaiting",
         "calls",
         "contents",
+        "media_results",
         "model",
         "policy",
         "results",
-        "send_ids",
         "signatures",
         "system",
     )
 
-    def __init__(self, send_ids: bool, policy: Unsupported) -> None:
-        self.send_ids = send_ids
+    def __init__(self, media_results: bool, policy: Unsupported) -> None:
+        self.media_results = media_results
         self.policy = policy
-        self.system: list[JSONObject] = []
-        self.contents: list[JSONObject] = []
-        self.model: list[JSONObject] | None = None  # the open model turn's parts
+        self.system: list[str] = []
+        self.contents: list[Turn] = []
+        self.model: list[Part] | None = None  # the open model turn's parts
         self.signatures = Signatures()
         # call id → (name, position) among the calls awaiting their outputs
         self.calls: dict[str, tuple[str, int]] = {}
-        self.results: list[JSONObject | None] = []
+        self.results: list[Result | None] = []
         self.awaiting: list[str] = []  # where each awaiting call was sent
 
-    def open_model(self) -> list[JSONObject]:
+    def open_model(self) -> list[Part]:
         if self.model is None:
             self.flush()
             self.model = []
@@ -100,20 +101,22 @@ class _Turn:
         if self.model is not None:
             parts = self.signatures.close_turn(self.model)
             if parts:
-                self.contents.append({"role": "model", "parts": parts})
+                self.contents.append(Turn("model", parts))
             self.model = None
 
     def flush(self) -> None:
         """The outputs of the last model turn, as one ``user`` content in call order."""
         if not self.results:
             return
-        if None in self.results:
+        done: list[Part] = [result for result in self.results if result is not None]
+        if len(done) != len(self.results):
+            missing = next(n for n, result in enumerate(self.results) if result is None)
             raise InvalidRequestError(
                 "this function call has no function_call_output with its result (Gemini"
                 " needs one output per call, right after the calls)",
-                where=self.awaiting[self.results.index(None)],
+                where=self.awaiting[missing],
             )
-        self.contents.append({"role": "user", "parts": self.results})
+        self.contents.append(Turn("user", done))
         self.results = []
         self.awaiting = []
         self.calls = {}
@@ -155,17 +158,18 @@ class _Turn:
         at = f"{where}.content"
         if role in ("system", "developer"):
             parts = message_parts(content, at, self.policy, media=False)
-            self.system.append({"text": "".join(part["text"] for part in parts)})
+            self.system.append("".join(part.text for part in parts if isinstance(part, Text)))
         elif role == "user":
             self.close_model()
             self.flush()
             parts = message_parts(content, at, self.policy)
             if not parts:
                 raise InvalidRequestError("a user message needs content", where=at)
-            self.contents.append({"role": "user", "parts": parts})
+            self.contents.append(Turn("user", [*parts]))
         elif role == "assistant":
             model = self.open_model()
-            texts = [p for p in message_parts(content, at, self.policy, media=False) if p["text"]]
+            read = message_parts(content, at, self.policy, media=False)
+            texts = [p for p in read if isinstance(p, Text) and p.text]
             self.signatures.message(texts)
             model.extend(texts)
         else:
@@ -180,15 +184,8 @@ class _Turn:
         call_id, signature = split_id(string(item.get("call_id"), f"{where}.call_id"))
         if not call_id:
             raise InvalidRequestError("a function call needs a call_id", where=f"{where}.call_id")
-        body: JSONObject = {
-            "name": name,
-            "args": call_arguments(item.get("arguments"), f"{where}.arguments"),
-        }
-        if self.send_ids:
-            body["id"] = call_id
-        part: JSONObject = {"functionCall": body}
-        if signature is not None:
-            part["thoughtSignature"] = signature
+        args = call_arguments(item.get("arguments"), f"{where}.arguments")
+        part = Call(name, args, call_id, signature)
         model.append(part)
         self.signatures.call(call_id, part)
         self.calls[call_id] = (name, len(self.results))
@@ -207,14 +204,9 @@ class _Turn:
             )
         name, position = known
         response, media = function_output(
-            item.get("output"), f"{where}.output", gemini3=self.send_ids, policy=self.policy
+            item.get("output"), f"{where}.output", gemini3=self.media_results, policy=self.policy
         )
-        body: JSONObject = {"name": name, "response": response}
-        if media:
-            body["parts"] = media
-        if self.send_ids:
-            body["id"] = call_id
-        self.results[position] = {"functionResponse": body}
+        self.results[position] = Result(name, response, call_id, media)
 
 
 def _resolved(reference: JSONObject, where: str, resolve: Resolve | None) -> JSONObject:
@@ -232,32 +224,29 @@ def _resolved(reference: JSONObject, where: str, resolve: Resolve | None) -> JSO
     return dict(found)
 
 
-def input_to_contents(
+def read_input(
     instructions: Any,
     sources: Sequence[tuple[str, Any]],
     *,
-    send_ids: bool,
-    current_turn_signatures: bool,
+    media_results: bool,
     policy: Unsupported,
     resolve: Resolve | None,
-) -> tuple[JSONObject | None, list[JSONObject]]:
-    """``(systemInstruction, contents)`` of the items of ``sources``, in order.
+) -> Conversation:
+    """The conversation of the items of ``sources``, in order.
 
     Args:
         instructions: the request's ``instructions`` (``None`` or a string), first in
-            the system instruction.
+            the system texts.
         sources: ``(where, items)`` pairs: the history (``"history"``, a list) then
             the request's ``input`` (``"input"``, a string or a list); ``where`` names
             the field in errors (``input[3].content[0].image_url``).
-        send_ids: put call ids on ``functionCall``/``functionResponse`` (Gemini 3).
-        current_turn_signatures: Gemini 3: a step of the current turn whose calls lost
-            their signature gets Google's placeholder (with a ``SignatureWarning``).
+        media_results: take images and files in function outputs (Gemini 3).
         policy: ``"error"`` or ``"warn"`` for what Gemini cannot take.
         resolve: answers ``item_reference`` ids.
     """
-    turn = _Turn(send_ids, policy)
+    turn = _Turn(media_results, policy)
     if instructions is not None:
-        turn.system.append({"text": string(instructions, "instructions")})
+        turn.system.append(string(instructions, "instructions"))
     for where, items in sources:
         if type(items) is str:
             turn.message({"role": "user", "content": items}, where)
@@ -273,7 +262,4 @@ def input_to_contents(
             "Gemini needs a user message or a model turn, not only instructions", where="input"
         )
     turn.signatures.sign_calls()
-    contents = merge_turns(turn.contents)
-    if current_turn_signatures:
-        place_signatures(contents)
-    return ({"parts": turn.system} if turn.system else None), contents
+    return Conversation(turn.system, merge_turns(turn.contents))

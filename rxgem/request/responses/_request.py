@@ -16,11 +16,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from ...core import GeminiApi, InvalidRequestError
+from .._contents import gemini_contents
 from .._json import JSONObject, at
 from .._model_families import model_family
 from .._params import Unsupported, schema_target, unsupported
 from ..schema._convert import SchemaTarget
-from ._input import Resolve, input_to_contents
+from ._input import Resolve, read_input
 from ._params import generation_config, include_list
 from ._tools import responses_tools
 
@@ -222,13 +223,15 @@ def _translate(
         sources.append(("history", list(history)))
     if body.get("input") is not None:
         sources.append(("input", body["input"]))
-    system, contents = input_to_contents(
+    conversation = read_input(
         body.get("instructions"),
         sources,
-        send_ids=family.call_ids,
-        current_turn_signatures=family.strict_signatures,
+        media_results=family.call_ids,
         policy=policy,
         resolve=resolve,
+    )
+    system, contents = gemini_contents(
+        conversation, call_ids=family.call_ids, strict_signatures=family.strict_signatures
     )
     gemini: JSONObject = {"contents": contents}
     if system is not None:

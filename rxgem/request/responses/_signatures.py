@@ -7,10 +7,10 @@ model turn go by and puts each where it came from:
 
 - ``"call"``: on the ``functionCall`` part of the ``function_call`` item whose
   ``call_id`` it names (wherever that item is in the input);
-- ``"text"``: on the last text part of the assistant message that follows the reasoning
-  item in its turn (an empty text part holds it when no message follows);
-- ``"thought"``: on a thought part (``{"text": "", "thought": true}``) where the
-  reasoning item stands.
+- ``"text"``: on the last text of the assistant message that follows the reasoning
+  item in its turn (an empty text holds it when no message follows);
+- ``"thought"``: on a thought (an empty text, ``thought=True``) where the reasoning item
+  stands.
 
 Summaries are not sent back: Gemini needs the signatures, not the thought text. An
 ``encrypted_content`` rxgem did not write (OpenAI's own) cannot help Gemini: it is left
@@ -23,8 +23,9 @@ import warnings
 from collections import deque
 
 from ...core import InvalidRequestError, decode_signatures
+from .._form import Call, Part, Text
 from .._json import JSONObject
-from .._messages import SignatureWarning
+from .._signatures import SignatureWarning
 
 __all__ = ["Signatures"]
 
@@ -39,12 +40,12 @@ class Signatures:
 
     def __init__(self) -> None:
         self._by_call: dict[str, str] = {}
-        self._call_parts: list[tuple[str, JSONObject]] = []
-        # the empty text parts holding a "text" signature until a message takes it
-        self._texts: deque[JSONObject] = deque()
+        self._call_parts: list[tuple[str, Call]] = []
+        # the empty texts holding a "text" signature until a message takes it
+        self._texts: deque[Text] = deque()
         self._unused: set[int] = set()
 
-    def reasoning(self, item: JSONObject, where: str, parts: list[JSONObject]) -> None:
+    def reasoning(self, item: JSONObject, where: str, parts: list[Part]) -> None:
         """Read a reasoning item of the model turn whose parts are ``parts``."""
         content = item.get("encrypted_content")
         if content is None:
@@ -65,26 +66,26 @@ class Signatures:
                 if signature.call_id is not None:
                     self._by_call.setdefault(signature.call_id, signature.signature)
             elif signature.kind == "text":
-                holder: JSONObject = {"text": "", "thoughtSignature": signature.signature}
+                holder = Text("", signature=signature.signature)
                 parts.append(holder)
                 self._texts.append(holder)
             else:
-                parts.append({"text": "", "thought": True, "thoughtSignature": signature.signature})
+                parts.append(Text("", signature=signature.signature, thought=True))
 
-    def message(self, parts: list[JSONObject]) -> None:
+    def message(self, parts: list[Text]) -> None:
         """An assistant message's text parts (in its turn's parts) take the waiting
         text signature, on the last of them."""
         if not self._texts or not parts:
             return
         holder = self._texts.popleft()
-        parts[-1]["thoughtSignature"] = holder.pop("thoughtSignature")
+        parts[-1].signature, holder.signature = holder.signature, None
         self._unused.add(id(holder))
 
-    def call(self, call_id: str, part: JSONObject) -> None:
-        """A ``functionCall`` part, to sign once every reasoning item is read."""
+    def call(self, call_id: str, part: Call) -> None:
+        """A call, to sign once every reasoning item is read."""
         self._call_parts.append((call_id, part))
 
-    def close_turn(self, parts: list[JSONObject]) -> list[JSONObject]:
+    def close_turn(self, parts: list[Part]) -> list[Part]:
         """The turn's parts without the holders a message emptied."""
         self._texts.clear()
         if not self._unused:
@@ -97,5 +98,5 @@ class Signatures:
         """Give each call part the signature carried for its call id (if it has none)."""
         for call_id, part in self._call_parts:
             signature = self._by_call.get(call_id)
-            if signature is not None and "thoughtSignature" not in part:
-                part["thoughtSignature"] = signature
+            if signature is not None and part.signature is None:
+                part.signature = signature
