@@ -27,11 +27,18 @@ from .._json import JSONObject, quoted
 from .._model_families import model_family
 from .._params import Unsupported
 from .._signatures import split_id
-from ..responses._content import function_output
-from ..responses._input import Resolve, read_input
-from ..responses._params import generation_config, include_list
-from ..responses._request import check_continuation, check_fields, echo_of, with_warnings
-from ..responses._tools import responses_tools
+from ..responses import (
+    Resolve,
+    check_continuation,
+    check_fields,
+    echo_of,
+    function_output,
+    generation_config,
+    include_list,
+    read_input,
+    responses_tools,
+    with_warnings,
+)
 from ._chat import flag
 from ._config import interaction_config, interaction_tools, response_format
 from ._media import media_content

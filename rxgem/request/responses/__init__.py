@@ -1,7 +1,20 @@
-"""The Responses request translation: a Responses body → a Gemini request.
+"""The Responses reader, and the Responses → ``generateContent`` translation on it.
 
-``responses_to_gemini_request`` (in ``_request``) takes the body, with the history the
-caller resolved; its input items (``_input``, their content in ``_content``), parameters
-(``_params``), tools (``_tools``) and carried thought signatures (``_signatures``). It
-reuses the chat translation's parts (messages, parameters, schemas) from the package.
+The reader takes a Responses body, with the history the caller resolved: its input items
+into the conversation (``_input``, their content in ``_content``, code in ``_code``,
+carried thought signatures in ``_signatures``), its parameters (``_params``), its tools
+(``_tools``), and the fields it checks and repeats (``_request``). Both writers' entry
+points read through this face: ``responses_to_gemini_request`` (in ``_request``) and
+:mod:`rxgem.request.interactions`'s ``responses_to_interaction``.
 """
+
+from ._content import function_output as function_output
+from ._input import Resolve as Resolve
+from ._input import read_input as read_input
+from ._params import generation_config as generation_config
+from ._params import include_list as include_list
+from ._request import check_continuation as check_continuation
+from ._request import check_fields as check_fields
+from ._request import echo_of as echo_of
+from ._request import with_warnings as with_warnings
+from ._tools import responses_tools as responses_tools
