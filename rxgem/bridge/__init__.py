@@ -34,17 +34,42 @@ rxgem and no HTTP library: the transport imports it (to wait at the gate), not t
 reverse.
 """
 
+from typing import Any
+
 from ._aiterate import aiterate
-from ._blocking import blocking_consumer, refuse_deadlock
-from ._gate import MAX_BUFFERED, FlowGate, current_gate
 from ._iterate import iterate
 
+# Not in `__all__`: what other rxgem packages import from this face (they import
+# through faces, never private modules).
+# isort: off
+from ._blocking import refuse_deadlock as refuse_deadlock
+from ._gate import FlowGate as FlowGate, current_gate as current_gate
+# isort: on
+
 __all__ = [
-    "MAX_BUFFERED",
-    "FlowGate",
     "aiterate",
-    "blocking_consumer",
-    "current_gate",
     "iterate",
-    "refuse_deadlock",
 ]
+
+
+_RETIRED = {
+    "MAX_BUFFERED": "._gate",
+    "blocking_consumer": "._blocking",
+}
+"""Names that left the public surface (CHANGELOG.md): still found here, with a warning, for
+one release."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _RETIRED:
+        import importlib
+        import warnings
+
+        warnings.warn(
+            f"rxgem.bridge.{name} is deprecated: it leaves rxgem's public names"
+            " in the next release (see CHANGELOG.md)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(_RETIRED[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

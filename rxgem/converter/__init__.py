@@ -7,7 +7,7 @@ The options are declared once in :mod:`rxgem.core` (each with its type, default,
 and doc); :class:`PipelineOptions` and :class:`StreamOptions` are their typing faces.
 """
 
-from ..core import PipelineOptions, StreamOptions
+from ..core import PipelineOptions
 from ._converter import Converter
 from ._interaction_object import (
     interaction_chunks,
@@ -17,15 +17,18 @@ from ._interaction_object import (
 )
 from ._responses_converter import ResponsesConverter
 
-# Not public: the converter in the cores' shape, for the operators (`gemini_to_openai`).
-from ._converter import CoreConverter as CoreConverter  # isort: skip
-from ._responses_converter import CoreResponsesConverter as CoreResponsesConverter  # isort: skip
+# Not in `__all__`: what other rxgem packages import from this face (they import
+# through faces, never private modules).
+# isort: off
+from ..core import StreamOptions as StreamOptions
+from ._converter import CoreConverter as CoreConverter
+from ._responses_converter import CoreResponsesConverter as CoreResponsesConverter
+# isort: on
 
 __all__ = [
     "Converter",
     "PipelineOptions",
     "ResponsesConverter",
-    "StreamOptions",
     "interaction_chunks",
     "interaction_completion",
     "interaction_events",

@@ -24,7 +24,6 @@ from ._own_operator import core_operator
 from ._parse import parse
 from ._parse_interactions import parse_interactions
 from ._pipeline import (
-    NamedOperator,
     gemini_to_openai,
     gemini_to_responses,
     interactions_to_openai,
@@ -37,12 +36,17 @@ from ._sse_encode import sse_encode
 from ._to_openai import to_openai
 from ._to_responses import to_responses
 
-# Not public: `gemini_to_responses` with an `on_start` hook, for `rxgem.client`.
-from ._pipeline import responses_operator as responses_operator  # isort: skip
-from ._pipeline import responses_stages as responses_stages  # isort: skip
+# Not in `__all__`: what other rxgem packages import from this face (they import
+# through faces, never private modules).
+# isort: off
+from ._pipeline import (
+    NamedOperator as NamedOperator,
+    responses_operator as responses_operator,
+    responses_stages as responses_stages,
+)
+# isort: on
 
 __all__ = [
-    "NamedOperator",
     "core_operator",
     "decode_sse",
     "flush_on_finish",

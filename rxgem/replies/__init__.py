@@ -8,53 +8,37 @@ constructors), ``_error_event`` (a Responses stream's ``error`` event), ``_model
 (the model objects).
 """
 
-from ._error_event import error_event
+# Not in `__all__`: what other rxgem packages import from this face (they import
+# through faces, never private modules).
+# isort: off
+from ._error_event import error_event as error_event
 from ._errors import (
-    ErrorReply,
-    Refusal,
-    bad_request,
-    body_timeout,
-    busy,
-    error_reply,
-    head_too_large,
-    hide_upstream,
-    http_reply,
-    internal_error,
-    misdirected,
-    not_found,
-    not_json,
-    redact,
-    scrubber,
-    shutting_down,
-    store_unavailable,
-    too_large,
-    unauthorized,
+    ErrorReply as ErrorReply,
+    Refusal as Refusal,
+    bad_request as bad_request,
+    body_timeout as body_timeout,
+    busy as busy,
+    error_reply as error_reply,
+    head_too_large as head_too_large,
+    hide_upstream as hide_upstream,
+    http_reply as http_reply,
+    internal_error as internal_error,
+    misdirected as misdirected,
+    not_found as not_found,
+    not_json as not_json,
+    redact as redact,
+    scrubber as scrubber,
+    shutting_down as shutting_down,
+    store_unavailable as store_unavailable,
+    too_large as too_large,
+    unauthorized as unauthorized,
 )
-from ._model_list import model_id, openai_model, openai_model_list, valid_model_name
+from ._model_list import (
+    model_id as model_id,
+    openai_model as openai_model,
+    openai_model_list as openai_model_list,
+    valid_model_name as valid_model_name,
+)
+# isort: on
 
-__all__ = [
-    "ErrorReply",
-    "Refusal",
-    "bad_request",
-    "body_timeout",
-    "busy",
-    "error_event",
-    "error_reply",
-    "head_too_large",
-    "hide_upstream",
-    "http_reply",
-    "internal_error",
-    "misdirected",
-    "model_id",
-    "not_found",
-    "not_json",
-    "openai_model",
-    "openai_model_list",
-    "redact",
-    "scrubber",
-    "shutting_down",
-    "store_unavailable",
-    "too_large",
-    "unauthorized",
-    "valid_model_name",
-]
+__all__: list[str] = []

@@ -8,39 +8,61 @@ signatures, model families). :mod:`.interactions` writes the same requests as Ge
 Interactions create bodies (:func:`chat_to_interaction`, :func:`responses_to_interaction`).
 """
 
-from ._model_families import ModelFamily, model_family
-from ._params import SchemaWarning, Unsupported, UnsupportedWarning
+from typing import Any
+
+from ._params import SchemaWarning, UnsupportedWarning
 from ._request import to_gemini_request
-from ._signatures import (
-    PLACEHOLDER,
-    PlaceholderWarning,
-    SignatureWarning,
-    call_signature,
-    message_signature,
-    split_id,
-)
+from ._signatures import PlaceholderWarning, SignatureWarning
 from .interactions import InteractionRequest, chat_to_interaction, responses_to_interaction
-from .responses._input import Resolve, item_references
+from .responses._input import item_references
 from .responses._request import ResponsesRequest, responses_to_gemini_request
 
+# Not in `__all__`: what other rxgem packages import from this face (they import
+# through faces, never private modules).
+# isort: off
+from ._params import Unsupported as Unsupported
+from ._signatures import (
+    call_signature as call_signature,
+    message_signature as message_signature,
+    split_id as split_id,
+)
+from .responses._input import Resolve as Resolve
+# isort: on
+
 __all__ = [
-    "PLACEHOLDER",
     "InteractionRequest",
-    "ModelFamily",
     "PlaceholderWarning",
-    "Resolve",
     "ResponsesRequest",
     "SchemaWarning",
     "SignatureWarning",
-    "Unsupported",
     "UnsupportedWarning",
-    "call_signature",
     "chat_to_interaction",
     "item_references",
-    "message_signature",
-    "model_family",
     "responses_to_gemini_request",
     "responses_to_interaction",
-    "split_id",
     "to_gemini_request",
 ]
+
+
+_RETIRED = {
+    "ModelFamily": "._model_families",
+    "PLACEHOLDER": "._signatures",
+    "model_family": "._model_families",
+}
+"""Names that left the public surface (CHANGELOG.md): still found here, with a warning, for
+one release."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _RETIRED:
+        import importlib
+        import warnings
+
+        warnings.warn(
+            f"rxgem.request.{name} is deprecated: it leaves rxgem's public names"
+            " in the next release (see CHANGELOG.md)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(_RETIRED[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -78,41 +78,35 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .settings import ServerSettings, SettingsError, settings_from_env
+
+# Not in `__all__`: what other rxgem packages import from this face (they import
+# through faces, never private modules).
+# isort: off
 from .settings import (
-    ENV,
-    PIPELINE_OPTIONS,
-    RECORD_COUNT_ENV,
-    UPSTREAM_APIS,
-    UPSTREAM_CLIENTS,
-    AuthMode,
-    ServerSettings,
-    SettingsError,
-    UpstreamAPI,
-    settings_env,
-    settings_from_env,
+    ENV as ENV,
+    PIPELINE_OPTIONS as PIPELINE_OPTIONS,
+    RECORD_COUNT_ENV as RECORD_COUNT_ENV,
+    UPSTREAM_APIS as UPSTREAM_APIS,
+    UPSTREAM_CLIENTS as UPSTREAM_CLIENTS,
+    AuthMode as AuthMode,
+    UpstreamAPI as UpstreamAPI,
+    settings_env as settings_env,
 )
+# isort: on
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
     from ._app import create_app
-    from .run import uvicorn_options
+    from .run import uvicorn_options as uvicorn_options
 
 __all__ = [
-    "ENV",
-    "PIPELINE_OPTIONS",
-    "RECORD_COUNT_ENV",
-    "UPSTREAM_APIS",
-    "UPSTREAM_CLIENTS",
-    "AuthMode",
     "ServerSettings",
     "SettingsError",
-    "UpstreamAPI",
     "app_from_env",
     "create_app",
-    "settings_env",
     "settings_from_env",
-    "uvicorn_options",
 ]
 
 _LAZY = {

@@ -60,59 +60,47 @@ from ._errors import (
     StoreTimeoutError,
     StoreUnavailableError,
 )
-from ._ids import MAX_ID_LENGTH, TURN_ID_PREFIXES, valid_item_id, valid_turn_id
-from ._limits import (
-    DEFAULT_MAX_CHAIN,
-    DEFAULT_MAX_ITEMS,
-    DEFAULT_MAX_RECORD_BYTES,
-    DEFAULT_TIMEOUT,
-    MAX_PAGE,
-)
-from ._open import open_store, store_location
-from ._paths import default_path
+from ._open import open_store
 from ._protocol import ResponseStore
 from ._records import ItemsPage, Order, StoredItem, StoredTurn
-from ._signatures import (
-    DEFAULT_MAX_SIGNATURES,
-    DEFAULT_SIGNATURE_TTL,
-    MAX_RECALL,
-    MAX_SIGNATURE_BYTES,
-    MAX_SIGNATURE_KEY,
-)
 from ._sqlite import SQLiteStore
-from ._turns import (
-    ANONYMOUS,
-    history_items,
-    is_background,
-    is_running,
-    items_page,
-    new_item_id,
-    new_response_id,
-    normalized_input,
-    replayed_ids,
-    resolved_item,
-    stored_inputs,
-    stored_turn,
-    with_stored_signatures,
+
+# Not in `__all__`: what other rxgem packages import from this face (they import
+# through faces, never private modules).
+# isort: off
+from ._ids import valid_item_id as valid_item_id, valid_turn_id as valid_turn_id
+from ._limits import (
+    DEFAULT_MAX_CHAIN as DEFAULT_MAX_CHAIN,
+    DEFAULT_MAX_ITEMS as DEFAULT_MAX_ITEMS,
+    DEFAULT_MAX_RECORD_BYTES as DEFAULT_MAX_RECORD_BYTES,
+    DEFAULT_TIMEOUT as DEFAULT_TIMEOUT,
+    MAX_PAGE as MAX_PAGE,
 )
+from ._open import store_location as store_location
+from ._signatures import (
+    DEFAULT_MAX_SIGNATURES as DEFAULT_MAX_SIGNATURES,
+    DEFAULT_SIGNATURE_TTL as DEFAULT_SIGNATURE_TTL,
+)
+from ._turns import (
+    ANONYMOUS as ANONYMOUS,
+    history_items as history_items,
+    is_background as is_background,
+    is_running as is_running,
+    items_page as items_page,
+    new_response_id as new_response_id,
+    normalized_input as normalized_input,
+    replayed_ids as replayed_ids,
+    resolved_item as resolved_item,
+    stored_inputs as stored_inputs,
+    stored_turn as stored_turn,
+    with_stored_signatures as with_stored_signatures,
+)
+# isort: on
 
 if TYPE_CHECKING:
     from ._redis import RedisStore
 
 __all__ = [
-    "ANONYMOUS",
-    "DEFAULT_MAX_CHAIN",
-    "DEFAULT_MAX_ITEMS",
-    "DEFAULT_MAX_RECORD_BYTES",
-    "DEFAULT_MAX_SIGNATURES",
-    "DEFAULT_SIGNATURE_TTL",
-    "DEFAULT_TIMEOUT",
-    "MAX_ID_LENGTH",
-    "MAX_PAGE",
-    "MAX_RECALL",
-    "MAX_SIGNATURE_BYTES",
-    "MAX_SIGNATURE_KEY",
-    "TURN_ID_PREFIXES",
     "ChainTooLongError",
     "InvalidIdError",
     "InvalidPageError",
@@ -127,23 +115,7 @@ __all__ = [
     "StoreUnavailableError",
     "StoredItem",
     "StoredTurn",
-    "default_path",
-    "history_items",
-    "is_background",
-    "is_running",
-    "items_page",
-    "new_item_id",
-    "new_response_id",
-    "normalized_input",
     "open_store",
-    "replayed_ids",
-    "resolved_item",
-    "store_location",
-    "stored_inputs",
-    "stored_turn",
-    "valid_item_id",
-    "valid_turn_id",
-    "with_stored_signatures",
 ]
 
 # Tracebacks and reprs name these where users import them, and pickling finds them here.
@@ -164,6 +136,19 @@ for _name in (
 del _name
 
 
+_RETIRED = {
+    "MAX_ID_LENGTH": "._ids",
+    "MAX_RECALL": "._signatures",
+    "MAX_SIGNATURE_BYTES": "._signatures",
+    "MAX_SIGNATURE_KEY": "._signatures",
+    "TURN_ID_PREFIXES": "._ids",
+    "default_path": "._paths",
+    "new_item_id": "._turns",
+}
+"""Names that left the public surface (CHANGELOG.md): still found here, with a warning, for
+one release."""
+
+
 def __getattr__(name: str) -> Any:
     # RedisStore imports the redis client (an optional dependency) on first use.
     if name == "RedisStore":
@@ -172,4 +157,15 @@ def __getattr__(name: str) -> Any:
         RedisStore.__module__ = __name__
         globals()[name] = RedisStore
         return RedisStore
+    if name in _RETIRED:
+        import importlib
+        import warnings
+
+        warnings.warn(
+            f"{__name__}.{name} is deprecated: it leaves rxgem's public names"
+            " in the next release (see CHANGELOG.md)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(_RETIRED[name], __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,90 +9,77 @@ HTTP only: :mod:`rxgem.client` composes it with the pipeline (``stream_chat``).
 from typing import TYPE_CHECKING, Any
 
 from ._cassette import (
-    CASSETTE_FORMAT,
     CassetteDir,
     CassetteError,
     CassetteSink,
     cassette_bytes,
     cassette_json,
     read_cassette,
-    sniff_cassette,
 )
-from ._exchange import DEFAULT_MAX_LINE_BYTES, TransportOptions, from_gemini
+from ._exchange import from_gemini
+from ._http import RetryPolicy
+from ._interactions_exchange import from_interactions
+
+# Not in `__all__`: what other rxgem packages import from this face (they import
+# through faces, never private modules).
+# isort: off
+from ._cassette import sniff_cassette as sniff_cassette
+from ._exchange import TransportOptions as TransportOptions
 from ._http import (
-    DEFAULT_BASE_URL,
-    DEFAULT_TIMEOUT,
-    RetryPolicy,
-    api_of,
-    http_error,
-    interactions_url,
-    is_google_interaction_id,
-    model_segment,
-    model_url,
-    resolve_headers,
-    stream_url,
+    DEFAULT_BASE_URL as DEFAULT_BASE_URL,
+    DEFAULT_TIMEOUT as DEFAULT_TIMEOUT,
+    api_of as api_of,
+    is_google_interaction_id as is_google_interaction_id,
+    model_segment as model_segment,
 )
 from ._interactions_api import (
-    cancel_interaction,
-    create_interaction,
-    delete_interaction,
-    get_interaction,
+    cancel_interaction as cancel_interaction,
+    create_interaction as create_interaction,
+    get_interaction as get_interaction,
 )
-from ._interactions_exchange import (
-    DEFAULT_MAX_RESUMES,
-    DEFAULT_RESUME,
-    InteractionsTransportOptions,
-    from_interactions,
+from ._interactions_exchange import InteractionsTransportOptions as InteractionsTransportOptions
+from ._models_api import (
+    get_model as get_model,
+    list_models as list_models,
+    models_status as models_status,
 )
-from ._models_api import MAX_MODEL_PAGES, get_model, list_models, models_status
-from ._redact import MIN_SECRET, REDACTED, redact, secret_forms
-from ._transports.quick_ack import ack_head
+from ._transports.quick_ack import ack_head as ack_head
+from ._redact import MIN_SECRET as MIN_SECRET, REDACTED as REDACTED, secret_forms as secret_forms
+# isort: on
 
 if TYPE_CHECKING:
     from ._transports.aiohttp import AiohttpTransport
 
 __all__ = [
-    "CASSETTE_FORMAT",
-    "DEFAULT_BASE_URL",
-    "DEFAULT_MAX_LINE_BYTES",
-    "DEFAULT_MAX_RESUMES",
-    "DEFAULT_RESUME",
-    "DEFAULT_TIMEOUT",
-    "MAX_MODEL_PAGES",
-    "MIN_SECRET",
-    "REDACTED",
     "AiohttpTransport",
     "CassetteDir",
     "CassetteError",
     "CassetteSink",
-    "InteractionsTransportOptions",
     "RetryPolicy",
-    "TransportOptions",
-    "ack_head",
-    "api_of",
-    "cancel_interaction",
     "cassette_bytes",
     "cassette_json",
-    "create_interaction",
-    "delete_interaction",
     "from_gemini",
     "from_interactions",
-    "get_interaction",
-    "get_model",
-    "http_error",
-    "interactions_url",
-    "is_google_interaction_id",
-    "list_models",
-    "model_segment",
-    "model_url",
-    "models_status",
     "read_cassette",
-    "redact",
-    "resolve_headers",
-    "secret_forms",
-    "sniff_cassette",
-    "stream_url",
 ]
+
+
+_RETIRED = {
+    "CASSETTE_FORMAT": "._cassette",
+    "DEFAULT_MAX_LINE_BYTES": "._exchange",
+    "DEFAULT_MAX_RESUMES": "._machine",
+    "DEFAULT_RESUME": "._interactions_exchange",
+    "MAX_MODEL_PAGES": "._models_api",
+    "delete_interaction": "._interactions_api",
+    "http_error": "._http",
+    "interactions_url": "._http",
+    "model_url": "._http",
+    "redact": "._redact",
+    "resolve_headers": "._http",
+    "stream_url": "._http",
+}
+"""Names that left the public surface (CHANGELOG.md): still found here, with a warning, for
+one release."""
 
 
 def __getattr__(name: str) -> Any:
@@ -111,4 +98,15 @@ def __getattr__(name: str) -> Any:
             stacklevel=2,
         )
         return CassetteSink
+    if name in _RETIRED:
+        import importlib
+        import warnings
+
+        warnings.warn(
+            f"{__name__}.{name} is deprecated: it leaves rxgem's public names"
+            " in the next release (see CHANGELOG.md)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(_RETIRED[name], __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

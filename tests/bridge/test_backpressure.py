@@ -26,7 +26,7 @@ from reactivex import operators as ops
 from reactivex.scheduler import NewThreadScheduler
 
 import rxgem
-from rxgem.bridge import MAX_BUFFERED
+from rxgem.bridge._gate import MAX_BUFFERED
 from rxgem.testing import FakeGemini, FakeResponse
 
 pytestmark = pytest.mark.timeout(120)

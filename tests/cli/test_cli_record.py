@@ -14,8 +14,8 @@ import pytest
 
 from rxgem import samples
 from rxgem.cli import main
-from rxgem.testing import FakeGemini, read_cassette
-from rxgem.transport import cassette_bytes
+from rxgem.testing import FakeGemini
+from rxgem.transport import cassette_bytes, read_cassette
 
 SCRIPT = Path(sys.executable).with_name("rxgem")
 KEY = "AIza-CHAT-RECORD-KEY-91ab"

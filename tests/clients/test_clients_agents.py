@@ -35,7 +35,6 @@ from openai.types.responses import ResponseTextDeltaEvent
 from server_harness import TOKEN, async_sdk, serving, settings_for
 
 from rxgem.testing import (
-    THOUGHT_SIGNATURE,
     FakeGemini,
     FakeInteraction,
     ReceivedRequest,
@@ -46,9 +45,9 @@ from rxgem.testing import (
     text,
     text_step,
     thought,
-    thought_step,
     usage,
 )
+from rxgem.testing._interaction_script import THOUGHT_SIGNATURE, thought_step
 
 G3 = "gemini-3-pro-preview"
 SIGNATURE = base64.b64encode(b"signature of the call to get_weather").decode()

@@ -28,7 +28,6 @@ from interactions_judge import strict_problems
 from server_harness import TOKEN, serving, settings_for
 
 from rxgem.testing import (
-    THOUGHT_SIGNATURE,
     FakeGemini,
     FakeInteraction,
     call,
@@ -38,9 +37,9 @@ from rxgem.testing import (
     text,
     text_step,
     thought,
-    thought_step,
     usage,
 )
+from rxgem.testing._interaction_script import THOUGHT_SIGNATURE, thought_step
 
 G3 = "gemini-3-pro-preview"
 STREAM_PATH = f"/v1beta/models/{G3}:streamGenerateContent"

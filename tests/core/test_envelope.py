@@ -17,7 +17,8 @@ from test_gemini_enums import numbered
 import rxgem
 from rxgem import samples
 from rxgem.operators import parse
-from rxgem.testing import call, event_json, finish, text, usage
+from rxgem.testing import call, finish, text, usage
+from rxgem.testing._gemini_builders import event_json
 
 TRACE = "a1b2c3d4e5f6"
 

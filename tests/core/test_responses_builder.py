@@ -36,20 +36,8 @@ from rxgem.items import (
     ToolCallHeader,
     Usage,
 )
-from rxgem.testing import (
-    blocked,
-    call,
-    candidate,
-    candidate_fields,
-    code,
-    code_result,
-    event,
-    finish,
-    media,
-    text,
-    thought,
-    usage,
-)
+from rxgem.testing import blocked, call, event, finish, text, thought, usage
+from rxgem.testing._gemini_builders import candidate, candidate_fields, code, code_result, media
 
 META = Meta("abc", "models/gemini-test")
 SIG = "c2lnbmF0dXJl"

@@ -19,13 +19,8 @@ import rxgem
 from rxgem.converter import ResponsesConverter
 from rxgem.core import GenerateContentResponse, SlotTable
 from rxgem.items import DataPart, Details, Feedback, Logprobs, Sources, Text
-from rxgem.testing import (
-    FakeInteraction,
-    code_steps,
-    interaction_stream,
-    text_step,
-    url_citation,
-)
+from rxgem.testing import FakeInteraction, interaction_stream, text_step
+from rxgem.testing._interaction_script import code_steps, url_citation
 
 
 def sse(*events: dict[str, Any]) -> bytes:

@@ -22,7 +22,8 @@ from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import ChatCompletionChunk as SDKChunk
 
 import rxgem
-from rxgem.request import PLACEHOLDER, SignatureWarning
+from rxgem.request import SignatureWarning
+from rxgem.request._signatures import PLACEHOLDER
 from rxgem.testing import (
     FakeGemini,
     call,

@@ -22,13 +22,8 @@ from pipeline_harness import QUOTA_ERROR
 
 import rxgem.testing
 from rxgem import samples
-from rxgem.testing import (
-    FakeGemini,
-    FakeResponse,
-    ReceivedRequest,
-    gemini_request_problems,
-    invalid_argument,
-)
+from rxgem.testing import FakeGemini, FakeResponse, ReceivedRequest, gemini_request_problems
+from rxgem.testing._gemini_validation import invalid_argument
 
 STREAM = "/models/gemini-2.5-flash:streamGenerateContent"
 REQUEST = {"contents": [{"role": "user", "parts": [{"text": "Hello"}]}]}

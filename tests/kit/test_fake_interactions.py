@@ -19,15 +19,17 @@ from rxgem.testing import (
     FakeGemini,
     FakeInteraction,
     FakeResponse,
-    InteractionCall,
     call_step,
+    interaction_stream,
+    text_step,
+)
+from rxgem.testing._fake_interactions import InteractionCall
+from rxgem.testing._interaction_script import (
     code_steps,
     interaction_object,
-    interaction_stream,
     interaction_stream_events,
     interaction_usage,
     search_steps,
-    text_step,
     thought_step,
     url_citation,
 )

@@ -15,11 +15,10 @@ from rxgem.testing import (
     FakeGemini,
     FakeResponse,
     assert_openai_stream,
-    choose_scenario,
     gemini_request_problems,
     schema_value,
 )
-from rxgem.testing._fake_scenarios import gemini_scenario, interaction_scenario
+from rxgem.testing._fake_scenarios import choose_scenario, gemini_scenario, interaction_scenario
 
 KEY = {"x-goog-api-key": "test-key"}
 MODEL = "gemini-2.5-flash"

@@ -13,7 +13,8 @@ import httpx
 import pytest
 
 from rxgem import samples
-from rxgem.testing import FakeGemini, choose_scenario
+from rxgem.testing import FakeGemini
+from rxgem.testing._fake_scenarios import choose_scenario
 
 KEY = {"x-goog-api-key": "test-key"}
 MODEL = "gemini-3-flash-preview"

@@ -21,21 +21,15 @@ from rxgem import items, samples
 from rxgem.core import FunctionCall
 from rxgem.operators import group_by_slot, latest_args
 from rxgem.testing import (
-    CHUNK_ID,
-    MODEL,
-    RULES,
     Marble,
-    StreamRuleError,
     api_error,
     assert_openai_stream,
     blocked,
     call,
     call_end,
     call_start,
-    candidate,
     chunk,
     event,
-    event_json,
     expect_marbles,
     finish,
     partial_args,
@@ -43,10 +37,11 @@ from rxgem.testing import (
     run_marbles,
     text,
     thought,
-    tool_delta,
     usage,
-    usage_chunk,
 )
+from rxgem.testing._assert import RULES, StreamRuleError
+from rxgem.testing._gemini_builders import MODEL, candidate, event_json
+from rxgem.testing._openai_builders import CHUNK_ID, tool_delta, usage_chunk
 
 NAMES = samples.names()
 ROOT = Path(__file__).resolve().parents[2]
@@ -493,29 +488,12 @@ def test_run_marbles_feeds_typed_responses_too() -> None:
 
 def test_the_testing_api_is_exactly_this() -> None:
     assert set(rxgem.testing.__all__) == {
-        *("FakeGemini", "FakeResponse", "ReceivedRequest"),
-        *("RULES", "StreamRuleError", "assert_openai_stream"),
-        *("CHUNK_ID", "MODEL", "RESPONSE_ID", "Piece", "Marble", "MarbleOutput"),
-        *("api_error", "blocked", "call", "call_end", "call_start", "candidate", "chunk"),
-        *("event", "event_json", "expect_marbles", "finish", "partial_args", "response"),
-        *("run_marbles", "text", "thought", "tool_delta", "usage", "usage_chunk"),
-        *("code", "code_result", "media", "file", "candidate_fields"),
-        *("gemini_request_problems", "invalid_argument", "check_interaction_body"),
-        *("FakeInteraction", "InteractionCall", "ScriptedStep", "THOUGHT_SIGNATURE"),
-        *(
-            "SCENARIOS",
-            "choose_scenario",
-            "schema_value",
-            "call_step",
-            "code_steps",
-            "search_steps",
-            "text_step",
-            "thought_step",
-        ),
-        *("interaction_stream_events", "interaction_frame", "interaction_object"),
-        *("interaction_stream", "interaction_usage", "url_citation"),
-        *("CASSETTE_FORMAT", "CassetteShelf", "cassette_bytes", "cassette_events"),
-        *("cassette_json", "cassette_marbles", "read_cassette"),
+        *("FakeGemini", "FakeResponse", "ReceivedRequest", "SCENARIOS", "schema_value"),
+        *("FakeInteraction", "text_step", "thought_step", "call_step", "interaction_stream"),
+        *("run_marbles", "expect_marbles", "cassette_marbles"),
+        *("event", "response", "text", "thought", "call", "call_start", "partial_args"),
+        *("call_end", "finish", "usage", "blocked", "api_error", "chunk"),
+        *("assert_openai_stream", "gemini_request_problems", "check_interaction_body"),
     }
     for name in rxgem.testing.__all__:
         value = getattr(rxgem.testing, name)
@@ -567,7 +545,7 @@ def test_allow_truncated_without_any_candidate_still_ends_with_a_finish() -> Non
 
 
 def test_rich_part_builders_make_what_gemini_sends() -> None:
-    from rxgem.testing import candidate_fields, code, code_result, file, media
+    from rxgem.testing._gemini_builders import candidate_fields, code, code_result, file, media
 
     grounding = {
         "groundingChunks": [{"web": {"uri": "https://rx.example", "title": "rx"}}],

@@ -23,7 +23,6 @@ OPERATORS = {
     "sse_encode",
     "gemini_to_openai",
     "pipeline_stages",
-    "NamedOperator",
     "to_responses",
     "responses_sse_encode",
     "gemini_to_responses",

@@ -217,28 +217,19 @@ rxgem packages take them from the face. Add a name only for such an import."""
 REQUEST = {
     # Chat Completions requests
     "to_gemini_request",
-    "PLACEHOLDER",
     # Responses requests (sans-IO: the caller gives the history and resolves references)
     "responses_to_gemini_request",
     "ResponsesRequest",
-    "Resolve",
     "item_references",
     # the same requests as Gemini Interactions create bodies
     "chat_to_interaction",
     "responses_to_interaction",
     "InteractionRequest",
-    # their shared parts
-    "ModelFamily",
-    "model_family",
-    "Unsupported",
+    # what a translation warns of
     "UnsupportedWarning",
     "SchemaWarning",
     "SignatureWarning",
     "PlaceholderWarning",
-    # where clients keep thought signatures (the server's signature memory reads them)
-    "call_signature",
-    "message_signature",
-    "split_id",
 }
 """``rxgem.request``: the request translations (``to_gemini_request`` is also at the root)."""
 
@@ -360,10 +351,34 @@ def test_the_renamed_cassette_sink_keeps_its_old_name_for_a_release() -> None:
 
 
 def test_the_scripted_interaction_events_keep_their_old_name_for_a_release() -> None:
+    from rxgem.testing._interaction_script import interaction_stream_events
+
     assert "interaction_events" not in rxgem.testing.__all__
-    with pytest.warns(DeprecationWarning, match="rxgem.testing.interaction_stream_events"):
+    with pytest.warns(DeprecationWarning, match="rxgem.testing.interaction_events"):
         old = rxgem.testing.interaction_events  # type: ignore[attr-defined]
-    assert old is rxgem.testing.interaction_stream_events
+    assert old is interaction_stream_events
+
+
+@pytest.mark.parametrize(
+    ("module", "name", "home"),
+    [
+        ("rxgem.testing", "media", "rxgem.testing._gemini_builders"),
+        ("rxgem.testing", "read_cassette", "rxgem.transport"),
+        ("rxgem.store", "default_path", "rxgem.store._paths"),
+        ("rxgem.transport", "redact", "rxgem.transport._redact"),
+    ],
+)
+def test_a_name_that_left_the_surface_is_found_with_a_warning_for_a_release(
+    module: str, name: str, home: str
+) -> None:
+    import importlib
+
+    face = importlib.import_module(module)
+    assert name not in face.__all__
+    assert name not in vars(face)
+    with pytest.warns(DeprecationWarning, match=f"{module}.{name} is deprecated"):
+        value = getattr(face, name)
+    assert value is getattr(importlib.import_module(home), name)
 
 
 def test_the_old_names_are_gone() -> None:

@@ -12,14 +12,8 @@ from reactivex.testing import ReactiveTest, TestScheduler
 from rxgem import GeminiAPIError, MalformedStreamError
 from rxgem.core import SSEEvent
 from rxgem.operators import parse
-from rxgem.testing import (
-    api_error,
-    event_json,
-    expect_marbles,
-    response,
-    run_marbles,
-    text,
-)
+from rxgem.testing import api_error, expect_marbles, response, run_marbles, text
+from rxgem.testing._gemini_builders import event_json
 
 on_next = ReactiveTest.on_next
 on_completed = ReactiveTest.on_completed

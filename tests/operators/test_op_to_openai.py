@@ -15,7 +15,8 @@ from rxgem import ChatCompletionChunk
 from rxgem.core import ChoiceDelta, ChunkChoice, UsageMetadata
 from rxgem.items import End, Meta, Text, TextSignature, ToolCall, ToolCallHeader, Usage
 from rxgem.operators import to_openai
-from rxgem.testing import chunk, expect_marbles, run_marbles, tool_delta, usage_chunk
+from rxgem.testing import chunk, expect_marbles, run_marbles
+from rxgem.testing._openai_builders import tool_delta, usage_chunk
 
 on_next = ReactiveTest.on_next
 on_completed = ReactiveTest.on_completed

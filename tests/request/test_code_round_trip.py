@@ -28,10 +28,7 @@ from rxgem.request import (
 from rxgem.samples import read
 from rxgem.testing import (
     FakeInteraction,
-    ScriptedStep,
     check_interaction_body,
-    code,
-    code_result,
     event,
     finish,
     gemini_request_problems,
@@ -39,6 +36,8 @@ from rxgem.testing import (
     text,
     text_step,
 )
+from rxgem.testing._gemini_builders import code, code_result
+from rxgem.testing._interaction_script import ScriptedStep
 
 types = pytest.importorskip(
     "google.genai.types", reason="google-genai is missing (pip install google-genai)"

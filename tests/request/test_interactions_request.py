@@ -12,12 +12,12 @@ from interactions_judge import assert_strict, strict_problems
 from rxgem import InvalidRequestError
 from rxgem.core import CarriedSignature, encode_signatures
 from rxgem.request import (
-    PLACEHOLDER,
     SignatureWarning,
     UnsupportedWarning,
     chat_to_interaction,
     responses_to_interaction,
 )
+from rxgem.request._signatures import PLACEHOLDER
 from rxgem.testing import check_interaction_body
 
 G3 = "gemini-3-flash-preview"

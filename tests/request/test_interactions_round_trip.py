@@ -17,7 +17,8 @@ from pipeline_harness import run_converter, sdk_accumulate
 from responses_judge import run_converter as run_responses
 from responses_judge import sdk_final
 
-from rxgem.request import PLACEHOLDER, chat_to_interaction, responses_to_interaction
+from rxgem.request import chat_to_interaction, responses_to_interaction
+from rxgem.request._signatures import PLACEHOLDER
 from rxgem.testing import check_interaction_body
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "interactions"

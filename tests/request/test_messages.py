@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from rxgem import InvalidRequestError
-from rxgem.request import PLACEHOLDER, SignatureWarning, to_gemini_request
+from rxgem.request import SignatureWarning, to_gemini_request
+from rxgem.request._signatures import PLACEHOLDER
 
 
 def contents(messages: list[dict[str, Any]], model: str = "gemini-2.5-flash") -> dict[str, Any]:

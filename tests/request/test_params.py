@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from rxgem import InvalidRequestError
-from rxgem.request import UnsupportedWarning, model_family, to_gemini_request
+from rxgem.request import UnsupportedWarning, to_gemini_request
+from rxgem.request._model_families import model_family
 
 HI = [{"role": "user", "content": "Hi"}]
 

@@ -10,7 +10,8 @@ import pytest
 
 from rxgem import InvalidRequestError
 from rxgem.core import CarriedSignature, encode_signatures
-from rxgem.request import PLACEHOLDER, SignatureWarning, responses_to_gemini_request
+from rxgem.request import SignatureWarning, responses_to_gemini_request
+from rxgem.request._signatures import PLACEHOLDER
 from rxgem.testing import gemini_request_problems
 
 G3 = "gemini-3-pro-preview"

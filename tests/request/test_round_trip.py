@@ -18,7 +18,8 @@ from strategies import DATA_KEYS, PROPERTIES, GeminiStream, encode, examples, ge
 
 import rxgem
 from rxgem import samples
-from rxgem.request import PLACEHOLDER, SignatureWarning, to_gemini_request
+from rxgem.request import SignatureWarning, to_gemini_request
+from rxgem.request._signatures import PLACEHOLDER
 
 
 def signature(call: dict[str, Any]) -> str | None:

@@ -19,15 +19,8 @@ from interactions_judge import strict_problems
 from server_harness import HELLO, QUOTA_PER_MINUTE, TOKEN, serving, settings_for
 
 from rxgem import samples
-from rxgem.testing import (
-    THOUGHT_SIGNATURE,
-    FakeGemini,
-    FakeInteraction,
-    FakeResponse,
-    call_step,
-    text_step,
-    thought_step,
-)
+from rxgem.testing import FakeGemini, FakeInteraction, FakeResponse, call_step, text_step
+from rxgem.testing._interaction_script import THOUGHT_SIGNATURE, thought_step
 
 MODEL = "gemini-3-flash-preview"
 WEATHER = {

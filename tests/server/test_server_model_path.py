@@ -19,7 +19,8 @@ from server_harness import HELLO, TOKEN, sdk, serving, settings_for
 from rxgem import from_gemini, samples
 from rxgem.core import InvalidRequestError
 from rxgem.testing import FakeGemini
-from rxgem.transport import model_segment, model_url, stream_url
+from rxgem.transport import model_segment
+from rxgem.transport._http import model_url, stream_url
 
 ESCAPES = [
     "../../../v1/tunedModels/evil/models/ok",

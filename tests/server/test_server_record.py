@@ -18,8 +18,8 @@ from server_harness import HELLO, KEY, MODEL, TOKEN, sdk, serve_process, serving
 
 from rxgem.cli import main
 from rxgem.cli.serve import add_serve_parser, cpu_count
-from rxgem.testing import FakeGemini, FakeInteraction, read_cassette, text_step
-from rxgem.transport import cassette_bytes
+from rxgem.testing import FakeGemini, FakeInteraction, text_step
+from rxgem.transport import cassette_bytes, read_cassette
 
 _NAME = re.compile(r"\d{8}T\d{6}-\d+-\d{6}-(gc|interactions)-\d{3}\.json")
 

@@ -34,14 +34,13 @@ from rxgem.testing import (
     FakeResponse,
     api_error,
     call,
-    code,
-    code_result,
     event,
     finish,
     text,
     thought,
     usage,
 )
+from rxgem.testing._gemini_builders import code, code_result
 
 GEMINI_3 = "gemini-3-flash-preview"
 SIGNATURE = "c2lnbmF0dXJlLW9mLXRoZS1jYWxs"

@@ -30,7 +30,7 @@ from server_harness import TOKEN, serving, settings_for, strict_tool
 
 from rxgem import assemble
 from rxgem.core import ChatCompletionChunk, decode_signatures
-from rxgem.request import PLACEHOLDER
+from rxgem.request._signatures import PLACEHOLDER
 from rxgem.testing import FakeGemini, call, event, finish, text
 
 G3 = "gemini-3-flash-preview"

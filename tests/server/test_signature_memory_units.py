@@ -24,7 +24,8 @@ from rxgem.request import responses_to_gemini_request, to_gemini_request
 from rxgem.server._chat_signatures import ChatSignatures, chat_recall
 from rxgem.server._responses_signatures import response_signatures, responses_recall
 from rxgem.server._signature_keys import MAX_KEY, call_key, model_of, text_key
-from rxgem.testing import call, code, event, finish, text, thought
+from rxgem.testing import call, event, finish, text, thought
+from rxgem.testing._gemini_builders import code
 
 MODEL = "gemini-3-flash-preview"
 

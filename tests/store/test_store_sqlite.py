@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from store_helpers import OWNER_A, run, turn
 
-from rxgem.store import SQLiteStore, StoreTimeoutError, StoreUnavailableError, default_path
+from rxgem.store import SQLiteStore, StoreTimeoutError, StoreUnavailableError
+from rxgem.store._paths import default_path
 
 
 class Clock:

@@ -17,22 +17,26 @@ from reactivex import operators as ops
 
 from rxgem import GeminiAPIError, chat_completions, gemini_to_openai
 from rxgem.testing import (
-    CassetteShelf,
     FakeGemini,
     FakeInteraction,
     FakeResponse,
-    cassette_bytes,
-    cassette_events,
-    cassette_json,
     cassette_marbles,
     event,
     finish,
-    read_cassette,
     run_marbles,
     text,
     text_step,
 )
-from rxgem.transport import CassetteDir, CassetteError, from_gemini, from_interactions
+from rxgem.testing._cassettes import CassetteShelf, cassette_events
+from rxgem.transport import (
+    CassetteDir,
+    CassetteError,
+    cassette_bytes,
+    cassette_json,
+    from_gemini,
+    from_interactions,
+    read_cassette,
+)
 
 
 def _answer(*words: str) -> bytes:

@@ -15,7 +15,8 @@ from responses_judge import check_sequence, sdk_validate
 
 import rxgem
 from rxgem.client import chat_completions, responses, stream_chat
-from rxgem.testing import FakeGemini, FakeInteraction, call_step, text_step, thought_step
+from rxgem.testing import FakeGemini, FakeInteraction, call_step, text_step
+from rxgem.testing._interaction_script import thought_step
 
 MODEL = "gemini-3-flash-preview"
 KEY = "test-key"

@@ -31,7 +31,6 @@ from pipeline_harness import collect_sync
 from rxgem.core import MalformedStreamError, TruncatedStreamError
 from rxgem.testing import FakeGemini, FakeInteraction, text_step
 from rxgem.transport import (
-    DEFAULT_MAX_RESUMES,
     cancel_interaction,
     create_interaction,
     from_interactions,
@@ -39,6 +38,7 @@ from rxgem.transport import (
     is_google_interaction_id,
 )
 from rxgem.transport._interaction_frames import EventFramer
+from rxgem.transport._interactions_exchange import DEFAULT_MAX_RESUMES
 
 KEY = "test-key-secret"
 BODY: dict[str, Any] = {"model": "gemini-3-flash-preview", "input": "Hi"}

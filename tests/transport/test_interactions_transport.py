@@ -32,21 +32,23 @@ from rxgem.testing import (
     FakeInteraction,
     FakeResponse,
     call_step,
-    interaction_frame,
     interaction_stream,
-    interaction_stream_events,
     text_step,
+)
+from rxgem.testing._interaction_script import (
+    interaction_frame,
+    interaction_stream_events,
     thought_step,
 )
 from rxgem.transport import (
     cancel_interaction,
     create_interaction,
-    delete_interaction,
     from_interactions,
     get_interaction,
-    interactions_url,
 )
+from rxgem.transport._http import interactions_url
 from rxgem.transport._interaction_frames import EventFramer
+from rxgem.transport._interactions_api import delete_interaction
 
 MODEL = "gemini-3-flash-preview"
 KEY = "test-key-secret"

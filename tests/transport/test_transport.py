@@ -18,7 +18,7 @@ from reactivex.scheduler import ThreadPoolScheduler
 import rxgem
 from rxgem import samples
 from rxgem.testing import FakeGemini, FakeResponse
-from rxgem.transport import http_error, resolve_headers, stream_url
+from rxgem.transport._http import http_error, resolve_headers, stream_url
 
 MODEL = "gemini-2.5-flash"
 REQUEST = {"contents": [{"role": "user", "parts": [{"text": "Hi"}]}]}

@@ -29,7 +29,8 @@ from pipeline_harness import collect_sync, counter_ids, run
 import rxgem
 from rxgem import samples
 from rxgem.testing import FakeGemini, FakeResponse
-from rxgem.transport import DEFAULT_MAX_LINE_BYTES, AiohttpTransport
+from rxgem.transport import AiohttpTransport
+from rxgem.transport._exchange import DEFAULT_MAX_LINE_BYTES
 from rxgem.transport._line_framer import line_after as _line_after
 
 MODEL = "gemini-2.5-flash"
