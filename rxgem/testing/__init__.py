@@ -99,7 +99,8 @@ object; ``?stream=true&last_event_id=X`` replays the events after X), ``POST
 .../{id}/cancel``, ``DELETE``, background runs, ``store: false`` and
 ``previous_interaction_id``. Each run is a :class:`FakeInteraction` made of steps
 (:func:`text_step`, :func:`thought_step`, :func:`call_step`), with its status, usage, error
-event and faults (``cut_after``, ``clean_cuts``, ``pace``, ``delay``); :func:`interaction_stream` is the body it streams.
+event and faults (``cut_after``, ``clean_cuts``, ``pace``, ``delay``); :func:`interaction_stream`
+is the body it streams.
 
 Example (a complete pytest test of the Interactions fake)::
 

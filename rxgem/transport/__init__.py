@@ -29,8 +29,10 @@ from ._http import (
     DEFAULT_BASE_URL as DEFAULT_BASE_URL,
     DEFAULT_TIMEOUT as DEFAULT_TIMEOUT,
     api_of as api_of,
+    interactions_url as interactions_url,
     is_google_interaction_id as is_google_interaction_id,
     model_segment as model_segment,
+    stream_url as stream_url,
 )
 from ._interactions_api import (
     cancel_interaction as cancel_interaction,
@@ -72,11 +74,9 @@ _RETIRED = {
     "MAX_MODEL_PAGES": "._models_api",
     "delete_interaction": "._interactions_api",
     "http_error": "._http",
-    "interactions_url": "._http",
     "model_url": "._http",
     "redact": "._redact",
     "resolve_headers": "._http",
-    "stream_url": "._http",
 }
 """Names that left the public surface (CHANGELOG.md): still found here, with a warning, for
 one release."""
