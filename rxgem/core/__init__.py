@@ -33,6 +33,8 @@ take from here (they import through faces, never private modules): the item type
 whose public home is :mod:`rxgem.items`, and a few internal helpers.
 """
 
+from typing import Any
+
 from ._errors import (
     GeminiAPIError,
     GeminiTransportError,
@@ -43,54 +45,44 @@ from ._errors import (
     TruncatedStreamError,
 )
 from ._protocol import Core
-from .chat._assemble import ChunkAccumulator
-from .chat._chunk_builder import ChunkBuilder, ReasoningField
-from .chat._mapping import map_finish_reason, map_logprobs, map_usage
+from .chat._assemble import ChunkAccumulator as ChunkAccumulator
+from .chat._chunk_builder import ChunkBuilder
 from .chat._models import (
     ChatCompletion,
     ChatCompletionChunk,
-    ChatCompletionMessage,
-    Choice,
-    ChoiceDelta,
-    ChoiceDeltaToolCall,
-    ChoiceDeltaToolCallFunction,
-    ChunkChoice,
-    CompletionUsage,
-    FinishReason,
+)
+from .chat._models import (
+    ChoiceDelta as ChoiceDelta,
+)
+from .chat._models import (
+    ChoiceDeltaToolCall as ChoiceDeltaToolCall,
+)
+from .chat._models import (
+    ChoiceDeltaToolCallFunction as ChoiceDeltaToolCallFunction,
+)
+from .chat._models import (
+    ChunkChoice as ChunkChoice,
+)
+from .chat._models import (
+    CompletionUsage as CompletionUsage,
+)
+from .chat._models import (
+    FinishReason as FinishReason,
 )
 from .chat._sse import SSEEncoder
-from .gemini._enums import GeminiApi
-from .gemini._models import (
-    Candidate,
-    Content,
-    ErrorBody,
-    FunctionCall,
-    GenerateContentResponse,
-    ModalityTokenCount,
-    Part,
-    PartialArg,
-    PromptFeedback,
-    UsageMetadata,
-)
+from .gemini._enums import GeminiApi as GeminiApi
+from .gemini._models import GenerateContentResponse
+from .gemini._models import Part as Part
 from .gemini._parser import ResponseParser
-from .interactions._models import (
-    Interaction,
-    InteractionEvent,
-    InteractionUsage,
-)
+from .interactions._models import Interaction
+from .interactions._models import InteractionEvent as InteractionEvent
 from .interactions._object import interaction_items
 from .interactions._parser import InteractionsParser
 from .interactions._reader import StepReader
+from .responses._assemble import assemble_response
 from .slots._args_table import ArgsTable
-from .slots._finish_buffer import Announce, FinishBuffer
-from .slots._policies import (
-    EveryPartPolicy,
-    LatestArgsPolicy,
-    PositionalPolicy,
-    SlotInfo,
-    SlotPolicy,
-    SlotPolicyName,
-)
+from .slots._finish_buffer import FinishBuffer
+from .slots._policies import SlotPolicy
 from .slots._table import SlotTable
 from .sse._decoder import SSEDecoder, SSEEvent
 
@@ -184,7 +176,6 @@ from .responses._models import (
     ResponsesEvent as ResponsesEvent,
     ResponseUsage as ResponseUsage,
 )
-from .responses._assemble import assemble_response as assemble_response
 from .responses._sse import (
     ResponsesSSEEncoder as ResponsesSSEEncoder,
     encode_event as encode_event,
@@ -202,59 +193,71 @@ from .responses._reasoning_carrier import (
 # isort: on
 
 __all__ = [
-    "Announce",
     "ArgsTable",
-    "Candidate",
     "ChatCompletion",
     "ChatCompletionChunk",
-    "ChatCompletionMessage",
-    "Choice",
-    "ChoiceDelta",
-    "ChoiceDeltaToolCall",
-    "ChoiceDeltaToolCallFunction",
-    "ChunkAccumulator",
     "ChunkBuilder",
-    "ChunkChoice",
-    "CompletionUsage",
-    "Content",
     "Core",
-    "ErrorBody",
-    "EveryPartPolicy",
     "FinishBuffer",
-    "FinishReason",
-    "FunctionCall",
     "GeminiAPIError",
-    "GeminiApi",
     "GeminiTransportError",
     "GenerateContentResponse",
     "Interaction",
-    "InteractionEvent",
-    "InteractionUsage",
     "InteractionsParser",
     "InvalidRequestError",
-    "LatestArgsPolicy",
     "MalformedStreamError",
     "MissingCredentialsError",
-    "ModalityTokenCount",
-    "Part",
-    "PartialArg",
-    "PositionalPolicy",
-    "PromptFeedback",
-    "ReasoningField",
     "ResponseParser",
     "RxGemError",
     "SSEDecoder",
     "SSEEncoder",
     "SSEEvent",
-    "SlotInfo",
     "SlotPolicy",
-    "SlotPolicyName",
     "SlotTable",
     "StepReader",
     "TruncatedStreamError",
-    "UsageMetadata",
+    "assemble_response",
     "interaction_items",
-    "map_finish_reason",
-    "map_logprobs",
-    "map_usage",
 ]
+
+
+_RETIRED = {
+    "Announce": ".slots._finish_buffer",
+    "Candidate": ".gemini._models",
+    "ChatCompletionMessage": ".chat._models",
+    "Choice": ".chat._models",
+    "Content": ".gemini._models",
+    "ErrorBody": ".gemini._models",
+    "EveryPartPolicy": ".slots._policies",
+    "FunctionCall": ".gemini._models",
+    "InteractionUsage": ".interactions._models",
+    "LatestArgsPolicy": ".slots._policies",
+    "ModalityTokenCount": ".gemini._models",
+    "PartialArg": ".gemini._models",
+    "PositionalPolicy": ".slots._policies",
+    "PromptFeedback": ".gemini._models",
+    "ReasoningField": ".chat._chunk_builder",
+    "SlotInfo": ".slots._policies",
+    "SlotPolicyName": ".slots._policies",
+    "UsageMetadata": ".gemini._models",
+    "map_finish_reason": ".chat._mapping",
+    "map_logprobs": ".chat._mapping",
+    "map_usage": ".chat._mapping",
+}
+"""Names that left the public surface (CHANGELOG.md): still found here, with a warning, for
+one release."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _RETIRED:
+        import importlib
+        import warnings
+
+        warnings.warn(
+            f"{__name__}.{name} is deprecated: it leaves rxgem's public names"
+            " in the next release (see CHANGELOG.md)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(_RETIRED[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

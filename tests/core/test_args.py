@@ -8,7 +8,8 @@ import msgspec
 import pytest
 
 import rxgem
-from rxgem.core import ArgsTable, FunctionCall
+from rxgem.core import ArgsTable
+from rxgem.core.gemini._models import FunctionCall
 from rxgem.core.slots._json_path import parse_json_path
 from rxgem.items import CallPart, SlotUpdate, Text
 

@@ -13,7 +13,9 @@ from openai.types.chat import ChatCompletionChunk as SDKChunk
 from pipeline_harness import check_protocol, counter_ids, sdk_accumulate
 
 import rxgem
-from rxgem.core import ChunkBuilder, ModalityTokenCount, UsageMetadata, map_finish_reason, map_usage
+from rxgem.core import ChunkBuilder
+from rxgem.core.chat._mapping import map_finish_reason, map_usage
+from rxgem.core.gemini._models import ModalityTokenCount, UsageMetadata
 from rxgem.items import Batch, End, Meta, Text, TextSignature, ToolCall, ToolCallHeader, Usage
 
 CLOCK = 1_700_000_000.0

@@ -141,7 +141,9 @@ def test_the_cores_are_made_with_the_options() -> None:
     settings = PipelineSettings({"api": "vertex", "slot_policy": "every_part", "model": "m"})
     _, parser, slots, _, _, _ = settings.cores()
     assert parser.api == "vertex"
-    assert type(slots.policy) is rxgem.core.EveryPartPolicy
+    from rxgem.core.slots._policies import EveryPartPolicy
+
+    assert type(slots.policy) is EveryPartPolicy
     assert settings.cores()[1] is not parser  # fresh cores for every stream
     chunks = list(rxgem.Converter(model="m").iterate([rxgem.samples.read("text")]))
     assert {chunk.model for chunk in chunks} == {"m"}

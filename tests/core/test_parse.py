@@ -9,13 +9,8 @@ import pytest
 from pipeline_harness import QUOTA_ERROR
 
 from rxgem import GeminiAPIError, MalformedStreamError, RxGemError, samples
-from rxgem.core import (
-    GenerateContentResponse,
-    ModalityTokenCount,
-    ResponseParser,
-    SSEDecoder,
-    SSEEvent,
-)
+from rxgem.core import GenerateContentResponse, ResponseParser, SSEDecoder, SSEEvent
+from rxgem.core.gemini._models import ModalityTokenCount
 
 
 def feed(*payloads: str | dict[str, Any] | list[Any]) -> list[GenerateContentResponse]:

@@ -21,10 +21,10 @@ from rxgem.core import (
     GeminiAPIError,
     ResponsesBuilder,
     TruncatedStreamError,
-    UsageMetadata,
     assemble_response,
     decode_signatures,
 )
+from rxgem.core.gemini._models import UsageMetadata
 from rxgem.items import (
     Batch,
     End,

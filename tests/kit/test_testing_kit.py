@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import rxgem
 import rxgem.testing
 from rxgem import items, samples
-from rxgem.core import FunctionCall
+from rxgem.core.gemini._models import FunctionCall
 from rxgem.operators import group_by_slot, latest_args
 from rxgem.testing import (
     Marble,

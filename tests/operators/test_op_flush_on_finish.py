@@ -10,7 +10,7 @@ from reactivex import operators as ops
 from reactivex.testing import ReactiveTest, TestScheduler
 
 from rxgem import TruncatedStreamError
-from rxgem.core import FunctionCall, UsageMetadata
+from rxgem.core.gemini._models import FunctionCall, UsageMetadata
 from rxgem.items import (
     Blocked,
     CallPart,

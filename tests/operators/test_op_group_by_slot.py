@@ -11,13 +11,9 @@ from reactivex import operators as ops
 from reactivex.testing import ReactiveTest, TestScheduler
 
 from rxgem import MalformedStreamError
-from rxgem.core import (
-    EveryPartPolicy,
-    FunctionCall,
-    GenerateContentResponse,
-    PartialArg,
-    UsageMetadata,
-)
+from rxgem.core import GenerateContentResponse
+from rxgem.core.gemini._models import FunctionCall, PartialArg, UsageMetadata
+from rxgem.core.slots._policies import EveryPartPolicy
 from rxgem.items import Batch, CallPart, Finish, Meta, Text, Usage
 from rxgem.operators import group_by_slot
 from rxgem.testing import (

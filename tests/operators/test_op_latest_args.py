@@ -9,7 +9,7 @@ from reactivex import operators as ops
 from reactivex.testing import ReactiveTest, TestScheduler
 
 from rxgem import MalformedStreamError
-from rxgem.core import FunctionCall, PartialArg
+from rxgem.core.gemini._models import FunctionCall, PartialArg
 from rxgem.items import CallPart, Finish, SlotUpdate, Text
 from rxgem.operators import latest_args
 from rxgem.testing import expect_marbles, run_marbles

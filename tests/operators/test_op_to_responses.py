@@ -11,7 +11,7 @@ from reactivex import Observable
 from responses_judge import CLOCK, check_sequence, counter_ids, event_type, sdk_final
 
 from rxgem import GeminiAPIError
-from rxgem.core import UsageMetadata
+from rxgem.core.gemini._models import UsageMetadata
 from rxgem.items import End, Meta, Text, ToolCall, Usage
 from rxgem.operators import gemini_to_responses, responses_sse_encode, to_responses
 from rxgem.testing import event, finish, run_marbles, text, usage
