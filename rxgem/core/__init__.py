@@ -26,11 +26,14 @@ An upstream is a reader folder: a core that turns its stream into the items of
 :mod:`rxgem.items` (text, tool calls with their ids and arguments, a finish, usage), so
 that every output takes it unchanged.
 
-``__all__`` is what this package offers: the cores, their protocol, the models,
-the slot policies, the errors, the mapping functions and the types of the cores'
-options. The face also imports, outside ``__all__``, what other rxgem packages
-take from here (they import through faces, never private modules): the item types,
-whose public home is :mod:`rxgem.items`, and a few internal helpers.
+``__all__`` is what this package offers: the cores, their protocol, what they read and
+write (:class:`SSEEvent`, :class:`GenerateContentResponse`, :class:`Interaction`,
+:class:`ChatCompletionChunk`, :class:`ChatCompletion`, :func:`assemble_response`),
+:class:`SlotPolicy` and the errors. The models inside those, the other slot policies and
+the mapping functions stay in their folders. The face also imports, outside ``__all__``,
+what other rxgem packages take from here (they import through faces, never private
+modules): the item types, whose public home is :mod:`rxgem.items`, and a few internal
+helpers.
 """
 
 from typing import Any

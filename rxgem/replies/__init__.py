@@ -20,7 +20,6 @@ from ._errors import (
     busy as busy,
     error_reply as error_reply,
     head_too_large as head_too_large,
-    hide_upstream as hide_upstream,
     http_reply as http_reply,
     internal_error as internal_error,
     misdirected as misdirected,
