@@ -7,13 +7,18 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Final
 
 from ..core import RxGemError
 from ..server import ServerSettings
-from ..upstreams.vertex import base_url
+from ..upstreams.vertex import VERTEX, base_url
+from ._common import UsageError
 
-__all__ = ["add_vertex_flag", "check_own_credentials", "vertex_upstream"]
+__all__ = ["adc_token", "add_vertex_flag", "check_own_credentials", "vertex_upstream"]
+
+_TIMEOUT: Final = 10.0
+"""``rxgem chat``'s longest wait for a token."""
 
 
 def add_vertex_flag(parser: Any) -> None:
@@ -62,3 +67,12 @@ def check_own_credentials(settings: ServerSettings) -> str | None:
         file=sys.stderr,
     )
     return None
+
+
+def adc_token() -> Callable[[], str]:
+    """``rxgem chat``'s Vertex AI token, from Application Default Credentials refreshed
+    before they expire (raises :class:`UsageError` when there are none)."""
+    try:
+        return VERTEX.own_tokens(timeout=_TIMEOUT).token
+    except RxGemError as exc:
+        raise UsageError(str(exc)) from None

@@ -32,6 +32,7 @@ from ..core import (
 from ..operators import sse_encode
 from ._common import UsageError, fail
 from ._fake import add_fake_scenario, fake_gemini
+from ._vertex_flags import adc_token
 
 __all__ = ["add_chat_parser", "run_chat"]
 
@@ -45,7 +46,8 @@ _WARNING_PATH = re.compile(r"(reasoning_effort|model|tools(?:[\[.]\S*)?): ")
 _NO_KEY = (
     "no Gemini API key: pass --api-key KEY or set GEMINI_API_KEY (or GOOGLE_API_KEY);"
     " get a key at https://aistudio.google.com/apikey"
-    " (for Vertex AI: --vertex PROJECT/LOCATION --access-token TOKEN);"
+    " (for Vertex AI: --vertex PROJECT/LOCATION, with --access-token TOKEN or Application"
+    " Default Credentials);"
     " or try it offline, without a key: rxgem chat --fake"
 )
 _NOT_GEMINI = (
@@ -88,11 +90,8 @@ def _chat_transport(args: argparse.Namespace) -> dict[str, Any]:
         if base_url is not None:
             raise UsageError("give --vertex or --base-url, not both")
         base_url = _vertex_base_url(args.vertex)
-        if args.access_token is None:
-            raise UsageError(
-                "--vertex needs --access-token TOKEN (Vertex AI takes an OAuth token,"
-                ' e.g. --access-token "$(gcloud auth print-access-token)")'
-            )
+    if args.vertex is not None and args.access_token is None and args.api_key is None:
+        return {"base_url": base_url, "token_of": adc_token()}
     if args.access_token is not None:
         return {"base_url": base_url, "access_token": _secret(args.access_token, "--access-token")}
     if args.api_key is not None:
@@ -130,6 +129,7 @@ class _Chat:
 
     def __init__(self, args: argparse.Namespace, transport: dict[str, Any]) -> None:
         self.args = args
+        self.token_of: Callable[[], str] | None = transport.pop("token_of", None)
         self.transport = transport
         self.secrets = [v for k, v in transport.items() if k in ("api_key", "access_token")]
         self.body: dict[str, Any] = {
@@ -205,6 +205,9 @@ class _Chat:
         """The request for ``messages``, sent (lazily); its warnings shown once."""
         from ..client import chat_completions
 
+        if self.token_of is not None:  # fresh each turn: a conversation can outlast an hour
+            self.transport["access_token"] = token = self.token_of()
+            self.secrets.append(token)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             stream = chat_completions(
@@ -217,8 +220,10 @@ class _Chat:
         """Translate a first request now, so a bad flag or tools file stops before anything."""
         try:
             self._translated([*self.messages, {"role": "user", "content": "?"}])
-        except InvalidRequestError as exc:
-            raise UsageError(self._explain(exc)) from None
+        except RxGemError as exc:  # a request that cannot be, or credentials not found
+            raise UsageError(
+                self._explain(exc) if isinstance(exc, InvalidRequestError) else str(exc)
+            ) from None
 
     def answer(self) -> dict[str, Any] | None:
         """Send the conversation, show the answer; the assistant message, or None on error."""
@@ -462,7 +467,8 @@ def add_chat_parser(commands: Any) -> argparse.ArgumentParser:
     chat.add_argument(
         "--vertex",
         metavar="PROJECT/LOCATION",
-        help="Vertex AI in this project and location (needs --access-token)",
+        help="Vertex AI in this project and location (--access-token, else Application Default"
+        " Credentials, refreshed before they expire)",
     )
     chat.add_argument(
         "--base-url",

@@ -398,7 +398,6 @@ def test_chat_bad_tools_file_names_the_file_and_the_path(
     ("args", "said"),
     [
         (["--model", "gemini-2.0-flash", "--reasoning-effort", "low"], "--reasoning-effort: "),
-        (["--vertex", "my-project/us-central1"], "--vertex needs --access-token"),
         (["--vertex", "my-project"], "--vertex takes PROJECT/LOCATION"),
         (["--api-key", KEY, "--access-token", KEY], "give --api-key or --access-token"),
     ],

@@ -168,3 +168,44 @@ def test_the_gemini_api_s_key_variables_are_not_vertex_s_credentials() -> None:
     assert settings_from_env(keys).api_key == "AIza-gemini"  # the Gemini API's, as before
     given = settings_from_env({"RXGEM_UPSTREAM": vertex, "RXGEM_API_KEY": "AIza-express"})
     assert given.api_key == "AIza-express"  # a key given for Vertex is sent as given
+
+
+# ------------------------------------------------------------------------------ rxgem chat
+
+
+def _chat(*args: str, env: dict[str, str], stdin: str) -> subprocess.CompletedProcess[str]:
+    keep = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("GOOGLE_", "GCE_", "RXGEM_", "GEMINI_"))
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "rxgem.cli", "chat", *args],
+        env={**keep, **env},
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_chat_on_vertex_takes_a_token_from_the_credentials(tmp_path: Path) -> None:
+    # Vertex AI itself is out of reach here (or refuses the fake's token): the turn fails
+    # in one line, after a token was taken from the credentials, and the token is not shown
+    with token_endpoint() as endpoint:
+        path = endpoint.service_account(tmp_path)
+        env = {"GOOGLE_APPLICATION_CREDENTIALS": str(path), "GEMINI_API_KEY": "AIza-not-vertex"}
+        done = _chat("--vertex", "my-proj/us-central1", "Hi", env=env, stdin="")
+    assert endpoint.issued == ["tok-1"]
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr
+    assert "tok-1" not in done.stdout + done.stderr
+    assert "AIza-not-vertex" not in done.stdout + done.stderr
+
+
+def test_chat_on_vertex_without_credentials_says_so_in_one_line(tmp_path: Path) -> None:
+    env = {"CLOUDSDK_CONFIG": str(tmp_path), "NO_GCE_CHECK": "true"}
+    done = _chat("--vertex", "my-proj/us-central1", "Hi", env=env, stdin="")
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert "no Application Default Credentials for Vertex AI" in done.stderr
