@@ -63,6 +63,7 @@ from ._errors import (
 from ._open import open_store
 from ._protocol import ResponseStore
 from ._records import ItemsPage, Order, StoredItem, StoredTurn
+from ._signatures import MAX_RECALL, MAX_SIGNATURE_BYTES, MAX_SIGNATURE_KEY
 from ._sqlite import SQLiteStore
 
 # Not in `__all__`: what other rxgem packages import from this face (they import
@@ -101,6 +102,9 @@ if TYPE_CHECKING:
     from ._redis import RedisStore
 
 __all__ = [
+    "MAX_RECALL",
+    "MAX_SIGNATURE_BYTES",
+    "MAX_SIGNATURE_KEY",
     "ChainTooLongError",
     "InvalidIdError",
     "InvalidPageError",
@@ -138,9 +142,6 @@ del _name
 
 _RETIRED = {
     "MAX_ID_LENGTH": "._ids",
-    "MAX_RECALL": "._signatures",
-    "MAX_SIGNATURE_BYTES": "._signatures",
-    "MAX_SIGNATURE_KEY": "._signatures",
     "TURN_ID_PREFIXES": "._ids",
     "default_path": "._paths",
     "new_item_id": "._turns",

@@ -8,8 +8,15 @@ import asyncio
 import pytest
 from store_helpers import OWNER_A, OWNER_B, StoreFactory, run
 
-from rxgem.store import DEFAULT_MAX_SIGNATURES, DEFAULT_SIGNATURE_TTL, InvalidIdError, open_store
-from rxgem.store._signatures import MAX_RECALL, MAX_SIGNATURE_BYTES, MAX_SIGNATURE_KEY
+from rxgem.store import (
+    DEFAULT_MAX_SIGNATURES,
+    DEFAULT_SIGNATURE_TTL,
+    MAX_RECALL,
+    MAX_SIGNATURE_BYTES,
+    MAX_SIGNATURE_KEY,
+    InvalidIdError,
+    open_store,
+)
 
 CALL = "call:gemini-3-flash-preview:call_abc"
 TEXT = "text:gemini-3-flash-preview:" + "0f" * 32
