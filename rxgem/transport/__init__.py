@@ -53,7 +53,6 @@ if TYPE_CHECKING:
     from ._transports.aiohttp import AiohttpTransport
 
 __all__ = [
-    "AiohttpTransport",
     "CassetteDir",
     "CassetteError",
     "CassetteSink",
@@ -83,7 +82,9 @@ one release."""
 
 
 def __getattr__(name: str) -> Any:
-    if name == "AiohttpTransport":  # aiohttp comes with the server extra: imported on use
+    # aiohttp comes with the server extra: imported on use, and left out of __all__ so
+    # that a star import works without it.
+    if name == "AiohttpTransport":
         from ._transports.aiohttp import AiohttpTransport
 
         return AiohttpTransport
