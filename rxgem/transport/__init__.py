@@ -50,7 +50,7 @@ from ._redact import MIN_SECRET as MIN_SECRET, REDACTED as REDACTED, secret_form
 # isort: on
 
 if TYPE_CHECKING:
-    from ._transports.aiohttp import AiohttpTransport
+    from ._transports.aiohttp import AiohttpTransport as AiohttpTransport
 
 __all__ = [
     "CassetteDir",
