@@ -23,6 +23,7 @@ from pipeline_harness import check_protocol, run, sdk_validate
 
 import rxgem
 from rxgem import cli
+from rxgem.core._openai_error import openai_error
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 CASES: dict[str, dict[str, Any]] = json.loads((CORPUS / "cases.json").read_text("utf-8"))
@@ -104,7 +105,10 @@ def test_corpus_case_through_the_cli(
     frames = [frame for frame in out.split(b"\n\n") if frame]
     assert b"[DONE]" not in out
     payload = json.loads(frames[-1].removeprefix(b"data: "))
-    assert payload["error"]["type"] == case["error"]
+    _, error = run((CORPUS / f"{name}.bin").read_bytes())
+    assert type(error).__name__ == case["error"]
+    said = openai_error(error)  # the one vocabulary every output speaks
+    assert (payload["error"]["type"], payload["error"]["code"]) == (said.type, said.code)
     for frame in frames[:-1]:
         json.loads(frame.removeprefix(b"data: "))
 
