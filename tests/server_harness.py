@@ -83,7 +83,7 @@ def serving(settings: ServerSettings, **app_options: Any) -> Iterator[str]:
         server.should_exit = True
         thread.join(10)
         assert not thread.is_alive()
-    assert not app.state.upstream.is_open  # the shared httpx client was closed
+    assert not app.state.gateway.is_open  # the shared httpx client was closed
 
 
 @contextlib.contextmanager

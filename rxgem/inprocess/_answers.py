@@ -71,15 +71,31 @@ class Answer:
 
 class ChatAnswer(Answer):
     """A chat completion: ``data: {chunk}`` frames and ``data: [DONE]``, or the error
-    object's frame; assembled, the ``chat.completion``."""
+    object's frame; assembled, the ``chat.completion``.
 
-    def __init__(self, **kwargs: Any) -> None:
+    Args:
+        watch: what sees the answer go out (the gateway's signature memory), if anything.
+        others: as :class:`Answer`'s.
+    """
+
+    def __init__(self, *, watch: Any = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.watch = watch
         self._completion: ChatCompletion | None = None
 
     def frame(self, item: Any) -> bytes:
         assert isinstance(item, ChatCompletionChunk)
+        if self.watch is not None:
+            self.watch.chunk(item)
         return encode_chunk(item)
+
+    def finish(self, error: Exception | None) -> Awaitable[None] | None:
+        if error is not None or self.watch is None:
+            return None
+        if self._completion is not None:
+            self.watch.completion(self._completion)
+        done: Awaitable[None] = self.watch.done()
+        return done
 
     def last_frame(self, error: Exception | None) -> bytes:
         return DONE_FRAME if error is None else self.reply(error).frame()

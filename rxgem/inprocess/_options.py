@@ -1,6 +1,7 @@
 """The in-process transport's options, sans-IO: the transport's (toward Gemini) and the
-pipeline's, the latter split between the chat and the Responses stages as ``rxgem serve``
-splits its ``pipeline``, checked once when the transport is made."""
+pipeline's, checked once when the transport is made, and made its gateway's options
+(:class:`~rxgem.gateway.GatewayOptions`, which splits the pipeline's between the chat and
+the Responses stages as ``rxgem serve``'s does)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final, Literal
 
+from ..gateway import GatewayOptions
+from ..transport import DEFAULT_BASE_URL, DEFAULT_MAX_LINE_BYTES
 from ..upstreams import Upstream as UpstreamAPI
 from ..upstreams import upstream_of
 
@@ -26,6 +29,8 @@ _FROM_REQUEST: Final = frozenset(
 )
 _OWN: Final = frozenset({"client", "scheduler", "interaction_id", "response_id"})
 """Made by the transport for each request: not options."""
+_GATEWAY_OWN: Final = frozenset({"api_key", "access_token", "base_url", "max_line_bytes", "record"})
+"""The transport's options the gateway takes as its own."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,30 @@ class Options:
     def base_url(self) -> str | None:
         base: str | None = self.transport.get("base_url")
         return base
+
+    @property
+    def api_key(self) -> str | None:
+        key: str | None = self.transport.get("api_key")
+        return key
+
+    @property
+    def access_token(self) -> str | None:
+        token: str | None = self.transport.get("access_token")
+        return token
+
+    def gateway(self) -> GatewayOptions:
+        """The options of the transport's gateway: the same upstream and pipeline options,
+        and the transport's but the credentials (each request is sent with
+        :attr:`api_key`, :attr:`access_token`: the environment's when none was given)."""
+        t = self.transport
+        return GatewayOptions(
+            upstream=t.get("base_url") or DEFAULT_BASE_URL,
+            chosen=self.chosen,
+            pipeline={**self.chat, **self.responses},
+            max_line_bytes=t.get("max_line_bytes", DEFAULT_MAX_LINE_BYTES),
+            recorder=t.get("record"),
+            transport={k: v for k, v in t.items() if k not in _GATEWAY_OWN},
+        )
 
     @property
     def secrets(self) -> tuple[str, ...]:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Awaitable, Coroutine
+from collections.abc import Awaitable
+from dataclasses import dataclass
 from typing import Any, Final
 
 import httpx
@@ -14,8 +15,8 @@ import msgspec
 from reactivex import Observable
 
 from ..bridge import aiterate, iterate
-from ..client import chat_completions, response_events
 from ..core import GeminiAPIError, RxGemError
+from ..gateway import Gateway, ResponsesRun
 from ..replies import (
     ErrorReply,
     Refusal,
@@ -32,8 +33,7 @@ from ..transport import DEFAULT_TIMEOUT, get_model, list_models
 from ._answers import Answer, ChatAnswer, ResponsesAnswer
 from ._loop import LoopThread
 from ._options import Options, options_of
-from ._requests import json_body, route_of
-from ._responses import Prepared, bearer, prepare_responses
+from ._requests import Route, bearer, json_body, responses_refusal, route_of
 from ._streams import AsyncFrames, SyncFrames
 
 __all__ = ["OpenAITransport"]
@@ -45,6 +45,15 @@ _STREAM: Final = {
     "content-type": "text/event-stream; charset=utf-8",
     "cache-control": "no-cache",
 }
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """A request as the gateway sees it (no counters: the transport keeps none)."""
+
+    body_bytes: int
+    request_id: str = "in-process"
+    telemetry: None = None
 
 
 def _reply_response(reply: ErrorReply) -> httpx.Response:
@@ -84,8 +93,10 @@ class OpenAITransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         api_key: the Gemini API key (else ``GEMINI_API_KEY``/``GOOGLE_API_KEY``); the
             OpenAI client's own ``api_key`` is not sent to Gemini.
         store: a :class:`~rxgem.store.ResponseStore` keeping Responses answers
-            (``previous_response_id``, ``item_reference``), per OpenAI client
-            ``api_key``; none by default (then ``previous_response_id`` is a 400).
+            (``previous_response_id``, ``item_reference``) and the thought signatures
+            handed out (a client that drops one gets it back to Gemini, as from
+            ``rxgem serve``), per OpenAI client ``api_key``; none by default (then
+            ``previous_response_id`` is a 400, and no signature is remembered).
         options: the transport's (``access_token``, ``base_url``, ``timeout``,
             ``retry``, ``headers``, ``max_line_bytes``, ``record``, ``resume``...) and
             the pipeline's (``signature_in_id``, ``reasoning_field``, ``slot_policy``,
@@ -106,6 +117,9 @@ class OpenAITransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         if api_key is not None:
             options["api_key"] = api_key
         self.options: Options = options_of(upstream, options)
+        self.gateway = Gateway(self.options.gateway(), logger=_LOGGER)
+        """What answers the requests, as it answers ``rxgem serve``'s."""
+        self.gateway.store = store
         self.store = store
         self._timeout = self.options.transport.get("timeout", DEFAULT_TIMEOUT)
         self._client: httpx.Client | None = None
@@ -153,29 +167,27 @@ class OpenAITransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
 
     # -- what both sides share
 
-    def _answer_of(
-        self, body: dict[str, Any], prepared: Prepared | None, client: Any
+    async def _answer_of(
+        self, route: Route, body: dict[str, Any], request: httpx.Request, size: int, client: Any
     ) -> tuple[Observable[Any], Answer]:
         """The Observable and the framing of a chat or Responses request (raises
-        ``RxGemError``)."""
+        ``Refusal``, ``RxGemError``)."""
         o = self.options
+        gateway = self.gateway
         common = {"secrets": o.secrets, "upstream": o.base_url}
-        if prepared is None:
-            source = chat_completions(body, client=client, **o.transport, **o.chat)
-            stream = body.get("stream") is True
-            return source, ChatAnswer(stream=stream, **common)
-        events = response_events(
-            prepared.request,
-            on_start=prepared.on_start.append,
-            response_id=prepared.response_id,
-            client=client,
-            **o.transport,
-            **{**o.responses, "scrub": self._scrub},  # a failed response is built scrubbed
+        token = bearer(request.headers) or ANONYMOUS
+        if route[0] == "chat":
+            run = await gateway.chat(body, o, token, _Request(size), client=client)
+            return run.source, ChatAnswer(stream=run.stream, watch=run.watch, **common)
+        refused = responses_refusal(body, self.store)
+        if refused is not None:
+            raise refused
+        answer = await gateway.responder.create(
+            body, o, token, _Request(size), client=client, scrub=self._scrub
         )
-        answer = ResponsesAnswer(
-            on_response=prepared.on_response, stream=prepared.request.stream, **common
-        )
-        return events, answer
+        assert isinstance(answer, ResponsesRun)  # a background one is refused above
+        framing = ResponsesAnswer(on_response=answer.on_response, stream=answer.stream, **common)
+        return answer.events, framing
 
     def _scrub(self, text: str) -> str:
         """What Gemini said, as a failed response may show it: through the user's own
@@ -183,16 +195,6 @@ class OpenAITransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         o = self.options
         own = o.responses.get("scrub")
         return scrubber(o.secrets, o.base_url)(own(text) if own is not None else text)
-
-    def _prepare(
-        self, body: dict[str, Any], request: httpx.Request
-    ) -> Coroutine[Any, Any, Prepared]:
-        return prepare_responses(
-            body,
-            store=self.store,
-            token=bearer(request.headers) or ANONYMOUS,
-            upstream=self.options.chosen,
-        )
 
     async def _models(self, client: httpx.AsyncClient, model: str | None) -> bytes:
         o = self.options
@@ -226,9 +228,13 @@ class OpenAITransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
             name, model = route_of(request.method, request.url.path)
             if name in ("models", "model"):
                 return _json_response(self._loop.run(self._models_call(model or None)))
-            body = json_body(request.read())
-            prepared = self._loop.run(self._prepare(body, request)) if name == "responses" else None
-            source, answer = self._answer_of(body, prepared, self._sync_client())
+            content = request.read()
+            body = json_body(content)
+            client = self._sync_client()
+            route = (name, model)
+            source, answer = self._loop.run(
+                self._answer_of(route, body, request, len(content), client)
+            )
         except Exception as exc:
             return self._failed(exc)
         items = iterate(source)
@@ -272,9 +278,11 @@ class OpenAITransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
             client = self._async_client()
             if name in ("models", "model"):
                 return _json_response(await self._models(client, model or None))
-            body = json_body(await request.aread())
-            prepared = await self._prepare(body, request) if name == "responses" else None
-            source, answer = self._answer_of(body, prepared, client)
+            content = await request.aread()
+            body = json_body(content)
+            source, answer = await self._answer_of(
+                (name, model), body, request, len(content), client
+            )
         except Exception as exc:
             return self._failed(exc)
         items = aiterate(source)

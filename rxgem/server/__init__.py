@@ -33,6 +33,11 @@ host, Redis for several): run as many copies as you like behind a load balancer.
 plain ``uvicorn rxgem.server:app_from_env --factory`` the app works, but uvicorn's own HTTP
 protocol lacks the connection guard: head deadlines, the connection cap.)
 
+The server does HTTP only: what is asked of Gemini (the pools, the translation, the
+pipeline, signature memory, the store's use and limits, background runs) is the gateway's
+(:class:`rxgem.gateway.Gateway`); the server imports no :mod:`rxgem.operators`,
+``rxgem.converter``, ``rxgem.request`` or ``rxgem.client``.
+
 The folders, one a concern, each crossed through its face (its ``__init__``) and none
 importing the one above it (``tests/meta/test_server_folders.py``); the error vocabulary
 and the model list are :mod:`rxgem.replies`' (the in-process transport answers with them
@@ -46,8 +51,7 @@ too), the stored turns :mod:`rxgem.store`'s:
 - ``settings/``: :class:`ServerSettings` and its environment variables
   (:func:`settings_env`, :func:`settings_from_env`).
 - ``guard/``: client tokens and pass-through keys; the concurrent-request limit and the
-  SIGTERM drain; the in-flight budget of bodies and JSON values; a large body's
-  translation off the event loop; the store's limits.
+  SIGTERM drain; the in-flight budget of bodies and JSON values.
 - ``run/``: uvicorn's HTTP protocols with the connection guard (head deadline and size,
   connection cap, ``TCP_NODELAY``), and the uvicorn configuration.
 - ``capture/``: the live inspector's record of the upstream exchanges, redacted, in a
@@ -58,17 +62,14 @@ too), the stored turns :mod:`rxgem.store`'s:
 
 On top of them, the routes and the way to Gemini:
 
-- ``_agents``: which requests for a background run or an agent (``agent:<name>``) the
-  server can run, and an agent's create body.
 - ``_handling``: what every route does first (auth, the body, counting), refusals
   raised as one exception and answered by one handler; ``_chat``: the chat and model
   routes; ``_probes``: ``/healthz`` and ``/readyz``; ``responses/``: the Responses
-  routes, their answer (named SSE events or the Response, on ``stream/``'s machinery),
-  their store records and the background runs.
-- ``_upstream``: the shared ``httpx.AsyncClient`` pools, over
+  routes and their answer (named SSE events or the Response, on ``stream/``'s machinery).
+- ``_upstream``: the server's gateway, its pools over
   ``rxgem.transport.AiohttpTransport`` (an httpx transport on aiohttp) unless httpx's
-  own is chosen; ``_interactions``: the calls to the Interactions API on those pools;
-  ``_app``: the Starlette app, assembled. The ``rxgem serve`` command is :mod:`rxgem.cli.serve`.
+  own is chosen; ``_app``: the Starlette app, assembled. The ``rxgem serve`` command is
+  :mod:`rxgem.cli.serve`.
 
 Importing this package does not import Starlette or uvicorn; the names that need
 them load on first use.

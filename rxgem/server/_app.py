@@ -19,7 +19,7 @@ from ..store import ResponseStore, open_store
 from ._chat import ChatRoutes
 from ._handling import Handling, HostGuard, exception_handlers
 from ._probes import PROBES, Probes
-from ._upstream import Upstream
+from ._upstream import server_gateway
 from .capture import Inspector, Spool
 from .guard import Admission, Drain, InFlight, install_drain_signal
 from .http import HostCheck
@@ -117,27 +117,26 @@ def create_app(settings: ServerSettings, *, telemetry: Telemetry | None = None) 
         if settings.inspect
         else None
     )
-    upstream = Upstream(settings, inspector)
+    gateway = server_gateway(settings, inspector, logger)
     drain = Drain(settings.shutdown_grace)
     admission = Admission(settings.max_concurrent_requests, drain)
     in_flight = InFlight(settings.bytes_in_flight, settings.values_in_flight)
-    handling = Handling(settings, upstream, logger, drain)
+    handling = Handling(settings, gateway, logger, drain)
     chat = ChatRoutes(handling)
-    responses = ResponsesRoutes(handling, None)
-    probes = Probes(drain, admission, upstream)
+    responses = ResponsesRoutes(handling)
+    probes = Probes(drain, admission, gateway)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
         restore = install_drain_signal(drain)
-        upstream.open()  # its TLS context takes tens of ms: not in the first request
-        store = app.state.store = responses.store = open_response_store(settings)
-        handling.memory.store = store
+        gateway.open()  # its TLS context takes tens of ms: not in the first request
+        store = app.state.store = gateway.store = open_response_store(settings)
         try:
             yield {LIMITS_STATE: connection_limits(settings)}
         finally:
             restore()
-            await upstream.aclose()
-            responses.store = handling.memory.store = None
+            await gateway.aclose()
+            gateway.store = None
             if store is not None:
                 await store.aclose()
             if inspector is not None:
@@ -172,7 +171,7 @@ def create_app(settings: ServerSettings, *, telemetry: Telemetry | None = None) 
         middleware.append(Middleware(HostGuard, check=hosts, exempt=PROBES))
     middleware.append(Middleware(admission.middleware))
     if inspector is not None:  # inside the Host check and admission, outside CORS
-        options = (upstream.chat_pipeline, upstream.responses_pipeline)
+        options = (gateway.chat_pipeline, gateway.responses_pipeline)
         middleware.append(
             Middleware(
                 InspectorGate,
@@ -192,7 +191,7 @@ def create_app(settings: ServerSettings, *, telemetry: Telemetry | None = None) 
         lifespan=lifespan,
     )
     app.state.settings = settings
-    app.state.upstream = upstream
+    app.state.gateway = gateway
     app.state.drain = drain
     app.state.admission = admission
     app.state.in_flight = in_flight

@@ -19,6 +19,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..core import RxGemError
+from ..gateway import Gateway
 from ..replies import (
     ErrorReply,
     Refusal,
@@ -30,13 +31,15 @@ from ..replies import (
     not_json,
     scrubber,
     too_large,
-    valid_model_name,
 )
-from ._agents import agent_of
-from ._interactions import Interactions
-from ._signature_memory import SignatureMemory
-from ._upstream import Upstream
-from .guard import Credentials, Drain, Offload, authorize, in_flight_charge, own_credentials
+from .guard import (
+    Credentials,
+    Drain,
+    authorize,
+    in_flight_charge,
+    own_credentials,
+    owner_token,
+)
 from .http import BodyError, HostCheck, is_json, json_object_steps
 from .observe import AccessRecord, access_record, log_failure
 from .settings import ServerSettings
@@ -98,11 +101,11 @@ class HostGuard:
 
 
 class Handling:
-    """The request handling of every route, on the app's settings, upstream and logger.
+    """The request handling of every route, on the app's settings, gateway and logger.
 
     Args:
         settings: the server's settings (its limits, tokens and secrets).
-        upstream: the shared upstream client.
+        gateway: what answers the requests (:class:`~rxgem.gateway.Gateway`).
         logger: the ``rxgem.server`` logger.
         drain: the app's drain (what a streamed answer watches).
     """
@@ -110,24 +113,17 @@ class Handling:
     def __init__(
         self,
         settings: ServerSettings,
-        upstream: Upstream,
+        gateway: Gateway,
         logger: logging.Logger,
         drain: Drain,
     ) -> None:
         self.settings = settings
-        self.upstream = upstream
+        self.gateway = gateway
         self.logger = logger
         self.drain = drain
-        self.offload = Offload()
-        """Where each request's translation runs (a large body's: in a worker thread)."""
-        self.interactions = Interactions(upstream) if settings.chosen_upstream.background else None
-        """The Interactions upstream's calls, or ``None`` on ``generateContent``."""
         self.own_credentials = own_credentials(settings)
         """Where the server's own credentials come from per request, when its upstream
         finds and refreshes them (else they are the settings')."""
-        self.memory = SignatureMemory(logger)
-        """The thought signatures handed out, kept in the store (its ``store`` is set with
-        the store's, by the app's lifespan)."""
 
     async def authorize(self, request: Request, record: AccessRecord) -> Credentials:
         """The client's credentials for Gemini (raises :class:`Refusal`: 401, or the
@@ -144,6 +140,11 @@ class Handling:
                 raise self.failed(exc, record) from exc
             record.secrets.extend(s for s in (credentials.access_token, credentials.api_key) if s)
         return credentials
+
+    @staticmethod
+    def token(request: Request) -> str:
+        """What the store derives the client's owner id from (its bearer token)."""
+        return owner_token(request.headers.get("authorization"))
 
     def secrets(self, record: AccessRecord) -> tuple[str, ...]:
         """What no reply or log line of this request may show."""
@@ -235,7 +236,7 @@ class Handling:
         model = body.get("model")
         if isinstance(model, str) and model:
             record.model = model
-            if not valid_model_name(agent_of(model) or model):
+            if not Gateway.valid_model(model):
                 raise Refusal(
                     bad_request(
                         "not a model name: letters, digits and . _ @ - only (an agent:"

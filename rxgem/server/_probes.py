@@ -9,8 +9,8 @@ import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 
+from ..gateway import Gateway
 from ._handling import json_response
-from ._upstream import Upstream
 from .guard import Admission, Drain
 from .observe import HEALTHZ_ROUTE, READYZ_ROUTE
 
@@ -23,7 +23,7 @@ PROBES: Final = frozenset({HEALTHZ_ROUTE, READYZ_ROUTE})
 class Probes:
     """The probe handlers, on the app's drain, admission and upstream."""
 
-    def __init__(self, drain: Drain, admission: Admission, upstream: Upstream) -> None:
+    def __init__(self, drain: Drain, admission: Admission, upstream: Gateway) -> None:
         self.drain = drain
         self.admission = admission
         self.upstream = upstream

@@ -8,6 +8,10 @@
 - ``rxgem.transport`` is HTTP only: of rxgem it imports the core (errors, ``GeminiApi``)
   and the bridge (the flow gate); composing it with the pipeline (the operators, the
   converter) is ``rxgem.client``'s, the one composition layer.
+- The server and the in-process transport (``rxgem.OpenAITransport``) do their
+  transport's work only: they import no pipeline package (``rxgem.operators``,
+  ``rxgem.converter``, ``rxgem.request``, ``rxgem.client``); what is asked of Gemini is
+  composed by ``rxgem.gateway``, below both.
 - No module reaches into another package's private modules (``from ..core._x import``,
   ``from .._bridge import``): each package's face, its ``__init__``, exports what the
   others use. The root package's own modules (``rxgem/*.py``) count as one package.
@@ -322,3 +326,44 @@ def test_the_transport_imports_of_rxgem_only_the_core_and_the_bridge() -> None:
         if parts[0] == "rxgem" and _home(parts) not in TRANSPORT_IMPORTS
     ]
     assert found == [], "compose the transport with the pipeline in rxgem.client"
+
+
+PIPELINE = {"operators", "converter", "request", "client"}
+"""The pipeline's packages: what a request's translation and its answer are made of."""
+
+
+def _pipeline_imports(package: str, root: Path = ROOT) -> list[str]:
+    return [
+        f"{path.relative_to(root).as_posix()}:{line}: {'.'.join(parts)}"
+        for path in sorted((root / "rxgem" / package).rglob("*.py"))
+        for line, parts in _imports(path, root)
+        if parts[0] == "rxgem" and _home(parts, root) in PIPELINE
+    ]
+
+
+def test_the_server_and_the_in_process_transport_import_no_pipeline_package() -> None:
+    # they do their transport's work only (HTTP, framing); the gateway composes the rest
+    assert _pipeline_imports("server") == [], "ask rxgem.gateway instead"
+    assert _pipeline_imports("inprocess") == [], "ask rxgem.gateway instead"
+
+
+def test_the_pipeline_check_finds_every_kind_of_import(tmp_path: Path) -> None:
+    files = {
+        "__init__.py": "",
+        "operators/__init__.py": "",
+        "request/__init__.py": "",
+        "server/__init__.py": "",
+        "server/_a.py": (
+            "from ..operators import x\nimport rxgem.request\n"
+            "def f() -> None:\n    from rxgem.converter import y\nfrom ..gateway import G\n"
+        ),
+    }
+    for name, text in files.items():
+        (tmp_path / "rxgem" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "rxgem" / name).write_text(text, encoding="utf-8")
+    (tmp_path / "rxgem" / "converter").mkdir()
+    assert _pipeline_imports("server", tmp_path) == [
+        "rxgem/server/_a.py:1: rxgem.operators.x",
+        "rxgem/server/_a.py:2: rxgem.request",
+        "rxgem/server/_a.py:4: rxgem.converter.y",
+    ]

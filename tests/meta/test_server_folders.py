@@ -36,13 +36,7 @@ MAY_IMPORT: dict[str, set[str]] = {
 
 TOP_LEVEL_IMPORTS: dict[str, set[str]] = {
     "inspector": {"_handling"},  # reply_response: an error reply as a response
-    "responses": {
-        "_agents",
-        "_handling",
-        "_interactions",
-        "_responses_signatures",
-        "_signature_memory",
-    },
+    "responses": {"_handling"},
 }
 """The server's top-level modules a folder imports: the Responses routes stand beside the
 chat ones, on the same request handling."""

@@ -103,8 +103,7 @@ def test_off_by_default_there_is_no_page_and_no_capture() -> None:
         r = httpx.get(f"{url}/inspect", headers=AUTH)
         assert r.status_code == 404
         assert app.state.inspector is None
-        assert app.state.upstream.inspector is None
-        client = app.state.upstream.clients[0]
+        client = app.state.gateway.pools.clients[0]
         assert type(client._transport).__name__ != "_CapturingTransport"
 
 

@@ -1,4 +1,4 @@
-"""Where a request's translation runs (:class:`~rxgem.server.guard._offload.Offload`): a small
+"""Where a request's translation runs (:class:`~rxgem.gateway._offload.Offload`): a small
 body's in place, a large one's in a worker thread, one at a time, and a translation that
 catches warnings (process-wide) never beside another."""
 
@@ -8,7 +8,7 @@ import asyncio
 import gc
 import threading
 
-from rxgem.server.guard._offload import Offload
+from rxgem.gateway._offload import Offload
 
 
 def test_a_small_body_is_translated_in_place_a_large_one_in_a_thread() -> None:

@@ -22,8 +22,8 @@ from redis_server import redis_url
 from server_harness import KEY, MODEL, serving, settings_for
 
 from rxgem.cli.serve import add_serve_parser
+from rxgem.gateway._store_limits import Conversation, StoreLimits
 from rxgem.server import ServerSettings, settings_from_env
-from rxgem.server.guard._store_limits import Conversation, StoreLimits
 from rxgem.store import StoredItem, StoredTurn, open_store
 from rxgem.testing import FakeGemini, FakeResponse, event, finish, text, thought, usage
 

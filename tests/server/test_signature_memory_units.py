@@ -19,11 +19,11 @@ from rxgem.core import (
     decode_signatures,
     encode_signatures,
 )
+from rxgem.gateway._chat_signatures import ChatSignatures, chat_recall
+from rxgem.gateway._responses_signatures import response_signatures, responses_recall
+from rxgem.gateway._signature_keys import MAX_KEY, call_key, model_of, text_key
 from rxgem.operators import responses_operator
 from rxgem.request import responses_to_gemini_request, to_gemini_request
-from rxgem.server._chat_signatures import ChatSignatures, chat_recall
-from rxgem.server._responses_signatures import response_signatures, responses_recall
-from rxgem.server._signature_keys import MAX_KEY, call_key, model_of, text_key
 from rxgem.testing import call, event, finish, text, thought
 from rxgem.testing._gemini_builders import code
 

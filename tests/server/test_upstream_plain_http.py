@@ -23,7 +23,7 @@ import pytest
 from server_harness import MODEL, TOKEN, serving, settings_for
 
 from rxgem import samples
-from rxgem.server._upstream import Upstream
+from rxgem.server._upstream import server_gateway
 
 ANSWER = samples.read("text.sse")
 ROUNDS = 15
@@ -91,7 +91,7 @@ def test_the_upstream_body_follows_its_head_at_once(client: str, framing: str) -
 
 async def _first_bytes(client: str, url: str) -> list[float]:
     settings = settings_for("http://unused", upstream_client=client, max_upstream_connections=8)
-    upstream = Upstream(settings)
+    upstream = server_gateway(settings).pools
     [pool] = upstream.clients
     firsts = []
     try:

@@ -416,10 +416,12 @@ def test_the_server_upstream_client_follows_the_setting(
 ) -> None:
     from server_harness import settings_for
 
-    from rxgem.server._upstream import Upstream
+    from rxgem.server._upstream import server_gateway
 
     async def main() -> None:
-        upstream = Upstream(settings_for("http://127.0.0.1:9/v1beta", upstream_client=choice))
+        upstream = server_gateway(
+            settings_for("http://127.0.0.1:9/v1beta", upstream_client=choice)
+        ).pools
         try:
             assert all(isinstance(c._transport, kind) for c in upstream.clients)
         finally:
@@ -494,7 +496,7 @@ def test_a_cookie_the_upstream_sets_goes_to_no_later_request(choice: str) -> Non
     cookies and sent them with every later request, whoever made it."""
     from server_harness import settings_for
 
-    from rxgem.server._upstream import Upstream
+    from rxgem.server._upstream import server_gateway
 
     heads: list[bytes] = []
 
@@ -510,7 +512,9 @@ def test_a_cookie_the_upstream_sets_goes_to_no_later_request(choice: str) -> Non
             )
 
     async def main(port: int) -> None:
-        upstream = Upstream(settings_for(f"http://127.0.0.1:{port}/v1beta", upstream_client=choice))
+        upstream = server_gateway(
+            settings_for(f"http://127.0.0.1:{port}/v1beta", upstream_client=choice)
+        ).pools
         try:
             for _ in range(2):
                 await upstream.client.get(f"http://127.0.0.1:{port}/v1beta/models")

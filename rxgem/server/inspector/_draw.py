@@ -12,7 +12,7 @@ from reactivex import Observable, abc
 from reactivex.disposable import CompositeDisposable
 from reactivex.testing import TestScheduler
 
-from ...operators import pipeline_stages, responses_stages
+from ...gateway import Gateway
 from ...viz import Recorder
 from ..capture import Kept
 
@@ -23,7 +23,7 @@ def draw(kept: Kept, options: dict[str, Any]) -> str:
     """The marble diagram (SVG) of the exchange's response bytes so far, replayed
     through the stages of its route (``options``: the server's pipeline options).
 
-    Of its first :data:`~rxgem.server.capture._inspector.DRAWN_PIECES` pieces only (the spool
+    Of its first :data:`~rxgem.server._inspector.DRAWN_PIECES` pieces only (the spool
     keeps where those end): a diagram's cost grows with its marbles, and one past that
     many is more than a page shows (the download has them all). The bytes are the
     spool's, redacted joined."""
@@ -32,10 +32,7 @@ def draw(kept: Kept, options: dict[str, Any]) -> str:
     if not pieces or header["status"] != 200:
         return ""
     made: dict[str, Any] = {**options, "id_factory": lambda: "inspected", "clock": lambda: 0.0}
-    if header["route"].startswith("/v1/responses"):
-        stages = responses_stages(**made)
-    else:
-        stages = pipeline_stages(**made)
+    stages = Gateway.stages(header["route"].startswith("/v1/responses"), made)
     scheduler = TestScheduler()
     end = (len(pieces) + 1) * 10
     complete = header["drawn_whole"]

@@ -1,9 +1,9 @@
 """The Responses API routes: ``POST /v1/responses`` and the stored responses.
 
 ``POST /v1/responses`` is answered as chat completions are (the same request handling,
-admission, access log, telemetry and OpenAI-shaped errors): the body is translated by
-:func:`rxgem.request.responses_to_gemini_request`, sent to Gemini on the shared upstream
-client, and its events streamed or assembled by :class:`ResponsesAnswer`.
+admission, access log, telemetry and OpenAI-shaped errors): the gateway translates the
+body and asks Gemini (:class:`rxgem.gateway.Gateway`), and its events are streamed or
+assembled by :class:`ResponsesAnswer`.
 
 Stored responses (unless the server runs with ``no_store``): a request with ``store``
 (true unless sent false) is kept with its input, output and Gemini's thought signatures,
@@ -14,12 +14,11 @@ client's id is a 404, exactly as an unknown one; ids are checked
 sees them.
 
 On the Interactions upstream, a ``background: true`` request is a background run at
-Google, polled, streamed again and cancelled through the store's record of it.
+Google, polled, streamed again and cancelled through the store's record of it (the
+gateway's background runs).
 
 Modules: ``_routes`` (the handlers; what is stored, and read back, is
-:mod:`rxgem.store`'s),
-``_answer`` (the ASGI answer with the Responses framing), ``_runs`` (the background
-handlers) and ``_background`` (their records and options, sans-IO).
+:mod:`rxgem.store`'s) and ``_answer`` (the ASGI answer with the Responses framing).
 """
 
 from ...store import ANONYMOUS

@@ -1,8 +1,11 @@
-"""The handlers of background responses (:class:`BackgroundRuns`): start, poll, stream
-again and cancel an Interactions background run; :mod:`._background` says how."""
+"""Background responses (:class:`BackgroundRuns`): start, poll, stream again and cancel
+an Interactions background run; :mod:`._background` says how. Each answers a
+:class:`~._results.Document` (JSON to send as it is) or a
+:class:`~._results.ResponsesRun` (events); Google's failures raise ``RxGemError``."""
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from typing import Any
@@ -10,18 +13,12 @@ from typing import Any
 import msgspec
 from reactivex import Observable
 from reactivex import operators as ops
-from starlette.responses import Response as HTTPResponse
 
-from ...converter import ResponsesConverter
-from ...core import MalformedStreamError, Response, ResponsesEvent, RxGemError
-from ...replies import Refusal, store_unavailable
-from ...request import InteractionRequest
-from ...store import ResponseStore, StoredItem, StoredTurn, StoreError, stored_turn
-from .._handling import Handling, json_response
-from .._interactions import Interactions
-from .._responses_signatures import response_signatures
-from ..observe import AccessRecord
-from ._answer import ResponsesAnswer
+from ..converter import ResponsesConverter
+from ..core import MalformedStreamError, Response, ResponsesEvent, RxGemError
+from ..replies import Refusal, store_unavailable
+from ..request import InteractionRequest
+from ..store import ResponseStore, StoredItem, StoredTurn, StoreError, stored_turn
 from ._background import (
     RUNNING,
     background_options,
@@ -30,8 +27,20 @@ from ._background import (
     queued_turn,
     with_status,
 )
+from ._interactions import Interactions
+from ._responses_signatures import response_signatures
+from ._results import Document, ResponsesRun
+from ._signature_memory import SignatureMemory
+from ._trace import Keys, Trace
 
-__all__ = ["BackgroundRuns"]
+__all__ = ["BackgroundRuns", "Scrub"]
+
+Scrub = Callable[[str], str]
+"""What a failed response's message from Gemini goes through (its secrets out)."""
+
+
+def _as_said(text: str) -> str:
+    return text
 
 
 def _after(number: int) -> Callable[[Observable[ResponsesEvent]], Observable[ResponsesEvent]]:
@@ -45,15 +54,17 @@ def _after(number: int) -> Callable[[Observable[ResponsesEvent]], Observable[Res
 
 
 class BackgroundRuns:
-    """Background responses, on the app's request handling and Interactions upstream;
+    """Background responses, on the gateway's Interactions upstream and signature memory;
     each method takes the store the response is in."""
 
-    def __init__(self, handling: Handling, interactions: Interactions) -> None:
-        self.handling = handling
+    def __init__(
+        self, interactions: Interactions, memory: SignatureMemory, logger: logging.Logger
+    ) -> None:
         self.interactions = interactions
-        self.logger = handling.logger
+        self.memory = memory
+        self.logger = logger
 
-    async def _save(self, store: ResponseStore, turn: StoredTurn, record: AccessRecord) -> None:
+    async def _save(self, store: ResponseStore, turn: StoredTurn, record: Trace) -> None:
         """Store what became of a run; a store that fails is logged (the answer is whole)."""
         try:
             await store.save(turn)
@@ -73,19 +84,17 @@ class BackgroundRuns:
         self,
         store: ResponseStore,
         request: InteractionRequest,
-        credentials: Any,
+        credentials: Keys,
         owner: str,
         inputs: tuple[StoredItem, ...],
-        record: AccessRecord,
-    ) -> HTTPResponse | ResponsesAnswer:
+        record: Trace,
+        scrub: Scrub | None = None,
+    ) -> Document | ResponsesRun:
         """Create the run, store the response (``queued``/``in_progress``) and answer it;
         with ``stream``, follow it with the run's events."""
-        try:
-            interaction = await self.interactions.create(request.body, credentials)
-            if interaction_id_of(interaction) is None:
-                raise MalformedStreamError("Google's answer to a background run has no id")
-        except RxGemError as exc:
-            raise self.handling.failed(exc, record) from exc
+        interaction = await self.interactions.create(request.body, credentials)
+        if interaction_id_of(interaction) is None:
+            raise MalformedStreamError("Google's answer to a background run has no id")
         turn = queued_turn(request, owner, inputs, interaction, time.time())
         try:
             await store.save(turn)
@@ -93,10 +102,10 @@ class BackgroundRuns:
             await self._cancel_quietly(turn, credentials)
             raise Refusal(store_unavailable(exc)) from exc
         if not request.stream:
-            return json_response(turn.document)
-        return self.stream(store, turn, credentials, None, record)
+            return Document(turn.document)
+        return self.stream(store, turn, credentials, None, record, scrub)
 
-    async def _cancel_quietly(self, turn: StoredTurn, credentials: Any) -> None:
+    async def _cancel_quietly(self, turn: StoredTurn, credentials: Keys) -> None:
         if turn.interaction_id is not None:
             try:
                 await self.interactions.cancel(turn.interaction_id, credentials)
@@ -107,16 +116,18 @@ class BackgroundRuns:
         self,
         store: ResponseStore,
         turn: StoredTurn,
-        credentials: Any,
+        credentials: Keys,
         after: int | None,
-        record: AccessRecord,
-    ) -> ResponsesAnswer:
+        record: Trace,
+        scrub: Scrub | None = None,
+    ) -> ResponsesRun:
         """The run's events from Google's stream of it, those numbered ``after`` or less
         left out; when it ends, the stored response becomes the final one."""
         assert turn.interaction_id is not None
         document = msgspec.json.decode(turn.document)
-        scrub = self.handling.scrub(record)
-        options = background_options(self.interactions, document, turn.created_at, scrub)
+        options = background_options(
+            self.interactions, document, turn.created_at, scrub or _as_said
+        )
         converters: list[ResponsesConverter] = []
         events: Observable[ResponsesEvent] = self.interactions.replay(
             turn.interaction_id, credentials, options, converters.append
@@ -124,7 +135,7 @@ class BackgroundRuns:
         if after is not None:
             events = events.pipe(_after(after))
         running = document.get("status") in RUNNING
-        session = self.handling.memory.session_of(store, turn.owner, document.get("model"), record)
+        session = self.memory.session_of(store, turn.owner, document.get("model"), record)
 
         async def on_response(response: Response) -> None:
             if running:
@@ -136,59 +147,57 @@ class BackgroundRuns:
                     )
                 await self._save(store, self._finished(turn, response, signatures, placed), record)
 
-        return ResponsesAnswer(
-            events,
-            on_response=on_response,
-            stream=True,
-            answering=self.handling.answering(record),
-        )
+        return ResponsesRun(events, on_response, stream=True)
 
     async def _ended(
         self,
         store: ResponseStore,
         turn: StoredTurn,
         interaction: dict[str, Any],
-        record: AccessRecord,
-    ) -> HTTPResponse:
+        record: Trace,
+        scrub: Scrub | None = None,
+    ) -> Document:
         """The response of a run Google says is over (stored in place of the running one)."""
         status = interaction.get("status")
         if not ended(interaction):  # cancelled, or still running: the stored one, updated
             if status not in RUNNING and status != "cancelled":
-                return json_response(turn.document)
+                return Document(turn.document)
             updated, document = with_status(turn, str(status))
             if status == "cancelled":
                 await self._save(store, updated, record)
-            return json_response(document)
+            return Document(document)
         document = msgspec.json.decode(turn.document)
-        scrub = self.handling.scrub(record)
-        options = background_options(self.interactions, document, turn.created_at, scrub)
-        try:
-            response = self.interactions.response(interaction, options)
-        except RxGemError as exc:
-            raise self.handling.failed(exc, record) from exc
+        options = background_options(
+            self.interactions, document, turn.created_at, scrub or _as_said
+        )
+        response = self.interactions.response(interaction, options)
         await self._save(store, self._finished(turn, response), record)
-        return json_response(response.to_json())
+        return Document(response.to_json())
 
     async def poll(
-        self, store: ResponseStore, turn: StoredTurn, credentials: Any, record: AccessRecord
-    ) -> HTTPResponse:
+        self,
+        store: ResponseStore,
+        turn: StoredTurn,
+        credentials: Keys,
+        record: Trace,
+        scrub: Scrub | None = None,
+    ) -> Document:
         """The response as its run stands at Google."""
         assert turn.interaction_id is not None
-        try:
-            interaction = await self.interactions.get(turn.interaction_id, credentials)
-        except RxGemError as exc:
-            raise self.handling.failed(exc, record) from exc
-        return await self._ended(store, turn, interaction, record)
+        interaction = await self.interactions.get(turn.interaction_id, credentials)
+        return await self._ended(store, turn, interaction, record, scrub)
 
     async def cancel(
-        self, store: ResponseStore, turn: StoredTurn, credentials: Any, record: AccessRecord
-    ) -> HTTPResponse:
+        self,
+        store: ResponseStore,
+        turn: StoredTurn,
+        credentials: Keys,
+        record: Trace,
+        scrub: Scrub | None = None,
+    ) -> Document:
         """Cancel the run at Google (a response that ended is answered as it is)."""
         assert turn.interaction_id is not None
         if msgspec.json.decode(turn.document).get("status") not in RUNNING:
-            return json_response(turn.document)
-        try:
-            interaction = await self.interactions.cancel(turn.interaction_id, credentials)
-        except RxGemError as exc:
-            raise self.handling.failed(exc, record) from exc
-        return await self._ended(store, turn, interaction, record)
+            return Document(turn.document)
+        interaction = await self.interactions.cancel(turn.interaction_id, credentials)
+        return await self._ended(store, turn, interaction, record, scrub)

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from ...replies import ErrorReply, bad_request
-from ...store import StoredItem, StoredTurn
+from ..replies import ErrorReply, bad_request
+from ..store import StoredItem, StoredTurn
 
 __all__ = ["Conversation", "StoreLimits", "conversation_too_long"]
 

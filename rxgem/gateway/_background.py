@@ -30,10 +30,10 @@ from typing import Any, Final
 
 import msgspec
 
-from ...core import Response
-from ...request import InteractionRequest
-from ...store import StoredItem, StoredTurn, new_response_id
-from .._interactions import Interactions
+from ..core import Response
+from ..request import InteractionRequest
+from ..store import StoredItem, StoredTurn, new_response_id
+from ._interactions import Interactions
 
 __all__ = [
     "RUNNING",
@@ -43,7 +43,6 @@ __all__ = [
     "interaction_id_of",
     "queued_turn",
     "seeded_ids",
-    "starting_after",
     "with_status",
 ]
 
@@ -52,7 +51,6 @@ RUNNING: Final = frozenset({"queued", "in_progress"})
 _ENDED_AT_GOOGLE: Final = frozenset(
     {"completed", "requires_action", "incomplete", "budget_exceeded", "failed"}
 )
-_MAX_SEQUENCE_DIGITS: Final = 18
 
 
 def seeded_ids(seed: str) -> Callable[[], str]:
@@ -148,14 +146,3 @@ def with_status(turn: StoredTurn, status: str) -> tuple[StoredTurn, bytes]:
 def ended(interaction: Mapping[str, Any]) -> bool:
     """Whether an Interaction object's run ended with an answer to convert."""
     return interaction.get("status") in _ENDED_AT_GOOGLE
-
-
-def starting_after(value: str | None) -> int | None:
-    """``starting_after`` of ``GET /v1/responses/{id}?stream=true``: a sequence number,
-    or ``None`` when absent; ``ValueError`` for anything but a whole number of at most
-    18 digits (a larger one is past every event anyway)."""
-    if value is None:
-        return None
-    if not (value.isascii() and value.isdigit() and len(value) <= _MAX_SEQUENCE_DIGITS):
-        raise ValueError(value)
-    return int(value)

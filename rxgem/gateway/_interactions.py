@@ -1,6 +1,6 @@
 """A background run's calls to Gemini's Interactions API (``--upstream-api interactions``):
-create, get, stream from its start and cancel, on the shared pools of
-:class:`~rxgem.server._upstream.Upstream`, and an ended run's object as a Response."""
+create, get, stream from its start and cancel, on the gateway's pools, and an ended
+run's object as a Response."""
 
 from __future__ import annotations
 
@@ -26,8 +26,9 @@ from ..transport import (
     get_interaction,
     is_google_interaction_id,
 )
-from ._upstream import Upstream
-from .guard import Credentials
+from ._options import GatewayOptions
+from ._pools import Pools
+from ._trace import Keys
 
 __all__ = ["Interactions"]
 
@@ -41,17 +42,17 @@ def _kept_id_refused(interaction_id: str) -> MalformedStreamError | None:
 
 
 class Interactions:
-    """A background run's calls to Gemini's Interactions API, on ``upstream``'s pools and
-    pipeline options (chat completions and foreground responses go through
-    :class:`~rxgem.server._upstream.Upstream` itself, with ``upstream="interactions"``)."""
+    """A background run's calls to Gemini's Interactions API, on the gateway's pools and
+    pipeline options (chat completions and foreground responses go through the gateway's
+    own calls, with ``upstream="interactions"``)."""
 
-    def __init__(self, upstream: Upstream) -> None:
-        self.upstream = upstream
-        self.settings = upstream.settings
-        self.responses_pipeline = upstream.responses_pipeline
-        """The server's pipeline options for Responses answers (``upstream`` included)."""
+    def __init__(self, options: GatewayOptions, pools: Pools) -> None:
+        self.settings = options
+        self.pools = pools
+        self.responses_pipeline = options.responses_pipeline()
+        """The pipeline options for Responses answers (``upstream`` included)."""
 
-    def _credentials(self, credentials: Credentials) -> dict[str, Any]:
+    def _credentials(self, credentials: Keys) -> dict[str, Any]:
         return {
             "api_key": credentials.api_key,
             "access_token": credentials.access_token,
@@ -61,7 +62,7 @@ class Interactions:
     def replay(
         self,
         interaction_id: str,
-        credentials: Credentials,
+        credentials: Keys,
         options: Mapping[str, Any],
         on_start: Callable[[ResponsesConverter], None] | None = None,
     ) -> Observable[ResponsesEvent]:
@@ -77,34 +78,34 @@ class Interactions:
             base_url=self.settings.upstream,
             api_key=credentials.api_key,
             access_token=credentials.access_token,
-            client=self.upstream.next_client(),
-            max_line_bytes=self.settings.max_upstream_line_bytes,
-            record=self.upstream.recorder,
+            client=self.pools.next_client(),
+            max_line_bytes=self.settings.max_line_bytes,
+            record=self.settings.recorder,
         ).pipe(operator)
 
-    async def create(self, body: Mapping[str, Any], credentials: Credentials) -> dict[str, Any]:
+    async def create(self, body: Mapping[str, Any], credentials: Keys) -> dict[str, Any]:
         """Create a run (a background one answers at once) and return its object."""
-        client = self.upstream.next_client()
+        client = self.pools.next_client()
         return await create_interaction(
             client, body, self.settings.upstream, **self._credentials(credentials)
         )
 
-    async def get(self, interaction_id: str, credentials: Credentials) -> dict[str, Any]:
+    async def get(self, interaction_id: str, credentials: Keys) -> dict[str, Any]:
         """The run's Interaction object as it stands."""
         refused = _kept_id_refused(interaction_id)
         if refused is not None:
             raise refused
-        client = self.upstream.next_client()
+        client = self.pools.next_client()
         return await get_interaction(
             client, interaction_id, self.settings.upstream, **self._credentials(credentials)
         )
 
-    async def cancel(self, interaction_id: str, credentials: Credentials) -> dict[str, Any]:
+    async def cancel(self, interaction_id: str, credentials: Keys) -> dict[str, Any]:
         """Cancel the run at Google; its object after."""
         refused = _kept_id_refused(interaction_id)
         if refused is not None:
             raise refused
-        client = self.upstream.next_client()
+        client = self.pools.next_client()
         return await cancel_interaction(
             client, interaction_id, self.settings.upstream, **self._credentials(credentials)
         )

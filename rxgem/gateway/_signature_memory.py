@@ -27,8 +27,7 @@ from ..request import PlaceholderWarning
 from ..store import ResponseStore, StoreError
 from ._chat_signatures import ChatSignatures
 from ._signature_keys import model_of
-from .guard import owner_token
-from .observe import AccessRecord
+from ._trace import Trace
 
 __all__ = ["ChatWatch", "MemorySession", "SignatureMemory", "caught_placeholders"]
 
@@ -49,23 +48,23 @@ class SignatureMemory:
         self.store: ResponseStore | None = None
 
     async def session(
-        self, authorization: str | None, body: Mapping[str, Any], record: AccessRecord
+        self, token: str, body: Mapping[str, Any], record: Trace
     ) -> MemorySession | None:
-        """One request's memory (its owner and model), or ``None``: no store, no model,
-        or the store failing (logged)."""
+        """One request's memory (its owner, from ``token``, and model), or ``None``: no
+        store, no model, or the store failing (logged)."""
         store = self.store
         model = model_of(body)
         if store is None or model is None:
             return None
         try:
-            owner = await store.owner(owner_token(authorization))
+            owner = await store.owner(token)
         except (StoreError, TimeoutError, OSError) as exc:
             self.failed(record, "not read", exc)
             return None
         return MemorySession(self, store, owner, model, record)
 
     def session_of(
-        self, store: ResponseStore, owner: str, model: Any, record: AccessRecord
+        self, store: ResponseStore, owner: str, model: Any, record: Trace
     ) -> MemorySession | None:
         """The memory of a request on a stored response (its owner and model known)."""
         name = model_of({"model": model})
@@ -73,7 +72,7 @@ class SignatureMemory:
             return None
         return MemorySession(self, store, owner, name, record)
 
-    def failed(self, record: AccessRecord, what: str, error: BaseException) -> None:
+    def failed(self, record: Trace, what: str, error: BaseException) -> None:
         self.logger.warning(
             "request %s: thought signatures %s: the store failed (%s)",
             record.request_id,
@@ -81,7 +80,7 @@ class SignatureMemory:
             type(error).__name__,
         )
 
-    def placeholders(self, record: AccessRecord, count: int) -> None:
+    def placeholders(self, record: Trace, count: int) -> None:
         """``count`` calls of the request went to Gemini with Google's placeholder."""
         if count <= 0:
             return
@@ -109,7 +108,7 @@ class MemorySession:
         store: ResponseStore,
         owner: str,
         model: str,
-        record: AccessRecord,
+        record: Trace,
     ) -> None:
         self.memory = memory
         self.store = store

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ..replies import ErrorReply, bad_request
-from .settings import ServerSettings
+from ._options import GatewayOptions
 
 __all__ = ["AGENT_PREFIX", "agent_body", "agent_of", "background_refusal", "chat_refusal"]
 
@@ -47,7 +47,7 @@ def chat_refusal(body: Mapping[str, Any]) -> ErrorReply | None:
 
 
 def background_refusal(
-    body: Mapping[str, Any], settings: ServerSettings, keeps_responses: bool
+    body: Mapping[str, Any], settings: GatewayOptions, keeps_responses: bool
 ) -> ErrorReply | None:
     """Why a Responses request for a background run or an agent cannot be run on this
     server, or ``None``. ``keeps_responses``: whether the server keeps this client's
@@ -57,7 +57,7 @@ def background_refusal(
     if not background and agent is None:
         return None
     what = "an agent" if agent is not None else "a background run"
-    if not settings.chosen_upstream.background:
+    if not settings.chosen.background:
         return bad_request(
             f"{what} needs Gemini's Interactions API, and this server asks generateContent:"
             f" run {_INTERACTIONS}",
