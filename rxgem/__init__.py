@@ -75,8 +75,8 @@ from .core import (
     RxGemError,
     SlotPolicy,
     TruncatedStreamError,
-    assemble,
 )
+from .core.chat import assemble
 from .operators import (
     from_body,
     gemini_to_openai,

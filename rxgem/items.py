@@ -4,7 +4,7 @@
 Useful to write your own operators between those stages, or to test them.
 """
 
-from .core import (
+from .core.slots import (
     ArgsDelta,
     Batch,
     Blocked,

@@ -9,13 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rxgem.core import (
-    ChunkBuilder,
-    InteractionsParser,
-    ResponsesBuilder,
-    SSEDecoder,
-    StepReader,
-)
+from rxgem.core import ChunkBuilder, InteractionsParser, SSEDecoder, StepReader
+from rxgem.core.responses import ResponsesBuilder
 from rxgem.items import Batch
 
 DATA = Path(__file__).resolve().parent / "data" / "interactions"

@@ -28,7 +28,7 @@ from openai.types.responses import Response as SDKResponse
 from openai.types.responses import ResponseStreamEvent
 
 from rxgem.converter import ResponsesConverter
-from rxgem.core import ResponsesEvent
+from rxgem.core.responses import ResponsesEvent
 from rxgem.operators import gemini_to_responses
 
 CLOCK = 1_700_000_000.0

@@ -35,7 +35,13 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any, Literal, Union, cast, get_args, get_origin, overload
 
-from ..core import RESPONSES_STAGES, STAGES, PipelineOptions, ResponsesPipelineOptions, Stage
+from ..core.pipeline import (
+    RESPONSES_STAGES,
+    STAGES,
+    PipelineOptions,
+    ResponsesPipelineOptions,
+    Stage,
+)
 from ._common import UsageError
 
 __all__ = [

@@ -22,13 +22,8 @@ from typing import Any, cast
 from reactivex import Observable
 from reactivex import operators as ops
 
-from ..core import (
-    ChatCompletionChunk,
-    ChunkAccumulator,
-    GeminiAPIError,
-    InvalidRequestError,
-    RxGemError,
-)
+from ..core import ChatCompletionChunk, GeminiAPIError, InvalidRequestError, RxGemError
+from ..core.chat import ChunkAccumulator
 from ..operators import sse_encode
 from ._common import UsageError, fail
 from ._fake import add_fake_scenario, fake_gemini

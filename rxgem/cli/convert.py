@@ -25,7 +25,8 @@ from reactivex import Observable
 from reactivex import operators as ops
 
 from ..converter import interaction_chunks, interaction_events
-from ..core import MalformedStreamError, RxGemError, TruncatedStreamError, Upstream, stages_of
+from ..core import MalformedStreamError, RxGemError, TruncatedStreamError
+from ..core.pipeline import Upstream, stages_of
 from ..operators import gemini_to_openai, gemini_to_responses, responses_sse_encode, sse_encode
 from ..transport import CassetteError, cassette_bytes, read_cassette, sniff_cassette
 from ._common import UsageError, fail, silence_broken_pipe

@@ -17,7 +17,8 @@ import reactivex
 from reactivex import Observable
 
 from .. import samples
-from ..core import ChatCompletionChunk, assemble
+from ..core import ChatCompletionChunk
+from ..core.chat import assemble
 from ..operators import pipeline_stages
 from ..viz import Recorder, describe, short
 from ._common import UsageError

@@ -8,7 +8,8 @@ from reactivex import Observable
 from reactivex import operators as ops
 
 from ..converter import StreamOptions
-from ..core import ChatCompletion, ChatCompletionChunk, InvalidRequestError, completion
+from ..core import ChatCompletion, ChatCompletionChunk, InvalidRequestError
+from ..core.chat import completion
 from ..request import Unsupported
 from ..transport import InteractionsTransportOptions
 from ._split_options import chosen_upstream

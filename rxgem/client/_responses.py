@@ -9,7 +9,9 @@ from reactivex import Observable
 from reactivex import operators as ops
 
 from ..converter import ResponsesConverter
-from ..core import Response, ResponsesEvent, ResponsesPipelineOptions, assemble_response
+from ..core import assemble_response
+from ..core.pipeline import ResponsesPipelineOptions
+from ..core.responses import Response, ResponsesEvent
 from ..operators import responses_operator
 from ..request import InteractionRequest, Resolve, ResponsesRequest, Unsupported
 from ..transport import InteractionsTransportOptions

@@ -7,7 +7,7 @@ The options are declared once in :mod:`rxgem.core` (each with its type, default,
 and doc); :class:`PipelineOptions` and :class:`StreamOptions` are their typing faces.
 """
 
-from ..core import PipelineOptions
+from ..core.pipeline import PipelineOptions
 from ._converter import Converter
 from ._interaction_object import (
     interaction_chunks,
@@ -20,7 +20,7 @@ from ._responses_converter import ResponsesConverter
 # Not in `__all__`: what other rxgem packages import from this face (they import
 # through faces, never private modules).
 # isort: off
-from ..core import StreamOptions as StreamOptions
+from ..core.pipeline import StreamOptions as StreamOptions
 from ._converter import CoreConverter as CoreConverter
 from ._responses_converter import CoreResponsesConverter as CoreResponsesConverter
 # isort: on

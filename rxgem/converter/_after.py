@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeAlias
 
-from ..core import Core, Stage
+from ..core import Core
+from ..core.pipeline import Stage
 
 __all__ = ["After", "CoreMaker", "insert"]
 

@@ -21,21 +21,18 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Any, Final, Generic, TypeVar, Unpack
 
 from ..core import (
-    INTERACTIONS_STAGES,
-    STAGES,
     ArgsTable,
-    Batch,
     ChatCompletionChunk,
     ChunkBuilder,
     FinishBuffer,
     InteractionsParser,
-    PipelineOptions,
-    PipelineSettings,
     ResponseParser,
     SlotTable,
     SSEDecoder,
     StepReader,
 )
+from ..core.pipeline import INTERACTIONS_STAGES, STAGES, PipelineOptions, PipelineSettings
+from ..core.slots import Batch
 from ._after import After, insert
 from ._aiterate import _aiterate
 from ._owed import owed, owing

@@ -18,19 +18,20 @@ from typing import Any, Unpack
 import msgspec
 
 from ..core import (
-    INTERACTIONS_RESPONSES_STAGES,
-    INTERACTIONS_STAGES,
     ChatCompletion,
     ChatCompletionChunk,
     GeminiAPIError,
-    Response,
-    ResponsesEvent,
-    ToOpenAIOptions,
-    ToResponsesOptions,
     assemble_response,
-    completion,
     interaction_items,
 )
+from ..core.chat import completion
+from ..core.pipeline import (
+    INTERACTIONS_RESPONSES_STAGES,
+    INTERACTIONS_STAGES,
+    ToOpenAIOptions,
+    ToResponsesOptions,
+)
+from ..core.responses import Response, ResponsesEvent
 from ._owed import owed, owing
 
 __all__ = [

@@ -12,16 +12,9 @@ from __future__ import annotations
 
 from typing import Final, Unpack
 
-from ..core import (
-    RESPONSES_STAGES,
-    Batch,
-    CarriedSignature,
-    PipelineSettings,
-    Response,
-    ResponsesBuilder,
-    ResponsesEvent,
-    ResponsesPipelineOptions,
-)
+from ..core.pipeline import RESPONSES_STAGES, PipelineSettings, ResponsesPipelineOptions
+from ..core.responses import CarriedSignature, Response, ResponsesBuilder, ResponsesEvent
+from ..core.slots import Batch
 from ._after import After
 from ._converter import BaseConverter
 

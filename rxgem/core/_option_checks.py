@@ -1,5 +1,5 @@
 """The check of each pipeline option that has one: shared by its declaration
-(``_options``) and the core that takes it, so that a bad value is refused
+(``pipeline/_options``) and the core that takes it, so that a bad value is refused
 in the same words whether it reaches the core through the pipeline or directly.
 
 Each check raises ``ValueError`` (a value out of range) or ``TypeError`` (a value of the
@@ -10,8 +10,6 @@ wrong kind) and returns nothing. ``slot_policy``'s check is
 from __future__ import annotations
 
 from collections.abc import Callable
-
-from .gemini._enums import ENUM_TABLES
 
 __all__ = [
     "check_announce",
@@ -27,6 +25,9 @@ UPSTREAMS = ("generate-content", "interactions")
 
 def check_api(api: object) -> None:
     """``api``: ``"gemini"`` or ``"vertex"`` (whose enum numbers are read)."""
+    # read here, not at import: the Gemini reader imports these checks
+    from .gemini import ENUM_TABLES
+
     if not isinstance(api, str) or api not in ENUM_TABLES:
         raise ValueError(f"api must be 'gemini' or 'vertex', not {api!r}")
 

@@ -30,7 +30,7 @@ from typing import Any, Final
 
 import msgspec
 
-from ..core import Response
+from ..core.responses import Response
 from ..request import InteractionRequest
 from ..store import StoredItem, StoredTurn, new_response_id
 from ._interactions import Interactions

@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..core import ID_MARK, ChatCompletion, ChatCompletionChunk
+from ..core import ChatCompletion, ChatCompletionChunk
+from ..core.openai import ID_MARK
 from ..request import call_signature, message_signature, split_id
 from ._signature_keys import call_key, text_key, text_of
 

@@ -12,12 +12,9 @@ import reactivex
 from reactivex import Observable
 
 from ..converter import ResponsesConverter, interaction_response
-from ..core import (
-    INTERACTIONS_RESPONSES_STAGES,
-    MalformedStreamError,
-    Response,
-    ResponsesEvent,
-)
+from ..core import MalformedStreamError
+from ..core.pipeline import INTERACTIONS_RESPONSES_STAGES
+from ..core.responses import Response, ResponsesEvent
 from ..operators import responses_operator
 from ..transport import (
     cancel_interaction,

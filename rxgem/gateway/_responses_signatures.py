@@ -23,13 +23,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..core import (
-    CarriedSignature,
-    InvalidRequestError,
-    Response,
-    decode_signatures,
-    encode_signatures,
-)
+from ..core import InvalidRequestError
+from ..core.responses import CarriedSignature, Response, decode_signatures, encode_signatures
 from ..request import split_id
 from ._signature_keys import call_key, reasoning_key, text_key, text_of
 

@@ -15,7 +15,8 @@ from reactivex import Observable
 from reactivex import operators as ops
 
 from ..converter import ResponsesConverter
-from ..core import MalformedStreamError, Response, ResponsesEvent, RxGemError
+from ..core import MalformedStreamError, RxGemError
+from ..core.responses import Response, ResponsesEvent
 from ..replies import Refusal, store_unavailable
 from ..request import InteractionRequest
 from ..store import ResponseStore, StoredItem, StoredTurn, StoreError, stored_turn

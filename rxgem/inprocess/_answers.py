@@ -12,15 +12,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final
 
-from ..core import (
-    DONE_FRAME,
-    ChatCompletion,
-    ChatCompletionChunk,
-    Response,
-    ResponsesEvent,
-    encode_chunk,
-    encode_event,
-)
+from ..core import ChatCompletion, ChatCompletionChunk
+from ..core.chat import DONE_FRAME, encode_chunk
+from ..core.responses import Response, ResponsesEvent, encode_event
 from ..replies import ErrorReply, error_event, error_reply
 
 __all__ = ["Answer", "ChatAnswer", "OnResponse", "ResponsesAnswer"]

@@ -5,7 +5,8 @@ from typing import Unpack
 
 from reactivex import Observable
 
-from ..core import Batch, FlushOnFinishOptions
+from ..core.pipeline import FlushOnFinishOptions
+from ..core.slots import Batch
 from ._stage_operator import documented, stage_operator
 
 __all__ = ["flush_on_finish"]

@@ -5,7 +5,9 @@ from typing import Unpack
 
 from reactivex import Observable
 
-from ..core import Batch, GenerateContentResponse, GroupBySlotOptions
+from ..core import GenerateContentResponse
+from ..core.pipeline import GroupBySlotOptions
+from ..core.slots import Batch
 from ._stage_operator import documented, stage_operator
 
 __all__ = ["group_by_slot"]

@@ -4,7 +4,7 @@ from collections.abc import Callable
 
 from reactivex import Observable
 
-from ..core import Batch
+from ..core.slots import Batch
 from ._stage_operator import stage_operator
 
 __all__ = ["latest_args"]

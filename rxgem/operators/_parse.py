@@ -5,7 +5,8 @@ from typing import Unpack
 
 from reactivex import Observable
 
-from ..core import GenerateContentResponse, ParseOptions, SSEEvent
+from ..core import GenerateContentResponse, SSEEvent
+from ..core.pipeline import ParseOptions
 from ._stage_operator import documented, stage_operator
 
 __all__ = ["parse"]

@@ -4,7 +4,8 @@ from collections.abc import Callable
 
 from reactivex import Observable
 
-from ..core import InteractionEvent, SSEEvent
+from ..core import SSEEvent
+from ..core.interactions import InteractionEvent
 from ._stage_operator import stage_operator
 
 __all__ = ["parse_interactions"]

@@ -8,16 +8,16 @@ from typing import Any, TypeAlias, Unpack
 from reactivex import Observable
 
 from ..converter import CoreConverter, CoreResponsesConverter, ResponsesConverter
-from ..core import (
+from ..core import ChatCompletionChunk
+from ..core.pipeline import (
     RESPONSES_STAGES,
-    ChatCompletionChunk,
     InteractionsPipelineOptions,
     InteractionsResponsesOptions,
     PipelineOptions,
     PipelineSettings,
-    ResponsesEvent,
     ResponsesPipelineOptions,
 )
+from ..core.responses import ResponsesEvent
 from ._own_operator import core_operator
 from ._stage_operator import documented, over_core
 

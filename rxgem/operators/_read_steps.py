@@ -5,7 +5,9 @@ from typing import Unpack
 
 from reactivex import Observable
 
-from ..core import Batch, InteractionEvent, ReadStepsOptions
+from ..core.interactions import InteractionEvent
+from ..core.pipeline import ReadStepsOptions
+from ..core.slots import Batch
 from ._stage_operator import documented, stage_operator
 
 __all__ = ["read_steps"]

@@ -4,7 +4,7 @@ from collections.abc import Callable
 
 from reactivex import Observable
 
-from ..core import ResponsesEvent, ResponsesSSEEncoder
+from ..core.responses import ResponsesEvent, ResponsesSSEEncoder
 from ._own_operator import core_operator
 
 __all__ = ["responses_sse_encode"]

@@ -7,7 +7,13 @@ from typing import Any, TypeVar
 
 from reactivex import Observable
 
-from ..core import INTERACTIONS_RESPONSES_STAGES, RESPONSES_STAGES, STAGES, Stage, options_doc
+from ..core.pipeline import (
+    INTERACTIONS_RESPONSES_STAGES,
+    RESPONSES_STAGES,
+    STAGES,
+    Stage,
+    options_doc,
+)
 from ._own_operator import core_operator
 
 __all__ = ["documented", "over_core", "stage_operator"]

@@ -5,7 +5,9 @@ from typing import Unpack
 
 from reactivex import Observable
 
-from ..core import Batch, ChatCompletionChunk, ToOpenAIOptions
+from ..core import ChatCompletionChunk
+from ..core.pipeline import ToOpenAIOptions
+from ..core.slots import Batch
 from ._stage_operator import documented, stage_operator
 
 __all__ = ["to_openai"]

@@ -5,7 +5,9 @@ from typing import Unpack
 
 from reactivex import Observable
 
-from ..core import Batch, ResponsesEvent, ToResponsesOptions
+from ..core.pipeline import ToResponsesOptions
+from ..core.responses import ResponsesEvent
+from ..core.slots import Batch
 from ._stage_operator import documented, stage_operator
 
 __all__ = ["to_responses"]

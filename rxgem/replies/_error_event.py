@@ -3,7 +3,8 @@ it (the pipeline never started a response)."""
 
 from __future__ import annotations
 
-from ..core import OpenAIError, encode_stream_error
+from ..core.openai import OpenAIError
+from ..core.responses import encode_stream_error
 from ._errors import ErrorReply
 
 __all__ = ["error_event"]

@@ -27,7 +27,8 @@ from urllib.parse import unquote, urlsplit
 
 import msgspec
 
-from ..core import MissingCredentialsError, OpenAIError, openai_error, type_of
+from ..core import MissingCredentialsError
+from ..core.openai import OpenAIError, openai_error, type_of
 
 __all__ = [
     "ErrorReply",

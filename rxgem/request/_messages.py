@@ -31,8 +31,9 @@ from typing import Any
 
 import msgspec
 
-from ..core import InvalidRequestError, render_code
-from ..core import Part as GeminiPart
+from ..core import InvalidRequestError
+from ..core.gemini import Part as GeminiPart
+from ..core.openai import render_code
 from ._form import Call, Conversation, Kept, Media, Part, Result, Text, Turn, merge_turns
 from ._json import MAX_JSON_DEPTH, JSONObject, check_depth, loads, quoted
 from ._signatures import call_signature, calls_signatures, message_signature, split_id

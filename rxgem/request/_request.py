@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core import GeminiApi, InvalidRequestError
+from ..core import InvalidRequestError
+from ..core.gemini import GeminiApi
 from ._contents import gemini_contents
 from ._json import JSONObject, at
 from ._messages import read_messages

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core import ID_MARK
+from ..core.openai import ID_MARK
 
 __all__ = [
     "ID_MARK",

@@ -31,7 +31,7 @@ from typing import Any, Final
 
 import msgspec
 
-from ..core import CarriedSignature, Response, encode_signatures
+from ..core.responses import CarriedSignature, Response, encode_signatures
 from ._ids import valid_item_id
 from ._records import ItemsPage, StoredItem, StoredTurn
 

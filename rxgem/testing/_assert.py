@@ -19,7 +19,8 @@ from typing import Any
 
 import msgspec
 
-from ..core import ChatCompletionChunk, assemble
+from ..core import ChatCompletionChunk
+from ..core.chat import assemble
 
 __all__ = ["RULES", "StreamRuleError", "assert_openai_stream"]
 

@@ -18,12 +18,12 @@ from urllib.parse import quote, urlsplit
 import httpx
 
 from ..core import (
-    GeminiApi,
     GeminiAPIError,
     GeminiTransportError,
     InvalidRequestError,
     MissingCredentialsError,
 )
+from ..core.gemini import GeminiApi
 
 __all__ = [
     "DEFAULT_BASE_URL",

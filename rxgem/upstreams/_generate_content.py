@@ -11,7 +11,8 @@ from typing import Any, Final
 
 from reactivex import Observable
 
-from ..core import GeminiApi, reader_of
+from ..core.gemini import GeminiApi
+from ..core.pipeline import reader_of
 from ..request import (
     Resolve,
     ResponsesRequest,

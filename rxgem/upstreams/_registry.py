@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from ..core import reader_of
+from ..core.pipeline import reader_of
 from ..transport import api_of
 from ._upstream import Upstream
 from .gemini import GEMINI

@@ -13,7 +13,8 @@ from typing import Any, Protocol
 
 from reactivex import Observable
 
-from ..core import GeminiApi, Reader
+from ..core.gemini import GeminiApi
+from ..core.pipeline import Reader
 from ..request import InteractionRequest, Resolve, ResponsesRequest, Unsupported
 
 __all__ = ["Tokens", "Upstream"]

@@ -21,7 +21,8 @@ from typing import Any, Generic, TypeVar
 import msgspec
 
 from .. import items
-from ..core import ChatCompletionChunk, GenerateContentResponse, Part, SSEEvent
+from ..core import ChatCompletionChunk, GenerateContentResponse, SSEEvent
+from ..core.gemini import Part
 from ._describe_interactions import describe_event, event_category, event_label, is_event
 
 __all__ = ["category", "describe", "describe_item", "jsonable", "label", "short", "to_json"]

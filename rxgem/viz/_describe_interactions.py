@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core import InteractionEvent
+from ..core.interactions import InteractionEvent
 
 __all__ = ["describe_event", "event_category", "event_label", "is_event"]
 

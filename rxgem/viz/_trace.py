@@ -15,7 +15,7 @@ from reactivex.scheduler import VirtualTimeScheduler
 from reactivex.scheduler.eventloop import AsyncIOScheduler
 
 from .. import samples
-from ..core import reader_of
+from ..core.pipeline import reader_of
 from ..operators import NamedOperator, pipeline_stages
 from ._record import Recorder, XMode
 from ._render import Diagram

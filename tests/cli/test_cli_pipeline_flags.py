@@ -19,7 +19,7 @@ from rxgem import samples
 from rxgem.cli import main
 from rxgem.cli._pipeline_flags import Output
 from rxgem.cli.convert import add_convert_parser
-from rxgem.core import PipelineOptions, ResponsesPipelineOptions
+from rxgem.core.pipeline import PipelineOptions, ResponsesPipelineOptions
 from rxgem.operators import gemini_to_openai, gemini_to_responses, responses_sse_encode, sse_encode
 
 MEANINGS: dict[str, tuple[list[str], Any, str]] = {

@@ -20,7 +20,7 @@ from openai.types.responses import ResponseStreamEvent
 from responses_judge import TERMINAL, check_sequence, sdk_final, sdk_validate
 
 from rxgem import samples
-from rxgem.core import ResponsesEvent
+from rxgem.core.responses import ResponsesEvent
 from rxgem.operators import gemini_to_responses
 
 MODULE = [sys.executable, "-m", "rxgem.cli"]

@@ -17,7 +17,7 @@ from pipeline_harness import counter_ids
 import rxgem
 from rxgem import samples
 from rxgem.converter import CoreConverter, CoreResponsesConverter, ResponsesConverter
-from rxgem.core import RESPONSES_STAGES, STAGES, PipelineSettings
+from rxgem.core.pipeline import RESPONSES_STAGES, STAGES, PipelineSettings
 from rxgem.testing import call, event, finish, text, usage
 
 CALL_THEN_BAD = event(call("search", q="rx")) + b"data: {not json}\r\n\r\n"

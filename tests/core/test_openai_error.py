@@ -25,9 +25,11 @@ from rxgem import (
     RxGemError,
     TruncatedStreamError,
 )
-from rxgem.core import ResponsesBuilder, SSEEncoder, openai_error
-from rxgem.core._openai_error import RESPONSES_CODES, OpenAIError
+from rxgem.core import SSEEncoder
 from rxgem.core.chat._sse import error_payload
+from rxgem.core.openai import openai_error
+from rxgem.core.openai._error import RESPONSES_CODES, OpenAIError
+from rxgem.core.responses import ResponsesBuilder
 from rxgem.core.responses._sse import ResponsesSSEEncoder, encode_stream_error
 from rxgem.items import End, Text
 from rxgem.operators import gemini_to_responses

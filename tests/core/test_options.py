@@ -20,7 +20,13 @@ import rxgem
 import rxgem._build
 import rxgem.converter
 import rxgem.operators
-from rxgem.core import RESPONSES_STAGES, STAGES, PipelineOptions, PipelineSettings, StreamOptions
+from rxgem.core.pipeline import (
+    RESPONSES_STAGES,
+    STAGES,
+    PipelineOptions,
+    PipelineSettings,
+    StreamOptions,
+)
 
 DECLARED = {name: stage for stage in STAGES for name in stage.declared}
 

@@ -14,7 +14,7 @@ import rxgem
 import rxgem.converter
 import rxgem.operators
 from rxgem import core, samples
-from rxgem.core import (
+from rxgem.core.pipeline import (
     INTERACTIONS_RESPONSES_STAGES,
     INTERACTIONS_STAGES,
     RESPONSES_STAGES,

@@ -16,15 +16,9 @@ from responses_judge import (
     sdk_final,
 )
 
-from rxgem.core import (
-    CarriedSignature,
-    GeminiAPIError,
-    ResponsesBuilder,
-    TruncatedStreamError,
-    assemble_response,
-    decode_signatures,
-)
+from rxgem.core import GeminiAPIError, TruncatedStreamError, assemble_response
 from rxgem.core.gemini._models import UsageMetadata
+from rxgem.core.responses import CarriedSignature, ResponsesBuilder, decode_signatures
 from rxgem.items import (
     Batch,
     End,

@@ -11,7 +11,8 @@ from responses_judge import check_sequence, run_converter, run_operator, sdk_fin
 
 from rxgem import samples
 from rxgem.converter import Converter
-from rxgem.core import assemble_response, decode_signatures
+from rxgem.core import assemble_response
+from rxgem.core.responses import decode_signatures
 from rxgem.testing import call, event, finish, text, thought, usage
 from rxgem.testing._gemini_builders import candidate_fields, code, code_result, media
 

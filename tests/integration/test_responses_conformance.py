@@ -30,7 +30,8 @@ from test_equivalence import drive
 
 from rxgem import samples
 from rxgem.converter import ResponsesConverter
-from rxgem.core import RESPONSES_STAGES, PipelineSettings, decode_signatures
+from rxgem.core.pipeline import RESPONSES_STAGES, PipelineSettings
+from rxgem.core.responses import decode_signatures
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 CORPUS_NAMES = sorted(path.stem for path in CORPUS.glob("*.bin"))

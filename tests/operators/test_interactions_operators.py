@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from rxgem import GeminiAPIError, MalformedStreamError, TruncatedStreamError
-from rxgem.core import InteractionEvent, InteractionsParser, SSEEvent
+from rxgem.core import InteractionsParser, SSEEvent
+from rxgem.core.interactions import InteractionEvent
 from rxgem.items import (
     ArgsDelta,
     End,

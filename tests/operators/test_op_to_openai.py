@@ -12,7 +12,7 @@ from reactivex import operators as ops
 from reactivex.testing import ReactiveTest, TestScheduler
 
 from rxgem import ChatCompletionChunk
-from rxgem.core import ChoiceDelta, ChunkChoice
+from rxgem.core.chat import ChoiceDelta, ChunkChoice
 from rxgem.core.gemini._models import UsageMetadata
 from rxgem.items import End, Meta, Text, TextSignature, ToolCall, ToolCallHeader, Usage
 from rxgem.operators import to_openai

@@ -15,7 +15,7 @@ from interactions_judge import strict_problems
 from strategies import PROPERTIES, args_objects, examples
 
 from rxgem import InvalidRequestError
-from rxgem.core import CarriedSignature, encode_signatures
+from rxgem.core.responses import CarriedSignature, encode_signatures
 from rxgem.request import chat_to_interaction, responses_to_interaction
 from rxgem.testing import check_interaction_body
 

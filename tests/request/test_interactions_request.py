@@ -10,7 +10,7 @@ import pytest
 from interactions_judge import assert_strict, strict_problems
 
 from rxgem import InvalidRequestError
-from rxgem.core import CarriedSignature, encode_signatures
+from rxgem.core.responses import CarriedSignature, encode_signatures
 from rxgem.request import (
     SignatureWarning,
     UnsupportedWarning,
@@ -135,7 +135,7 @@ def test_a_tool_round_trip_sends_each_thought_step_back_before_what_it_signed() 
 
 
 def test_signatures_in_the_call_id_mark_come_back_unmodified() -> None:
-    from rxgem.core import ID_MARK
+    from rxgem.core.openai import ID_MARK
 
     call_id = f"c1{ID_MARK}U0lH+/=="
     out = translated(

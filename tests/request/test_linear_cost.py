@@ -309,7 +309,7 @@ def responses(items: list[dict[str, Any]], **fields: Any) -> Callable[[], object
 
 
 def _carrier(i: int) -> str:
-    from rxgem.core import CarriedSignature, encode_signatures
+    from rxgem.core.responses import CarriedSignature, encode_signatures
 
     signatures = [CarriedSignature("call", f"c{i}", "sig"), CarriedSignature("text", None, "t")]
     return encode_signatures(signatures)

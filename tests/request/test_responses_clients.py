@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from rxgem.core import CarriedSignature, encode_signatures
+from rxgem.core.responses import CarriedSignature, encode_signatures
 from rxgem.request import (
     SignatureWarning,
     UnsupportedWarning,

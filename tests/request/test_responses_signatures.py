@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from rxgem import InvalidRequestError
-from rxgem.core import CarriedSignature, encode_signatures
+from rxgem.core.responses import CarriedSignature, encode_signatures
 from rxgem.request import SignatureWarning, responses_to_gemini_request
 from rxgem.request._signatures import PLACEHOLDER
 from rxgem.testing import gemini_request_problems

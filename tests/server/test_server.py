@@ -50,7 +50,7 @@ from server_harness import (
 
 from rxgem import samples
 from rxgem.cli.serve import add_serve_parser, run_serve
-from rxgem.core._openai_error import is_daily_quota
+from rxgem.core.openai._error import is_daily_quota
 from rxgem.server import ServerSettings, SettingsError, settings_from_env
 from rxgem.testing import (
     FakeGemini,

@@ -17,7 +17,7 @@ import pytest
 from server_harness import KEY, MODEL, TOKEN, sdk, serving, settings_for
 
 from rxgem import GeminiAPIError, samples
-from rxgem.core import openai_error
+from rxgem.core.openai import openai_error
 from rxgem.replies import scrubber
 from rxgem.testing import FakeGemini, FakeResponse
 

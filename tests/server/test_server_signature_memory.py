@@ -29,7 +29,8 @@ from redis_server import redis_url  # noqa: F401  (the fixture)
 from server_harness import TOKEN, serving, settings_for, strict_tool
 
 from rxgem import assemble
-from rxgem.core import ChatCompletionChunk, decode_signatures
+from rxgem.core import ChatCompletionChunk
+from rxgem.core.responses import decode_signatures
 from rxgem.request._signatures import PLACEHOLDER
 from rxgem.testing import FakeGemini, call, event, finish, text
 

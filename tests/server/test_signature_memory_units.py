@@ -12,13 +12,9 @@ import pytest
 from reactivex import operators as ops
 
 import rxgem
-from rxgem.core import (
-    CarriedSignature,
-    ChatCompletionChunk,
-    completion,
-    decode_signatures,
-    encode_signatures,
-)
+from rxgem.core import ChatCompletionChunk
+from rxgem.core.chat import completion
+from rxgem.core.responses import CarriedSignature, decode_signatures, encode_signatures
 from rxgem.gateway._chat_signatures import ChatSignatures, chat_recall
 from rxgem.gateway._responses_signatures import response_signatures, responses_recall
 from rxgem.gateway._signature_keys import MAX_KEY, call_key, model_of, text_key

@@ -10,7 +10,7 @@ import pytest
 import rxgem
 import rxgem.client
 from rxgem.converter import ResponsesConverter
-from rxgem.core import Response
+from rxgem.core.responses import Response
 from rxgem.request import responses_to_gemini_request
 from rxgem.testing import FakeGemini, call, event, finish, text, usage
 

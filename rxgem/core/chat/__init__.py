@@ -6,3 +6,42 @@
 models, their SSE framing (:class:`~rxgem.core.SSEEncoder`) and
 :class:`~rxgem.core.ChunkAccumulator` (the ``openai`` SDK's merge of chunks).
 """
+
+from ._assemble import ChunkAccumulator, assemble, completion
+from ._chunk_builder import ChunkBuilder, ReasoningField
+from ._mapping import created_seconds, map_finish_reason, map_logprobs, map_usage, random_id
+from ._models import (
+    ChatCompletion,
+    ChatCompletionChunk,
+    ChoiceDelta,
+    ChoiceDeltaToolCall,
+    ChoiceDeltaToolCallFunction,
+    ChunkChoice,
+    CompletionUsage,
+    FinishReason,
+)
+from ._sse import DONE_FRAME, SSEEncoder, encode_chunk
+
+__all__ = [
+    "DONE_FRAME",
+    "ChatCompletion",
+    "ChatCompletionChunk",
+    "ChoiceDelta",
+    "ChoiceDeltaToolCall",
+    "ChoiceDeltaToolCallFunction",
+    "ChunkAccumulator",
+    "ChunkBuilder",
+    "ChunkChoice",
+    "CompletionUsage",
+    "FinishReason",
+    "ReasoningField",
+    "SSEEncoder",
+    "assemble",
+    "completion",
+    "created_seconds",
+    "encode_chunk",
+    "map_finish_reason",
+    "map_logprobs",
+    "map_usage",
+    "random_id",
+]

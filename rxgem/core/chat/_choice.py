@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..openai._annotations import ContentMap, MetadataMerger
-from ..openai._parts import AudioStream
+from ..openai import AudioStream, ContentMap, MetadataMerger
 
 __all__ = ["ChoiceState", "merge"]
 

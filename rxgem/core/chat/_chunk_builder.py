@@ -20,9 +20,19 @@ from typing import Any, Literal, TypeAlias
 import msgspec
 
 from .._option_checks import check_reasoning_field
-from ..openai._annotations import OTHER, TEXT, THOUGHT, ContentMap, url_citations
-from ..openai._parts import ID_MARK, AudioStream, part_entry, render_code, without_data
-from ..slots._items import (
+from ..openai import (
+    ID_MARK,
+    OTHER,
+    TEXT,
+    THOUGHT,
+    AudioStream,
+    ContentMap,
+    part_entry,
+    render_code,
+    url_citations,
+    without_data,
+)
+from ..slots import (
     ArgsDelta,
     Batch,
     DataPart,

@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from ..gemini._models import ModalityTokenCount, UsageMetadata
+from ..gemini import ModalityTokenCount, UsageMetadata
 from ._models import CompletionUsage, FinishReason
 
 __all__ = [

@@ -6,7 +6,7 @@ from typing import Any
 
 import msgspec
 
-from .._openai_error import Scrub, openai_error
+from ..openai import Scrub, openai_error
 from ._models import ChatCompletionChunk
 
 __all__ = ["DONE_FRAME", "SSEEncoder", "encode_chunk", "encode_error", "error_payload"]

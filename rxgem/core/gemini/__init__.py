@@ -5,3 +5,28 @@
 :data:`~rxgem.core.GeminiApi`), and :class:`~rxgem.core.SlotTable` (in ``slots/``) turns
 those into items. Its names are exported by :mod:`rxgem.core`.
 """
+
+from ._enums import ENUM_TABLES, GeminiApi
+from ._models import (
+    Candidate,
+    FunctionCall,
+    GenerateContentResponse,
+    ModalityTokenCount,
+    Part,
+    PartialArg,
+    UsageMetadata,
+)
+from ._parser import ResponseParser
+
+__all__ = [
+    "ENUM_TABLES",
+    "Candidate",
+    "FunctionCall",
+    "GeminiApi",
+    "GenerateContentResponse",
+    "ModalityTokenCount",
+    "Part",
+    "PartialArg",
+    "ResponseParser",
+    "UsageMetadata",
+]

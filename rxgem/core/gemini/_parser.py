@@ -30,7 +30,7 @@ import msgspec
 
 from .._errors import GeminiAPIError, MalformedStreamError, snippet
 from .._option_checks import check_api
-from ..sse._event import SSEEvent
+from ..sse import SSEEvent
 from ._enums import ENUM_TABLES, GeminiApi, normalize_carried, normalize_enums
 from ._models import ErrorBody, GenerateContentResponse
 

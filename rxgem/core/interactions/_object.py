@@ -10,7 +10,7 @@ from __future__ import annotations
 import msgspec
 
 from .._errors import GeminiAPIError, MalformedStreamError, snippet
-from ..slots._items import Batch
+from ..slots import Batch
 from ._models import Interaction, InteractionCompleted, InteractionCreated, StepStart, StepStop
 from ._parser import not_interactions
 from ._reader import StepReader

@@ -19,7 +19,7 @@ from typing import Any
 import msgspec
 
 from .._errors import GeminiAPIError, MalformedStreamError, snippet
-from ..sse._event import SSEEvent
+from ..sse import SSEEvent
 from ._models import Done, InteractionEvent, StepDelta, StepStart, TaggedEvent, UnknownEvent
 from ._parts import KNOWN_DELTAS, KNOWN_STEPS
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..gemini._models import ModalityTokenCount, Part, UsageMetadata
+from ..gemini import ModalityTokenCount, Part, UsageMetadata
 from ._models import Content, InteractionUsage, ModalityTokens
 
 __all__ = [

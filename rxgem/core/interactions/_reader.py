@@ -36,8 +36,8 @@ from typing import Any
 import msgspec
 
 from .._errors import GeminiAPIError, MalformedStreamError, TruncatedStreamError, snippet
-from ..gemini._models import Part
-from ..slots._items import (
+from ..gemini import Part
+from ..slots import (
     ArgsDelta,
     Batch,
     DataPart,

@@ -22,7 +22,7 @@ from typing import Any
 import msgspec
 
 from .._errors import MalformedStreamError
-from ..gemini._models import Part
+from ..gemini import Part
 
 __all__ = ["ID_MARK", "AudioStream", "part_entry", "render_code", "without_data"]
 

@@ -36,11 +36,10 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .._openai_error import Scrub, unscrubbed
-from ..chat._mapping import created_seconds, map_logprobs, random_id
-from ..gemini._models import UsageMetadata
-from ..openai._annotations import MetadataMerger, url_citations
-from ..slots._items import (
+from ..chat import created_seconds, map_logprobs, random_id
+from ..gemini import UsageMetadata
+from ..openai import MetadataMerger, Scrub, unscrubbed, url_citations
+from ..slots import (
     ArgsDelta,
     Batch,
     DataPart,

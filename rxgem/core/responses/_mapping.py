@@ -12,11 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from .._openai_error import Scrub, openai_error
-from ..chat._mapping import map_finish_reason, map_usage
-from ..gemini._models import UsageMetadata
-from ..openai._annotations import MetadataMerger
-from ..slots._items import End
+from ..chat import map_finish_reason, map_usage
+from ..gemini import UsageMetadata
+from ..openai import MetadataMerger, Scrub, openai_error
+from ..slots import End
 from ._models import ResponseError, ResponseStatus, ResponseUsage
 
 __all__ = [

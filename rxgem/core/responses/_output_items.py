@@ -23,10 +23,9 @@ from typing import Any
 
 import msgspec
 
-from ..gemini._models import Part
-from ..openai._annotations import OTHER, TEXT, THOUGHT, ContentMap
-from ..openai._parts import part_entry, without_data
-from ..slots._items import ToolCall
+from ..gemini import Part
+from ..openai import OTHER, TEXT, THOUGHT, ContentMap, part_entry, without_data
+from ..slots import ToolCall
 from ._mapping import flat_citations
 from ._models import (
     CodeInterpreterCall,

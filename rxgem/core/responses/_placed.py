@@ -13,7 +13,7 @@ part of it where the item stands, and from that the same ``thought`` step.
 
 from __future__ import annotations
 
-from ..gemini._models import Part
+from ..gemini import Part
 from ._models import ResponsesEvent
 from ._output_items import OutputItems
 from ._reasoning_carrier import CarriedSignature, encode_signatures

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import msgspec
 
-from .._openai_error import OpenAIError, Scrub, openai_error
+from ..openai import OpenAIError, Scrub, openai_error
 from ._models import ResponseFailed, ResponsesEvent
 
 __all__ = ["ResponsesSSEEncoder", "encode_event", "encode_stream_error"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._errors import MalformedStreamError, snippet
-from ..gemini._models import PartialArg
+from ..gemini import PartialArg
 from ._items import Batch, CallPart, SlotUpdate
 from ._json_growth import same_args
 from ._json_path import MAX_PATH_DEPTH, PathKey, assign_path, parse_json_path

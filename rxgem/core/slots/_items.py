@@ -31,7 +31,7 @@ from typing import Any, TypeAlias
 
 import msgspec
 
-from ..gemini._models import FunctionCall, Part, UsageMetadata
+from ..gemini import FunctionCall, Part, UsageMetadata
 
 __all__ = [
     "ArgsDelta",

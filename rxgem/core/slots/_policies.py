@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..gemini._models import FunctionCall
+from ..gemini import FunctionCall
 from ._json_growth import SAME, args_relation
 from ._policy_protocol import SlotPolicy, SlotPolicyName
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
 
-from ..gemini._models import FunctionCall
+from ..gemini import FunctionCall
 
 if TYPE_CHECKING:
     from ._policies import SlotInfo

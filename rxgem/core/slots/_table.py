@@ -31,7 +31,7 @@ from typing import Any
 import msgspec
 
 from .._errors import MalformedStreamError
-from ..gemini._models import Candidate, FunctionCall, GenerateContentResponse
+from ..gemini import Candidate, FunctionCall, GenerateContentResponse
 from ._items import (
     Batch,
     Blocked,

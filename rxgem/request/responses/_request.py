@@ -15,7 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from ...core import GeminiApi, InvalidRequestError
+from ...core import InvalidRequestError
+from ...core.gemini import GeminiApi
 from .._contents import gemini_contents
 from .._json import JSONObject, at
 from .._model_families import model_family

@@ -32,7 +32,8 @@ from typing import Any, Final
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ...core import CompletionUsage, ResponseUsage
+from ...core.chat import CompletionUsage
+from ...core.responses import ResponseUsage
 from ...replies import ErrorReply, internal_error, redact
 from ._labels import route_of
 from ._telemetry import RequestTelemetry, Telemetry

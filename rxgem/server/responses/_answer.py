@@ -28,7 +28,7 @@ from typing import Any, Final, cast
 from reactivex import Observable
 
 from ...bridge import FlowGate
-from ...core import Response, ResponsesEvent
+from ...core.responses import Response, ResponsesEvent
 from ...replies import ErrorReply
 from ..stream import Answering, FrameBuffer, StreamedAnswer, error_event, event_frame
 

@@ -18,7 +18,7 @@ from types import UnionType
 from typing import Any, Final, Literal, TypeAlias, Union, get_args, get_origin, get_type_hints
 from urllib.parse import urlsplit
 
-from ...core import STAGES, PipelineSettings
+from ...core.pipeline import STAGES, PipelineSettings
 from ...store import (
     DEFAULT_MAX_CHAIN,
     DEFAULT_MAX_ITEMS,

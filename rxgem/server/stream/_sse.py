@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from ...core import DONE_FRAME, encode_chunk, encode_event
+from ...core.chat import DONE_FRAME, encode_chunk
+from ...core.responses import encode_event
 from ...replies import error_event
 
 __all__ = [

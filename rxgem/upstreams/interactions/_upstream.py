@@ -7,7 +7,7 @@ from typing import Any, Final
 
 from reactivex import Observable
 
-from ...core import reader_of
+from ...core.pipeline import reader_of
 from ...request import (
     InteractionRequest,
     Resolve,

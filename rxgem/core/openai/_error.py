@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ._errors import (
+from .._errors import (
     GeminiAPIError,
     GeminiTransportError,
     InvalidRequestError,

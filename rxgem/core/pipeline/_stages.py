@@ -16,7 +16,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Generic, Literal, TypeVar
 
-from ._option_checks import check_upstream
+from .._option_checks import check_upstream
+from ..chat import ChunkBuilder
+from ..gemini import ResponseParser
+from ..interactions import InteractionsParser, StepReader
+from ..responses import ResponsesBuilder
+from ..slots import ArgsTable, FinishBuffer, SlotTable
+from ..sse import SSEDecoder
 from ._options import (
     FlushOnFinishOptions,
     GroupBySlotOptions,
@@ -27,15 +33,6 @@ from ._options import (
     Upstream,
     declared_of,
 )
-from .chat._chunk_builder import ChunkBuilder
-from .gemini._parser import ResponseParser
-from .interactions._parser import InteractionsParser
-from .interactions._reader import StepReader
-from .responses._builder import ResponsesBuilder
-from .slots._args_table import ArgsTable
-from .slots._finish_buffer import FinishBuffer
-from .slots._table import SlotTable
-from .sse._decoder import SSEDecoder
 
 __all__ = [
     "INTERACTIONS_RESPONSES_STAGES",

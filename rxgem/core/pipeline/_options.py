@@ -28,20 +28,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, TypedDict, get_type_hints
 
-from ._openai_error import unscrubbed
-from ._option_checks import (
+from .._option_checks import (
     check_announce,
     check_api,
     check_callable,
     check_reasoning_field,
     check_upstream,
 )
-from .chat._chunk_builder import ReasoningField
-from .chat._mapping import random_id
-from .gemini._enums import GeminiApi
-from .responses._mapping import check_namespaced, check_request, check_response_id
-from .slots._finish_buffer import Announce
-from .slots._policies import SlotPolicy, SlotPolicyName, resolve_policy
+from ..chat import ReasoningField, random_id
+from ..gemini import GeminiApi
+from ..openai import unscrubbed
+from ..responses import check_namespaced, check_request, check_response_id
+from ..slots import Announce, SlotPolicy, SlotPolicyName, resolve_policy
 
 __all__ = [
     "FlushOnFinishOptions",
