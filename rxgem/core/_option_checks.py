@@ -4,7 +4,8 @@ in the same words whether it reaches the core through the pipeline or directly.
 
 Each check raises ``ValueError`` (a value out of range) or ``TypeError`` (a value of the
 wrong kind) and returns nothing. ``slot_policy``'s check is
-``resolve_policy`` (``slots/_policies``).
+``resolve_policy`` (``slots/_policies``), ``api``'s is ``check_api`` (``gemini/_parser``,
+beside the enum tables it names).
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from collections.abc import Callable
 
 __all__ = [
     "check_announce",
-    "check_api",
     "check_callable",
     "check_reasoning_field",
     "check_upstream",
@@ -21,15 +21,6 @@ __all__ = [
 
 UPSTREAMS = ("generate-content", "interactions")
 """The Gemini APIs whose streams the pipeline reads (its ``upstream`` option)."""
-
-
-def check_api(api: object) -> None:
-    """``api``: ``"gemini"`` or ``"vertex"`` (whose enum numbers are read)."""
-    # read here, not at import: the Gemini reader imports these checks
-    from .gemini import ENUM_TABLES
-
-    if not isinstance(api, str) or api not in ENUM_TABLES:
-        raise ValueError(f"api must be 'gemini' or 'vertex', not {api!r}")
 
 
 def check_announce(announce: object) -> None:

@@ -1,4 +1,5 @@
-"""What :class:`~rxgem.core.ChunkBuilder` keeps of each choice of a stream."""
+"""What :class:`~rxgem.core.ChunkBuilder` keeps of each choice of a stream, and the entries
+it writes into a choice's delta."""
 
 from __future__ import annotations
 
@@ -6,7 +7,16 @@ from typing import Any
 
 from ..openai import AudioStream, ContentMap, MetadataMerger
 
-__all__ = ["ChoiceState", "merge"]
+__all__ = ["ChoiceState", "image_entry", "merge", "signature_extra"]
+
+
+def signature_extra(signature: str) -> dict[str, dict[str, str]]:
+    return {"google": {"thought_signature": signature}}
+
+
+def image_entry(index: int, url: str) -> dict[str, Any]:
+    """A ``delta.images`` entry; its running ``index`` keeps two images apart in the SDK."""
+    return {"index": index, "type": "image_url", "image_url": {"url": url}}
 
 
 class ChoiceState:

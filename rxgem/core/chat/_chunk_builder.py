@@ -46,14 +46,8 @@ from ..slots import (
     ToolCallHeader,
     Usage,
 )
-from ._choice import ChoiceState, merge
-from ._mapping import (
-    created_seconds,
-    map_finish_reason,
-    map_logprobs,
-    map_usage,
-    random_id,
-)
+from ._choice import ChoiceState, image_entry, merge, signature_extra
+from ._mapping import created_seconds, map_finish_reason, map_logprobs, map_usage, random_id
 from ._models import (
     ChatCompletionChunk,
     ChoiceDelta,
@@ -70,15 +64,6 @@ ReasoningField: TypeAlias = Literal["reasoning_content", "reasoning"] | None
 
 _ENCODE = msgspec.json.Encoder().encode
 _OBJECT: Literal["chat.completion.chunk"] = "chat.completion.chunk"
-
-
-def signature_extra(signature: str) -> dict[str, dict[str, str]]:
-    return {"google": {"thought_signature": signature}}
-
-
-def image_entry(index: int, url: str) -> dict[str, Any]:
-    """A ``delta.images`` entry; its running ``index`` keeps two images apart in the SDK."""
-    return {"index": index, "type": "image_url", "image_url": {"url": url}}
 
 
 class ChunkBuilder:

@@ -6,7 +6,7 @@
 those into items. Its names are exported by :mod:`rxgem.core`.
 """
 
-from ._enums import ENUM_TABLES, GeminiApi
+from ._enums import GeminiApi
 from ._models import (
     Candidate,
     FunctionCall,
@@ -16,10 +16,9 @@ from ._models import (
     PartialArg,
     UsageMetadata,
 )
-from ._parser import ResponseParser
+from ._parser import ResponseParser, check_api
 
 __all__ = [
-    "ENUM_TABLES",
     "Candidate",
     "FunctionCall",
     "GeminiApi",
@@ -29,4 +28,5 @@ __all__ = [
     "PartialArg",
     "ResponseParser",
     "UsageMetadata",
+    "check_api",
 ]

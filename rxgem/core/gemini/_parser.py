@@ -29,12 +29,17 @@ from typing import Any
 import msgspec
 
 from .._errors import GeminiAPIError, MalformedStreamError, snippet
-from .._option_checks import check_api
 from ..sse import SSEEvent
 from ._enums import ENUM_TABLES, GeminiApi, normalize_carried, normalize_enums
 from ._models import ErrorBody, GenerateContentResponse
 
-__all__ = ["ResponseParser", "api_error"]
+__all__ = ["ResponseParser", "api_error", "check_api"]
+
+
+def check_api(api: object) -> None:
+    """``api``: ``"gemini"`` or ``"vertex"`` (whose enum numbers are read)."""
+    if not isinstance(api, str) or api not in ENUM_TABLES:
+        raise ValueError(f"api must be 'gemini' or 'vertex', not {api!r}")
 
 
 class _Envelope(msgspec.Struct, frozen=True, gc=False):

@@ -30,13 +30,12 @@ from typing import Annotated, Any, Literal, TypedDict, get_type_hints
 
 from .._option_checks import (
     check_announce,
-    check_api,
     check_callable,
     check_reasoning_field,
     check_upstream,
 )
 from ..chat import ReasoningField, random_id
-from ..gemini import GeminiApi
+from ..gemini import GeminiApi, check_api
 from ..openai import unscrubbed
 from ..responses import check_namespaced, check_request, check_response_id
 from ..slots import Announce, SlotPolicy, SlotPolicyName, resolve_policy
