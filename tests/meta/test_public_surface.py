@@ -256,6 +256,8 @@ def test_the_scripted_interaction_events_keep_their_old_name_for_a_release() -> 
         ("rxgem.testing", "read_cassette", "rxgem.transport"),
         ("rxgem.store", "default_path", "rxgem.store._paths"),
         ("rxgem.transport", "redact", "rxgem.transport._redact"),
+        ("rxgem.core", "Part", "rxgem.core.gemini"),
+        ("rxgem.core", "ChunkAccumulator", "rxgem.core.chat"),
     ],
 )
 def test_a_name_that_left_the_surface_is_found_with_a_warning_for_a_release(
