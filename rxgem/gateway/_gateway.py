@@ -15,13 +15,8 @@ from reactivex import Observable
 
 from ..client import chat_completions, response_events
 from ..converter import ResponsesConverter, StreamOptions
-from ..core import (
-    ChatCompletion,
-    ChatCompletionChunk,
-    GeminiAPIError,
-    GeminiTransportError,
-    ResponsesEvent,
-)
+from ..core import ChatCompletion, ChatCompletionChunk, GeminiAPIError, GeminiTransportError
+from ..core.responses import ResponsesEvent
 from ..operators import pipeline_stages, responses_stages
 from ..replies import Refusal, openai_model, openai_model_list, valid_model_name
 from ..request import InteractionRequest, ResponsesRequest

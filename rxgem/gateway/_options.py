@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core import Stage
+from ..core.pipeline import Stage
 from ..upstreams import Upstream, upstream_of
 from ._store_limits import StoreLimits
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from ..converter import ResponsesConverter
-from ..core import Response
+from ..core.responses import Response
 from ..replies import Refusal, bad_request, store_unavailable
 from ..request import (
     InteractionRequest,

@@ -10,7 +10,8 @@ from typing import Any
 
 from reactivex import Observable
 
-from ..core import ChatCompletion, ChatCompletionChunk, Response, ResponsesEvent
+from ..core import ChatCompletion, ChatCompletionChunk
+from ..core.responses import Response, ResponsesEvent
 
 __all__ = ["ChatRun", "Document", "OnResponse", "ResponsesRun"]
 

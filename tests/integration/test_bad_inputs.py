@@ -23,7 +23,7 @@ from pipeline_harness import check_protocol, run, sdk_validate
 
 import rxgem
 from rxgem import cli
-from rxgem.core._openai_error import openai_error
+from rxgem.core.openai._error import openai_error
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 CASES: dict[str, dict[str, Any]] = json.loads((CORPUS / "cases.json").read_text("utf-8"))
