@@ -341,7 +341,7 @@ def test_gemini_error_writes_text_then_error_frame(cli: Run, tmp_path: Path, nam
     assert text_of(chunks, 0, "content") == expected["choices"][0]["content"]
     assert all(ch["finish_reason"] is None for c in chunks for ch in c["choices"])
     assert all("usage" not in c for c in chunks)
-    error = error_frame(result.stdout)  # in OpenAI's words (rxgem.core.openai_error)
+    error = error_frame(result.stdout)  # in OpenAI's words (rxgem.core.openai.openai_error)
     status = expected["error"]["status"]
     quota = status == "RESOURCE_EXHAUSTED"
     assert error["type"] == ("rate_limit_error" if quota else "server_error")

@@ -137,7 +137,7 @@ def test_end_item_finishes_the_choice(
     batch.append(End(candidate=0, reason=native, has_calls=calls))
     chunks = run(batch)
     assert finishes(chunks) == [(0, with_calls if calls else without_calls, native)]
-    assert chunks[-1].choices[0].delta == rxgem.core.ChoiceDelta()
+    assert chunks[-1].choices[0].delta == rxgem.core.chat.ChoiceDelta()
     check_protocol(chunks)
 
 

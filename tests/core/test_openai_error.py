@@ -1,6 +1,6 @@
 """The one error vocabulary: each of rxgem's exceptions → OpenAI's error object and status.
 
-:func:`rxgem.core.openai_error` is the one mapping; every output says an error with it:
+:func:`rxgem.core.openai.openai_error` is the one mapping; every output says an error with it:
 the chat SSE error frame, the chat JSON error body (the server's reply), the Responses
 ``error`` event and a failed response's ``error``. Each must give the same ``type``,
 ``code`` (a failed response: the Responses API's nearest) and ``param`` for one error,

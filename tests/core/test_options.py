@@ -140,7 +140,9 @@ def test_converter_feed_unrolls_the_declared_stages() -> None:
         (core.ChunkBuilder, False),
     ]
     assert RESPONSES_STAGES[:5] == STAGES[:5]
-    assert [(s.core, s.batched) for s in RESPONSES_STAGES[5:]] == [(core.ResponsesBuilder, False)]
+    assert [(s.core, s.batched) for s in RESPONSES_STAGES[5:]] == [
+        (core.responses.ResponsesBuilder, False)
+    ]
 
 
 def test_the_cores_are_made_with_the_options() -> None:

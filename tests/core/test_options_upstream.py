@@ -53,10 +53,14 @@ def takers(options: dict[str, Any]) -> list[Callable[[], object]]:
 
 def test_upstream_is_declared_once_with_its_default_and_check() -> None:
     assert set(UpstreamOptions.__optional_keys__) == {"upstream"}
-    for faces in (core.PipelineOptions, core.StreamOptions, core.ResponsesPipelineOptions):
+    for faces in (
+        core.pipeline.PipelineOptions,
+        core.pipeline.StreamOptions,
+        core.pipeline.ResponsesPipelineOptions,
+    ):
         assert "upstream" in faces.__optional_keys__
         assert "upstream: " in (faces.__doc__ or "")
-    assert PipelineSettings({}).reader is core.reader_of("generate-content")
+    assert PipelineSettings({}).reader is core.pipeline.reader_of("generate-content")
 
 
 def test_upstream_chooses_the_stages_of_each_output() -> None:
@@ -71,7 +75,7 @@ def test_upstream_chooses_the_stages_of_each_output() -> None:
         core.SSEDecoder,
         core.InteractionsParser,
         core.StepReader,
-        core.ResponsesBuilder,
+        core.responses.ResponsesBuilder,
     ]
     named = rxgem.operators.pipeline_stages(upstream="interactions")
     assert [name for name, _ in named] == INTERACTIONS_NAMES

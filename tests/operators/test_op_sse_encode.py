@@ -60,7 +60,7 @@ def test_empty_stream_sends_only_done() -> None:
 
 def test_error_sends_an_error_frame_then_the_error_without_done() -> None:
     boom = MalformedStreamError("invalid JSON", event=3)
-    error_frame = {  # in OpenAI's words (rxgem.core.openai_error), never quoting Gemini
+    error_frame = {  # in OpenAI's words (rxgem.core.openai.openai_error), never quoting Gemini
         "error": {
             "message": "Gemini's response could not be read: malformed stream at event 3:"
             " invalid JSON",

@@ -3,7 +3,7 @@
 For each of Google's errors (its message holding the server's key): the chat completion
 (an HTTP error), the chat stream cut by it (the last ``data: {"error": ...}`` frame), the
 Responses request (an HTTP error) and the Responses stream cut by it (``response.failed``)
-give the ``type``, ``code`` and ``param`` of :func:`rxgem.core.openai_error` (a failed
+give the ``type``, ``code`` and ``param`` of :func:`rxgem.core.openai.openai_error` (a failed
 response: the Responses API's code), the same scrubbed message, and the SDK (with strict
 response validation) raises the exception class its status stands for.
 """

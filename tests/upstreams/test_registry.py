@@ -71,10 +71,10 @@ def test_an_unknown_name_or_api_is_refused_in_the_pipelines_words(
 
 
 def test_each_upstream_names_its_reader() -> None:
-    assert GEMINI.reader is VERTEX.reader is core.reader_of("generate-content")
-    assert INTERACTIONS.reader is core.reader_of("interactions")
-    assert GEMINI.reader.chat is core.STAGES
-    assert INTERACTIONS.reader.responses is core.INTERACTIONS_RESPONSES_STAGES
+    assert GEMINI.reader is VERTEX.reader is core.pipeline.reader_of("generate-content")
+    assert INTERACTIONS.reader is core.pipeline.reader_of("interactions")
+    assert GEMINI.reader.chat is core.pipeline.STAGES
+    assert INTERACTIONS.reader.responses is core.pipeline.INTERACTIONS_RESPONSES_STAGES
     assert INTERACTIONS.reader.steps
     assert not GEMINI.reader.steps
 
@@ -84,7 +84,7 @@ def test_the_pipeline_options_choose_the_reader_and_the_enum_numbers() -> None:
     assert VERTEX.pipeline({}) == {"api": "vertex"}
     assert INTERACTIONS.pipeline({"model": "m"}) == {"model": "m", "upstream": "interactions"}
     for upstream in UPSTREAMS:  # each is a pipeline the core accepts, with that reader
-        assert core.PipelineSettings(upstream.pipeline({})).reader is upstream.reader
+        assert core.pipeline.PipelineSettings(upstream.pipeline({})).reader is upstream.reader
 
 
 def test_the_chat_writer_is_the_upstreams() -> None:
