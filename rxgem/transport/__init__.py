@@ -24,7 +24,10 @@ from ._interactions_exchange import from_interactions
 # through faces, never private modules).
 # isort: off
 from ._cassette import sniff_cassette as sniff_cassette
-from ._exchange import TransportOptions as TransportOptions
+from ._exchange import (
+    DEFAULT_MAX_LINE_BYTES as DEFAULT_MAX_LINE_BYTES,
+    TransportOptions as TransportOptions,
+)
 from ._http import (
     DEFAULT_BASE_URL as DEFAULT_BASE_URL,
     DEFAULT_TIMEOUT as DEFAULT_TIMEOUT,
@@ -67,7 +70,6 @@ __all__ = [
 
 _RETIRED = {
     "CASSETTE_FORMAT": "._cassette",
-    "DEFAULT_MAX_LINE_BYTES": "._exchange",
     "DEFAULT_MAX_RESUMES": "._machine",
     "DEFAULT_RESUME": "._interactions_exchange",
     "MAX_MODEL_PAGES": "._models_api",

@@ -44,3 +44,15 @@ def test_a_star_import_needs_no_extra(package: str) -> None:
     code = f"import sys; {blocked}; from {package} import *"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr[-2000:]
+
+
+def test_rxgem_uses_none_of_its_own_deprecated_names() -> None:
+    packages = ", ".join((*PACKAGES, "rxgem.server", "rxgem.gateway", "rxgem.cli"))
+    code = f"import {packages}"
+    run = subprocess.run(
+        [sys.executable, "-W", "error::DeprecationWarning", "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]

@@ -25,8 +25,6 @@ STORE = {
     "ItemsPage",
     "Order",
     "open_store",
-    "default_path",
-    "store_location",
     # the backends
     "SQLiteStore",
     "RedisStore",
@@ -38,36 +36,10 @@ STORE = {
     "RecordTooLargeError",
     "StoreTimeoutError",
     "StoreUnavailableError",
-    # ids and limits
-    "valid_turn_id",
-    "valid_item_id",
-    "TURN_ID_PREFIXES",
-    "MAX_ID_LENGTH",
-    "MAX_PAGE",
-    "DEFAULT_MAX_RECORD_BYTES",
-    "DEFAULT_MAX_ITEMS",
-    "DEFAULT_MAX_CHAIN",
-    "DEFAULT_TIMEOUT",
-    # signature memory's defaults and bounds
-    "DEFAULT_SIGNATURE_TTL",
-    "DEFAULT_MAX_SIGNATURES",
+    # signature memory's bounds (docs/store.md)
     "MAX_SIGNATURE_KEY",
     "MAX_SIGNATURE_BYTES",
     "MAX_RECALL",
-    # Responses turns to and from the store (rxgem serve's and the in-process transport's)
-    "ANONYMOUS",
-    "history_items",
-    "is_background",
-    "is_running",
-    "items_page",
-    "new_item_id",
-    "new_response_id",
-    "normalized_input",
-    "replayed_ids",
-    "resolved_item",
-    "stored_inputs",
-    "stored_turn",
-    "with_stored_signatures",
 }
 
 
