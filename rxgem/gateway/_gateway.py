@@ -201,30 +201,34 @@ class Gateway:
 
     # -- models and readiness
 
-    async def probe(self) -> str | None:
+    async def probe(self, keys: Keys | None = None) -> str | None:
         """Whether Gemini answers: ``None`` if so, else what is wrong (for ``/readyz``).
 
-        A ``GET {upstream}/models?pageSize=1`` with the gateway's own credentials (none
-        with pass-through auth: any answer then shows the upstream is there), at most
-        once per ``_PROBE_TTL`` seconds; a refused key makes it not ready.
+        A ``GET {upstream}/models?pageSize=1`` with ``keys`` (the credentials the server
+        found itself), else the gateway's own (none with pass-through auth: any answer then
+        shows the upstream is there), at most once per ``_PROBE_TTL`` seconds; a refused
+        credential makes it not ready.
         """
         now = time.monotonic()
         if self._probe is not None and now - self._probe[0] < _PROBE_TTL:
             return self._probe[1]
         o = self.options
+        api_key, access_token = (
+            (keys.api_key, keys.access_token) if keys else (o.api_key, o.access_token)
+        )
         problem: str | None = None
         try:
             status = await models_status(
                 self.pools.client,
                 o.upstream,
-                api_key=o.api_key,
-                access_token=o.access_token,
+                api_key=api_key,
+                access_token=access_token,
                 timeout=o.connect_timeout,
             )
         except GeminiTransportError as exc:
             problem = f"upstream unreachable ({type(exc.cause).__name__})"
         else:
-            refused = status in (401, 403) and bool(o.api_key or o.access_token)
+            refused = status in (401, 403) and bool(api_key or access_token)
             if status >= 500 or refused:
                 problem = f"upstream answered HTTP {status}"
         self._probe = (now, problem)

@@ -124,7 +124,7 @@ def create_app(settings: ServerSettings, *, telemetry: Telemetry | None = None) 
     handling = Handling(settings, gateway, logger, drain)
     chat = ChatRoutes(handling)
     responses = ResponsesRoutes(handling)
-    probes = Probes(drain, admission, gateway)
+    probes = Probes(drain, admission, gateway, handling.own_credentials)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:

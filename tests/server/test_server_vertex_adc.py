@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
 import openai
 import pytest
 from server_harness import TOKEN, sdk, serving
@@ -209,3 +210,27 @@ def test_chat_on_vertex_without_credentials_says_so_in_one_line(tmp_path: Path) 
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert "no Application Default Credentials for Vertex AI" in done.stderr
+
+
+# ------------------------------------------------------------------------------ readiness
+
+
+def test_readyz_asks_vertex_with_the_found_credential(adc: TokenEndpoint) -> None:
+    with FakeGemini() as fake, serving(_settings(fake)) as url:
+        answer = httpx.get(f"{url}/readyz", timeout=10)
+        sent = [request for request in fake.requests if "/models" in request.path]
+    assert answer.status_code == 200, answer.text
+    # without it, Vertex refuses any caller alike and a broken credential looked ready
+    assert [request.headers.get("authorization") for request in sent] == ["Bearer tok-1"]
+
+
+def test_readyz_is_unavailable_while_the_credential_cannot_be_had(adc: TokenEndpoint) -> None:
+    with FakeGemini() as fake, serving(_settings(fake)) as url:
+        adc.behave = "refuse"
+        answer = httpx.get(f"{url}/readyz", timeout=10)
+        asked = [request for request in fake.requests if "/models" in request.path]
+    assert answer.status_code == 503
+    assert answer.json()["checks"]["upstream"] == "no credentials (MissingCredentialsError)"
+    assert asked == []  # Gemini is not asked without one
+    for secret in _secrets(adc):
+        assert secret not in answer.text
