@@ -204,6 +204,46 @@ def test_chat_on_vertex_takes_a_token_from_the_credentials(tmp_path: Path) -> No
     assert "AIza-not-vertex" not in done.stdout + done.stderr
 
 
+# Vertex AI's address answered by FakeGemini: its host and its model path put on the fake's
+REDIRECT = """
+import os, re
+import httpx
+
+_port = int(os.environ["RXGEM_TEST_VERTEX_PORT"])
+_send = httpx.HTTPTransport.handle_request
+_MODEL = re.compile(r"/v1/projects/[^/]+/locations/[^/]+/publishers/google(/models/.*)")
+
+
+def _handle_request(self, request):
+    if request.url.host.endswith("aiplatform.googleapis.com"):
+        path = _MODEL.sub(r"/v1beta\\1", request.url.path)
+        request.url = request.url.copy_with(scheme="http", host="127.0.0.1", port=_port, path=path)
+    return _send(self, request)
+
+
+httpx.HTTPTransport.handle_request = _handle_request
+"""
+
+
+def test_a_chat_on_vertex_sends_each_turn_a_fresh_token(tmp_path: Path) -> None:
+    # a conversation can outlast its token: each turn takes one, refreshed when it expires
+    (tmp_path / "sitecustomize.py").write_text(REDIRECT, encoding="utf-8")
+    with token_endpoint(expires_in=1) as endpoint, FakeGemini() as fake:
+        env = {
+            "GOOGLE_APPLICATION_CREDENTIALS": str(endpoint.service_account(tmp_path)),
+            "PYTHONPATH": str(tmp_path),
+            "RXGEM_TEST_VERTEX_PORT": str(fake.port),
+        }
+        done = _chat("--vertex", "my-proj/us-central1", env=env, stdin="Hi\nAgain\n")
+        sent = [request.headers for request in fake.requests]
+    assert done.returncode == 0, done.stderr
+    # tok-1 came at startup, to check the credentials; it expired before the first turn
+    assert endpoint.issued == ["tok-1", "tok-2", "tok-3"]
+    assert [headers.get("authorization") for headers in sent] == ["Bearer tok-2", "Bearer tok-3"]
+    assert all(headers["host"] == "us-central1-aiplatform.googleapis.com" for headers in sent)
+    assert "tok-" not in done.stdout + done.stderr
+
+
 def test_chat_on_vertex_without_credentials_says_so_in_one_line(tmp_path: Path) -> None:
     env = {"CLOUDSDK_CONFIG": str(tmp_path), "NO_GCE_CHECK": "true"}
     done = _chat("--vertex", "my-proj/us-central1", "Hi", env=env, stdin="")
