@@ -18,6 +18,7 @@ from typing import Any, Final, Literal, TypeAlias
 from ..core import InvalidRequestError
 from ._json import JSONObject, quoted
 from ._model_families import ModelFamily
+from ._settings import Function, Settings, Thinking, Tools
 from .schema._convert import SchemaTarget, to_gemini_schema
 
 __all__ = [
@@ -29,13 +30,12 @@ __all__ = [
     "UnsupportedWarning",
     "check_function_name",
     "converted_schema",
-    "function_declaration",
-    "generation_config",
-    "response_schema_field",
+    "read_function",
+    "read_generation",
+    "read_thinking",
+    "read_tool_choice",
+    "read_tools",
     "schema_target",
-    "thinking_config",
-    "tool_config",
-    "tools",
     "unsupported",
 ]
 
@@ -73,10 +73,6 @@ _SCHEMA_TARGETS: Final = MappingProxyType({"gemini": "json_schema", "vertex": "o
 (``parametersJsonSchema``, ``responseJsonSchema``), Vertex AI the OpenAPI subset
 (``parameters``, ``responseSchema``)."""
 
-_RESPONSE_SCHEMA: Final = MappingProxyType(
-    {"json_schema": "responseJsonSchema", "openapi": "responseSchema"}
-)
-
 
 def schema_target(api: object) -> SchemaTarget:
     """The schema dialect a request for ``api`` is written in (the translations' ``api``
@@ -85,12 +81,6 @@ def schema_target(api: object) -> SchemaTarget:
     if target is None:
         raise ValueError(f"api must be 'gemini' or 'vertex', not {api!r}")
     return target  # type: ignore[return-value]
-
-
-def response_schema_field(target: SchemaTarget) -> str:
-    """The ``generationConfig`` field a response format's schema goes in, in ``target``'s
-    dialect."""
-    return _RESPONSE_SCHEMA[target]
 
 
 def converted_schema(schema: JSONObject, where: str, target: SchemaTarget) -> JSONObject:
@@ -123,9 +113,8 @@ def _number(body: JSONObject, key: str, kinds: tuple[type, ...] = (int, float)) 
     return value
 
 
-def generation_config(body: JSONObject, policy: Unsupported) -> JSONObject:
-    """``generationConfig`` but thinking and the response format."""
-    config: JSONObject = {}
+def read_generation(body: JSONObject, settings: Settings) -> None:
+    """A Chat Completions request's sampling, limits, stop sequences and modalities."""
     limits = {
         k: body[k] for k in ("max_completion_tokens", "max_tokens") if body.get(k) is not None
     }
@@ -137,21 +126,14 @@ def generation_config(body: JSONObject, policy: Unsupported) -> JSONObject:
             "max_tokens and max_completion_tokens disagree; send one", where="max_tokens"
         )
     if limits:
-        config["maxOutputTokens"] = next(iter(limits.values()))
-    for key, wire in (
-        ("temperature", "temperature"),
-        ("top_p", "topP"),
-        ("presence_penalty", "presencePenalty"),
-        ("frequency_penalty", "frequencyPenalty"),
-    ):
-        value = _number(body, key)
-        if value is not None:
-            config[wire] = value
-    for key, wire in (("n", "candidateCount"), ("seed", "seed"), ("top_logprobs", "logprobs")):
-        value = _number(body, key, (int,))
-        if value is not None:
-            config[wire] = value
-    n = config.get("candidateCount")
+        settings.max_output_tokens = next(iter(limits.values()))
+    settings.temperature = _number(body, "temperature")
+    settings.top_p = _number(body, "top_p")
+    settings.presence_penalty = _number(body, "presence_penalty")
+    settings.frequency_penalty = _number(body, "frequency_penalty")
+    n = settings.candidates = _number(body, "n", (int,))
+    settings.seed = _number(body, "seed", (int,))
+    settings.top_logprobs = _number(body, "top_logprobs", (int,))
     if n is not None and not 1 <= n <= MAX_CANDIDATES:
         # each candidate is a whole answer held and converted: Gemini's own bound, checked
         # before asking (the value is not repeated: it may be thousands of digits)
@@ -163,7 +145,7 @@ def generation_config(body: JSONObject, policy: Unsupported) -> JSONObject:
     if body.get("logprobs") is not None:
         if type(body["logprobs"]) is not bool:
             raise InvalidRequestError("must be a boolean", where="logprobs")
-        config["responseLogprobs"] = body["logprobs"]
+        settings.logprobs = body["logprobs"]
     stop = body.get("stop")
     if stop is not None:
         sequences = [stop] if type(stop) is str else stop
@@ -171,13 +153,12 @@ def generation_config(body: JSONObject, policy: Unsupported) -> JSONObject:
             raise InvalidRequestError("must be a string or a list of strings", where="stop")
         if len(sequences) > 5:
             raise InvalidRequestError("Gemini takes at most 5 stop sequences", where="stop")
-        config["stopSequences"] = sequences
+        settings.stop = sequences
     modalities = body.get("modalities")
     if modalities is not None:
         if type(modalities) is not list or not all(m in ("text", "audio") for m in modalities):
             raise InvalidRequestError('must list "text" and/or "audio"', where="modalities")
-        config["responseModalities"] = [m.upper() for m in modalities]
-    return config
+        settings.modalities = modalities
 
 
 BUDGETS: dict[str, int] = {"minimal": 512, "low": 1024, "medium": 8192, "high": 24576}
@@ -193,15 +174,20 @@ _LEVELS = {
 _ORDER = ("minimal", "low", "medium", "high")
 
 
-def thinking_config(
-    effort: Any, family: ModelFamily, include_thoughts: bool | None, policy: Unsupported
-) -> JSONObject | None:
-    """``thinkingConfig`` for ``reasoning_effort`` on the model's family."""
-    config: JSONObject = {}
+def read_thinking(
+    effort: Any,
+    family: ModelFamily,
+    include_thoughts: bool | None,
+    policy: Unsupported,
+    where: str = "reasoning_effort",
+) -> Thinking | None:
+    """The thinking a reasoning effort (the field at ``where``, already checked to be one
+    of OpenAI's efforts or ``None``) asks of the model's family."""
+    thinking = Thinking(where)
     if effort is not None:
         if effort not in ("none", "minimal", "low", "medium", "high", "xhigh"):
             raise InvalidRequestError(
-                "must be none, minimal, low, medium, high or xhigh", where="reasoning_effort"
+                "must be none, minimal, low, medium, high or xhigh", where=where
             )
         if family.thinks_in_levels:
             levels = _LEVELS[family.tier]
@@ -212,17 +198,17 @@ def thinking_config(
                     UnsupportedWarning,
                     stacklevel=3,
                 )
-                config["thinkingLevel"] = levels[0]
+                thinking.level = levels[0]
             elif effort == "xhigh":
-                config["thinkingLevel"] = levels[-1]
+                thinking.level = levels[-1]
             else:  # the level, or the next one up that the model has
                 wanted = _ORDER.index(effort)
-                config["thinkingLevel"] = next(
+                thinking.level = next(
                     (lvl for lvl in levels if _ORDER.index(lvl) >= wanted), levels[-1]
                 )
         elif family.thinks_in_budget:
             if effort == "none":
-                config["thinkingBudget"] = _MIN_BUDGET[family.tier]
+                thinking.budget = _MIN_BUDGET[family.tier]
                 if family.tier == "pro":
                     warnings.warn(
                         "reasoning_effort: Gemini 2.5 Pro cannot stop thinking; sent its"
@@ -231,37 +217,37 @@ def thinking_config(
                         stacklevel=3,
                     )
             elif effort == "xhigh":
-                config["thinkingBudget"] = _MAX_BUDGET[family.tier]
+                thinking.budget = _MAX_BUDGET[family.tier]
             else:
-                config["thinkingBudget"] = max(BUDGETS[effort], _MIN_BUDGET[family.tier])
+                thinking.budget = max(BUDGETS[effort], _MIN_BUDGET[family.tier])
         else:
             unsupported(
                 policy,
                 "this model does not think",
-                "reasoning_effort",
+                where,
                 "leave out the reasoning effort, or ask a Gemini 2.5 or later model",
             )
             return None
     if include_thoughts is not None and (family.thinks_in_levels or family.thinks_in_budget):
-        config["includeThoughts"] = include_thoughts
-    return config or None
+        thinking.include_thoughts = include_thoughts
+    if thinking.level is None and thinking.budget is None and thinking.include_thoughts is None:
+        return None
+    return thinking
 
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]{0,63}")
 
 
-def tools(
-    body: JSONObject, *, schema_target: SchemaTarget, policy: Unsupported
-) -> tuple[list[JSONObject], list[str]]:
-    """Gemini ``tools`` and the names of the declared functions, in order."""
+def read_tools(body: JSONObject, *, schema_target: SchemaTarget, policy: Unsupported) -> Tools:
+    """The functions a Chat Completions request declares (those ``tool_choice`` allows), and
+    whether it asks for web search."""
     declared = body.get("tools")
     if declared is None:
         declared = []
     if type(declared) is not list:
         raise InvalidRequestError("must be a list", where="tools")
     allowed = _allowed_tools(body.get("tool_choice"))
-    declarations: list[JSONObject] = []
-    names: list[str] = []
+    functions: list[Function] = []
     for i, tool in enumerate(declared):
         where = f"tools[{i}]"
         kind = tool.get("type") if type(tool) is dict else None
@@ -279,15 +265,8 @@ def tools(
         name = check_function_name(function.get("name"), f"{where}.function.name")
         if allowed is not None and name not in allowed:
             continue  # tool_choice allowed_tools: the others are not offered
-        declaration = function_declaration(name, function, f"{where}.function", schema_target)
-        declarations.append(declaration)
-        names.append(name)
-    out: list[JSONObject] = []
-    if declarations:
-        out.append({"functionDeclarations": declarations})
-    if body.get("web_search_options") is not None:
-        out.append({"googleSearch": {}})
-    return out, names
+        functions.append(read_function(name, function, f"{where}.function", schema_target))
+    return Tools(functions, search=body.get("web_search_options") is not None)
 
 
 def _allowed_tools(choice: Any) -> set[str] | None:
@@ -309,16 +288,18 @@ def _allowed_tools(choice: Any) -> set[str] | None:
     return None
 
 
-def tool_config(
-    body: JSONObject, names: list[str], family: ModelFamily, has_search: bool, policy: Unsupported
-) -> JSONObject | None:
-    """``toolConfig`` for ``tool_choice`` and ``parallel_tool_calls``."""
+_MODES: Final = MappingProxyType({"auto": "auto", "none": "none", "required": "any"})
+
+
+def read_tool_choice(body: JSONObject, tools: Tools, policy: Unsupported) -> None:
+    """``tool_choice`` and ``parallel_tool_calls`` of a Chat Completions request, into
+    ``tools`` (its functions read)."""
     choice = body.get("tool_choice")
-    calling: JSONObject = {}
+    names = [function.name for function in tools.functions]
     if choice is None:
         pass
-    elif choice in ("auto", "none", "required"):
-        calling["mode"] = {"auto": "AUTO", "none": "NONE", "required": "ANY"}[choice]
+    elif type(choice) is str and choice in _MODES:
+        tools.mode = _MODES[choice]  # type: ignore[assignment]
     elif type(choice) is dict and choice.get("type") == "function":
         function = choice.get("function")
         name = function.get("name") if type(function) is dict else None
@@ -327,14 +308,14 @@ def tool_config(
                 f"names a function the request does not declare: {quoted(name)}",
                 where="tool_choice.function.name",
             )
-        calling = {"mode": "ANY", "allowedFunctionNames": [name]}
+        tools.mode, tools.only = "any", [name]
     elif type(choice) is dict and choice.get("type") == "allowed_tools":
         mode = (choice.get("allowed_tools") or {}).get("mode", "auto")
         if mode not in ("auto", "required"):
             raise InvalidRequestError(
                 'must be "auto" or "required"', where="tool_choice.allowed_tools.mode"
             )
-        calling["mode"] = "AUTO" if mode == "auto" else "ANY"
+        tools.mode = "auto" if mode == "auto" else "any"
     else:
         raise InvalidRequestError(
             'must be "auto", "none", "required", a function or allowed_tools', where="tool_choice"
@@ -346,12 +327,6 @@ def tool_config(
             "parallel_tool_calls",
             "drop parallel_tool_calls: false from the request, or declare one tool",
         )
-    config: JSONObject = {}
-    if calling:
-        config["functionCallingConfig"] = calling
-    if has_search and names and family.generation >= 3:
-        config["includeServerSideToolInvocations"] = True  # built-in tools beside functions
-    return config or None
 
 
 def check_function_name(name: object, where: str, hint: str = "") -> str:
@@ -365,15 +340,13 @@ def check_function_name(name: object, where: str, hint: str = "") -> str:
     return name
 
 
-def function_declaration(
-    name: str, function: JSONObject, where: str, target: SchemaTarget
-) -> JSONObject:
-    """Gemini's ``functionDeclaration`` of an OpenAI function (its ``description`` and
-    ``parameters``, at ``where``), named ``name``."""
-    declaration: JSONObject = {"name": name}
+def read_function(name: str, function: JSONObject, where: str, target: SchemaTarget) -> Function:
+    """An OpenAI function (its ``description`` and ``parameters``, at ``where``), named
+    ``name``, its schema translated for ``target``."""
+    out = Function(name)
     description = function.get("description")
     if type(description) is str and description:
-        declaration["description"] = description
+        out.description = description
     parameters = function.get("parameters")
     if parameters is not None and parameters != {}:
         at = f"{where}.parameters"
@@ -381,6 +354,5 @@ def function_declaration(
             raise InvalidRequestError("must be a JSON Schema object", where=at)
         converted = converted_schema(parameters, at, target)
         if converted.get("properties") or converted.get("type") not in ("object", "OBJECT"):
-            key = "parametersJsonSchema" if target == "json_schema" else "parameters"
-            declaration[key] = converted
-    return declaration
+            out.parameters = converted
+    return out

@@ -9,21 +9,22 @@ from ..core.gemini import GeminiApi
 from ._contents import gemini_contents
 from ._json import JSONObject, at
 from ._messages import read_messages
-from ._model_families import model_family
+from ._model_families import ModelFamily, model_family
 from ._params import (
     Unsupported,
     converted_schema,
-    generation_config,
-    response_schema_field,
+    read_generation,
+    read_thinking,
+    read_tool_choice,
+    read_tools,
     schema_target,
-    thinking_config,
-    tool_config,
-    tools,
 )
 from ._params import unsupported as unsupported_field
+from ._settings import Settings
+from ._settings_gc import write_settings
 from .schema._convert import SchemaTarget
 
-__all__ = ["check_fields", "checked_model", "response_format", "to_gemini_request"]
+__all__ = ["check_fields", "checked_model", "read_settings", "to_gemini_request"]
 
 
 _MAPPED = frozenset(
@@ -116,26 +117,31 @@ def to_gemini_request(
     request: JSONObject = {"contents": contents}
     if system is not None:
         request["systemInstruction"] = system
-    declared, names = tools(
-        body,
-        schema_target=target,
-        policy=unsupported,
-    )
-    if declared:
-        request["tools"] = declared
-    toolcfg = tool_config(
-        body, names, family, body.get("web_search_options") is not None, unsupported
-    )
-    if toolcfg is not None:
-        request["toolConfig"] = toolcfg
-    config = generation_config(body, unsupported)
-    response_format(body.get("response_format"), config, target, family.generation, bool(names))
-    thinking = thinking_config(body.get("reasoning_effort"), family, include_thoughts, unsupported)
-    if thinking is not None:
-        config["thinkingConfig"] = thinking
-    if config:
-        request["generationConfig"] = config
+    settings = read_settings(body, family, target, include_thoughts, unsupported)
+    write_settings(request, settings, target=target, generation=family.generation)
     return request
+
+
+def read_settings(
+    body: JSONObject,
+    family: ModelFamily,
+    target: SchemaTarget,
+    include_thoughts: bool | None,
+    policy: Unsupported,
+) -> Settings:
+    """Everything of a Chat Completions request but its messages (schemas in ``target``'s
+    dialect)."""
+    tools = read_tools(body, schema_target=target, policy=policy)
+    read_tool_choice(body, tools, policy)
+    settings = Settings(tools)
+    read_generation(body, settings)
+    _response_format(
+        body.get("response_format"), settings, target, family.generation, bool(tools.functions)
+    )
+    settings.thinking = read_thinking(
+        body.get("reasoning_effort"), family, include_thoughts, policy
+    )
+    return settings
 
 
 def checked_model(body: Any, policy: Unsupported) -> str:
@@ -163,8 +169,8 @@ def check_fields(body: JSONObject, policy: Unsupported) -> None:
         unsupported_field(policy, reason, key, remedy)
 
 
-def response_format(
-    spec: Any, config: JSONObject, target: SchemaTarget, generation: float, has_functions: bool
+def _response_format(
+    spec: Any, settings: Settings, target: SchemaTarget, generation: float, has_functions: bool
 ) -> None:
     if spec is None:
         return
@@ -180,11 +186,11 @@ def response_format(
             "Gemini before 3 refuses a JSON response format together with function calling",
             where="response_format",
         )
-    config["responseMimeType"] = "application/json"
+    settings.json = True
     if kind == "json_schema":
         wrapper = spec.get("json_schema")
         schema = wrapper.get("schema") if type(wrapper) is dict else None
         where = "response_format.json_schema.schema"
         if type(schema) is not dict:
             raise InvalidRequestError("must be a JSON Schema object", where=where)
-        config[response_schema_field(target)] = converted_schema(schema, where, target)
+        settings.schema = converted_schema(schema, where, target)

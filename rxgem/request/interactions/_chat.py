@@ -9,9 +9,8 @@ from .._form import place_signatures
 from .._json import JSONObject
 from .._messages import read_messages
 from .._model_families import model_family
-from .._params import Unsupported, generation_config, thinking_config, tool_config, tools
-from .._request import checked_model
-from .._request import response_format as gemini_response_format
+from .._params import Unsupported
+from .._request import checked_model, read_settings
 from ._config import interaction_config, interaction_tools, response_format
 from ._steps import conversation_steps
 
@@ -62,37 +61,20 @@ def chat_to_interaction(
     conversation = read_messages(body.get("messages"), media_results=True)
     if family.strict_signatures:
         place_signatures(conversation.turns, in_place=True)
-    declared, names = tools(body, schema_target="json_schema", policy=unsupported)
-    gemini: JSONObject = {"tools": declared}
-    toolcfg = tool_config(body, names, family, False, unsupported)
-    if toolcfg is not None:
-        gemini["toolConfig"] = toolcfg
-    config = generation_config(body, unsupported)
-    gemini_response_format(
-        body.get("response_format"), config, "json_schema", family.generation, bool(names)
-    )
-    thinking = thinking_config(body.get("reasoning_effort"), family, None, unsupported)
-    if thinking is not None:
-        config["thinkingConfig"] = thinking
-    gemini["generationConfig"] = config
+    settings = read_settings(body, family, "json_schema", None, unsupported)
     out: JSONObject = {
         "model": model.removeprefix("models/"),
         "input": conversation_steps(conversation, "messages"),
     }
     if conversation.system:
         out["system_instruction"] = "\n\n".join(conversation.system)
-    flat = interaction_tools(declared)
+    flat = interaction_tools(settings.tools)
     if flat:
         out["tools"] = flat
-    settings = interaction_config(
-        gemini,
-        effort_field="reasoning_effort",
-        include_thoughts=include_thoughts,
-        policy=unsupported,
-    )
-    if settings:
-        out["generation_config"] = settings
-    spec = response_format(gemini)
+    config = interaction_config(settings, include_thoughts=include_thoughts, policy=unsupported)
+    if config:
+        out["generation_config"] = config
+    spec = response_format(settings)
     if spec is not None:
         out["response_format"] = spec
     if flag(body.get("stream"), "stream"):

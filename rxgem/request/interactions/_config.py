@@ -1,17 +1,16 @@
-"""The Gemini request's settings (as the ``generateContent`` translation makes them) → an
-Interactions create body's ``tools``, ``generation_config`` and ``response_format``.
+"""The writer of :class:`~.._settings.Settings` for Interactions: a create body's ``tools``,
+``generation_config`` and ``response_format``.
 
-- ``functionDeclarations`` → flat ``{type: "function", name, description, parameters}``
-  tools (the schema already cleaned as for ``generateContent``'s
-  ``parametersJsonSchema``); ``googleSearch`` → ``{type: "google_search"}``;
-- ``toolConfig.functionCallingConfig`` → ``generation_config.tool_choice``: ``AUTO``,
-  ``NONE``, ``ANY`` → ``auto``, ``none``, ``any``; allowed names →
-  ``{allowed_tools: {mode, tools}}``;
-- ``maxOutputTokens``, ``temperature``, ``topP``, ``seed``, ``stopSequences`` → their
-  snake_case names; ``thinkingLevel`` → ``thinking_level``; ``includeThoughts`` →
+- functions → flat ``{type: "function", name, description, parameters}`` tools (the
+  schema translated as for ``generateContent``'s ``parametersJsonSchema``); search →
+  ``{type: "google_search"}``;
+- the choice among them → ``generation_config.tool_choice``: ``auto``, ``none``, ``any``;
+  one function → ``{allowed_tools: {mode, tools}}``;
+- the output limit, ``temperature``, ``top_p``, ``seed``, stop sequences → their
+  snake_case names; a thinking level → ``thinking_level``; thought summaries →
   ``thinking_summaries`` (``auto`` / ``none``);
-- ``responseMimeType`` with ``responseJsonSchema`` → ``response_format: {type: "text",
-  mime_type: "application/json", schema}``.
+- a JSON answer (and its schema) → ``response_format: {type: "text", mime_type:
+  "application/json", schema}``.
 
 What Interactions has no field for (several candidates, penalties, log probabilities, an
 audio answer, a thinking *budget*) is named by the OpenAI field the client sent.
@@ -25,6 +24,7 @@ from typing import Any
 from ...core import InvalidRequestError
 from .._json import JSONObject
 from .._params import Unsupported, UnsupportedWarning, unsupported
+from .._settings import Settings, Tools
 
 __all__ = [
     "LEVELS",
@@ -35,50 +35,31 @@ __all__ = [
 ]
 
 
-_RENAMED = {
-    "maxOutputTokens": "max_output_tokens",
-    "temperature": "temperature",
-    "topP": "top_p",
-    "seed": "seed",
-    "stopSequences": "stop_sequences",
-}
-# Gemini field → (the OpenAI field that asked for it, why Interactions cannot)
-_NO_FIELD = {
-    "presencePenalty": ("presence_penalty", "Interactions has no presence penalty"),
-    "frequencyPenalty": ("frequency_penalty", "Interactions has no frequency penalty"),
-    "responseLogprobs": ("logprobs", "Interactions returns no log probabilities"),
-    "logprobs": ("top_logprobs", "Interactions returns no log probabilities"),
-}
 LEVELS = ("minimal", "low", "medium", "high", "xhigh")
 """Interactions' ``thinking_level`` values."""
 
 
-def interaction_tools(tools: list[JSONObject]) -> list[JSONObject]:
-    """Interactions ``tools`` of Gemini's ``tools``."""
+def interaction_tools(tools: Tools) -> list[JSONObject]:
+    """Interactions ``tools`` of the request's tools."""
     out: list[JSONObject] = []
-    for tool in tools:
-        for declaration in tool.get("functionDeclarations", []):
-            flat: JSONObject = {"type": "function", "name": declaration["name"]}
-            if "description" in declaration:
-                flat["description"] = declaration["description"]
-            schema = declaration.get("parametersJsonSchema")
-            if schema is not None:
-                flat["parameters"] = schema
-            out.append(flat)
-        if "googleSearch" in tool:
-            out.append({"type": "google_search"})
+    for function in tools.functions:
+        flat: JSONObject = {"type": "function", "name": function.name}
+        if function.description is not None:
+            flat["description"] = function.description
+        if function.parameters is not None:
+            flat["parameters"] = function.parameters
+        out.append(flat)
+    if tools.search:
+        out.append({"type": "google_search"})
     return out
 
 
-def _tool_choice(tool_config: JSONObject | None) -> Any:
-    calling = (tool_config or {}).get("functionCallingConfig")
-    if not calling or "mode" not in calling:
+def _tool_choice(tools: Tools) -> Any:
+    if tools.mode is None:
         return None
-    mode = str(calling["mode"]).lower()
-    names = calling.get("allowedFunctionNames")
-    if names:
-        return {"allowed_tools": {"mode": mode, "tools": list(names)}}
-    return mode
+    if tools.only:
+        return {"allowed_tools": {"mode": tools.mode, "tools": list(tools.only)}}
+    return tools.mode
 
 
 def thinking_level(level: str, where: str) -> str:
@@ -87,64 +68,73 @@ def thinking_level(level: str, where: str) -> str:
     return level
 
 
+def _no_field(policy: Unsupported, field: str, reason: str) -> None:
+    unsupported(policy, reason, field, f"drop {field} from the request")
+
+
 def interaction_config(
-    gemini: JSONObject,
-    *,
-    effort_field: str,
-    include_thoughts: bool | None,
-    policy: Unsupported,
+    settings: Settings, *, include_thoughts: bool | None, policy: Unsupported
 ) -> JSONObject:
-    """``generation_config`` of a Gemini request (``effort_field``: where the OpenAI
-    request asked for the thinking)."""
-    source = gemini.get("generationConfig", {})
+    """``generation_config`` of a request's settings (``include_thoughts``: the caller's
+    choice of thought summaries, over the request's)."""
     config: JSONObject = {}
-    for key, value in source.items():
-        if key in _RENAMED:
-            config[_RENAMED[key]] = value
-        elif key in _NO_FIELD:
-            field, reason = _NO_FIELD[key]
-            unsupported(policy, reason, field, f"drop {field} from the request")
-        elif key == "candidateCount":
-            if value != 1:
-                raise InvalidRequestError(
-                    "Interactions makes one answer per request; send n: 1 (or leave it out)"
-                    " and make several requests for several answers",
-                    where="n",
-                )
-        elif key == "responseModalities" and value != ["TEXT"]:
-            unsupported(
-                policy,
-                "rxgem asks Interactions for text answers only",
-                "modalities",
-                'send modalities ["text"] or leave it out',
-            )
-    thinking = source.get("thinkingConfig") or {}
-    if "thinkingLevel" in thinking:
-        config["thinking_level"] = thinking_level(thinking["thinkingLevel"], effort_field)
-    elif "thinkingBudget" in thinking:
+    for key, value in (
+        ("max_output_tokens", settings.max_output_tokens),
+        ("temperature", settings.temperature),
+        ("top_p", settings.top_p),
+    ):
+        if value is not None:
+            config[key] = value
+    if settings.presence_penalty is not None:
+        _no_field(policy, "presence_penalty", "Interactions has no presence penalty")
+    if settings.frequency_penalty is not None:
+        _no_field(policy, "frequency_penalty", "Interactions has no frequency penalty")
+    if settings.candidates is not None and settings.candidates != 1:
+        raise InvalidRequestError(
+            "Interactions makes one answer per request; send n: 1 (or leave it out)"
+            " and make several requests for several answers",
+            where="n",
+        )
+    if settings.seed is not None:
+        config["seed"] = settings.seed
+    if settings.top_logprobs is not None:
+        _no_field(policy, "top_logprobs", "Interactions returns no log probabilities")
+    if settings.logprobs is not None:
+        _no_field(policy, "logprobs", "Interactions returns no log probabilities")
+    if settings.stop is not None:
+        config["stop_sequences"] = settings.stop
+    if settings.modalities is not None and settings.modalities != ["text"]:
+        unsupported(
+            policy,
+            "rxgem asks Interactions for text answers only",
+            "modalities",
+            'send modalities ["text"] or leave it out',
+        )
+    thinking = settings.thinking
+    if thinking is not None and thinking.level is not None:
+        config["thinking_level"] = thinking_level(thinking.level, thinking.where)
+    elif thinking is not None and thinking.budget is not None:
         warnings.warn(
-            f"{effort_field}: Interactions thinks in levels, not budgets; left out (the"
+            f"{thinking.where}: Interactions thinks in levels, not budgets; left out (the"
             " model's default level)",
             UnsupportedWarning,
             stacklevel=4,
         )
-    if include_thoughts is None:
-        include_thoughts = thinking.get("includeThoughts")
+    if include_thoughts is None and thinking is not None:
+        include_thoughts = thinking.include_thoughts
     if include_thoughts is not None:
         config["thinking_summaries"] = "auto" if include_thoughts else "none"
-    choice = _tool_choice(gemini.get("toolConfig"))
+    choice = _tool_choice(settings.tools)
     if choice is not None:
         config["tool_choice"] = choice
     return config
 
 
-def response_format(gemini: JSONObject) -> JSONObject | None:
-    """``response_format`` for a Gemini request's JSON answer, or ``None``."""
-    source = gemini.get("generationConfig", {})
-    if source.get("responseMimeType") != "application/json":
+def response_format(settings: Settings) -> JSONObject | None:
+    """``response_format`` for a request's JSON answer, or ``None``."""
+    if not settings.json:
         return None
     spec: JSONObject = {"type": "text", "mime_type": "application/json"}
-    schema = source.get("responseJsonSchema")
-    if schema is not None:
-        spec["schema"] = schema
+    if settings.schema is not None:
+        spec["schema"] = settings.schema
     return spec

@@ -33,10 +33,9 @@ from ..responses import (
     check_fields,
     echo_of,
     function_output,
-    generation_config,
     include_list,
     read_input,
-    responses_tools,
+    read_settings,
     with_warnings,
 )
 from ._chat import flag
@@ -216,30 +215,17 @@ def _translate(
         if type(instructions) is not str:
             raise InvalidRequestError("must be a string", where="instructions")
         system_text = instructions
-    tools = responses_tools(body, family, target="json_schema", policy=policy)
-    gemini: JSONObject = {
-        "toolConfig": tools.config,
-        "generationConfig": generation_config(
-            body,
-            family,
-            target="json_schema",
-            has_functions=bool(tools.names),
-            include=include,
-            policy=policy,
-        ),
-    }
+    settings, namespaced = read_settings(body, family, "json_schema", include, policy)
     out: JSONObject = {"model": model.removeprefix("models/"), "input": steps}
     if system_text:
         out["system_instruction"] = system_text
-    flat = interaction_tools(tools.tools)
+    flat = interaction_tools(settings.tools)
     if flat:
         out["tools"] = flat
-    settings = interaction_config(
-        gemini, effort_field="reasoning.effort", include_thoughts=None, policy=policy
-    )
-    if settings:
-        out["generation_config"] = settings
-    spec = response_format(gemini)
+    config = interaction_config(settings, include_thoughts=None, policy=policy)
+    if config:
+        out["generation_config"] = config
+    spec = response_format(settings)
     if spec is not None:
         out["response_format"] = spec
     stream = flag(body.get("stream"), "stream")
@@ -261,7 +247,7 @@ def _translate(
         previous_interaction_id=previous_interaction_id,
         metadata=dict(metadata or {}),
         echo=echo_of(body),
-        namespaced=tools.namespaced,
+        namespaced=namespaced,
     )
 
 

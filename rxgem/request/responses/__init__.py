@@ -11,10 +11,9 @@ points read through this face: ``responses_to_gemini_request`` (in ``_request``)
 from ._content import function_output as function_output
 from ._input import Resolve as Resolve
 from ._input import read_input as read_input
-from ._params import generation_config as generation_config
 from ._params import include_list as include_list
 from ._request import check_continuation as check_continuation
 from ._request import check_fields as check_fields
 from ._request import echo_of as echo_of
+from ._request import read_settings as read_settings
 from ._request import with_warnings as with_warnings
-from ._tools import responses_tools as responses_tools

@@ -22,16 +22,11 @@ from typing import Any
 from ...core import InvalidRequestError
 from .._json import JSONObject
 from .._model_families import ModelFamily
-from .._params import (
-    Unsupported,
-    converted_schema,
-    response_schema_field,
-    thinking_config,
-    unsupported,
-)
+from .._params import Unsupported, converted_schema, read_thinking, unsupported
+from .._settings import Settings, Thinking
 from ..schema._convert import SchemaTarget
 
-__all__ = ["LOGPROBS", "generation_config", "include_list"]
+__all__ = ["LOGPROBS", "include_list", "read_generation"]
 
 
 LOGPROBS = "message.output_text.logprobs"
@@ -69,7 +64,7 @@ def _object(body: JSONObject, key: str) -> JSONObject:
     return value
 
 
-def _thinking(body: JSONObject, family: ModelFamily, policy: Unsupported) -> JSONObject | None:
+def _thinking(body: JSONObject, family: ModelFamily, policy: Unsupported) -> Thinking | None:
     if body.get("reasoning") is None:
         return None
     reasoning = _object(body, "reasoning")
@@ -93,12 +88,12 @@ def _thinking(body: JSONObject, family: ModelFamily, policy: Unsupported) -> JSO
             "leave out the reasoning effort, or ask a Gemini 2.5 or later model",
         )
         effort = None
-    return thinking_config(effort, family, summary is not None, policy)
+    return read_thinking(effort, family, summary is not None, policy, "reasoning.effort")
 
 
 def _text_format(
     body: JSONObject,
-    config: JSONObject,
+    settings: Settings,
     target: SchemaTarget,
     family: ModelFamily,
     has_functions: bool,
@@ -130,44 +125,38 @@ def _text_format(
             "Gemini before 3 refuses a JSON response format together with function calling",
             where="text.format",
         )
-    config["responseMimeType"] = "application/json"
+    settings.json = True
     if kind == "json_schema":
         schema = spec.get("schema")
         where = "text.format.schema"
         if type(schema) is not dict:
             raise InvalidRequestError("must be a JSON Schema object", where=where)
-        config[response_schema_field(target)] = converted_schema(schema, where, target)
+        settings.schema = converted_schema(schema, where, target)
 
 
-def generation_config(
+def read_generation(
     body: JSONObject,
+    settings: Settings,
     family: ModelFamily,
     *,
     target: SchemaTarget,
-    has_functions: bool,
     include: list[str],
     policy: Unsupported,
-) -> JSONObject:
-    """Gemini's ``generationConfig`` for a Responses request (empty: none to send)."""
-    config: JSONObject = {}
+) -> None:
+    """A Responses request's limits, sampling, log probabilities, answer format and
+    reasoning, into ``settings`` (its tools read)."""
     limit = body.get("max_output_tokens")
     if limit is not None:
         if type(limit) is not int or limit < 1:
             raise InvalidRequestError("must be a positive integer", where="max_output_tokens")
-        config["maxOutputTokens"] = limit
-    for key, wire in (("temperature", "temperature"), ("top_p", "topP")):
-        value = _number(body, key)
-        if value is not None:
-            config[wire] = value
+        settings.max_output_tokens = limit
+    settings.temperature = _number(body, "temperature")
+    settings.top_p = _number(body, "top_p")
     top = body.get("top_logprobs")
     if top is not None and (type(top) is not int or not 0 <= top <= 20):
         raise InvalidRequestError("must be an integer from 0 to 20", where="top_logprobs")
     if LOGPROBS in include:
-        config["responseLogprobs"] = True
-        if top is not None:
-            config["logprobs"] = top
-    _text_format(body, config, target, family, has_functions, policy)
-    thinking = _thinking(body, family, policy)
-    if thinking is not None:
-        config["thinkingConfig"] = thinking
-    return config
+        settings.logprobs = True
+        settings.top_logprobs = top
+    _text_format(body, settings, target, family, bool(settings.tools.functions), policy)
+    settings.thinking = _thinking(body, family, policy)

@@ -19,11 +19,13 @@ from ...core import InvalidRequestError
 from ...core.gemini import GeminiApi
 from .._contents import gemini_contents
 from .._json import JSONObject, at
-from .._model_families import model_family
+from .._model_families import ModelFamily, model_family
 from .._params import Unsupported, schema_target, unsupported
+from .._settings import Settings
+from .._settings_gc import write_settings
 from ..schema._convert import SchemaTarget
 from ._input import Resolve, read_input
-from ._params import generation_config, include_list
+from ._params import include_list, read_generation
 from ._tools import responses_tools
 
 __all__ = [
@@ -31,6 +33,7 @@ __all__ = [
     "check_continuation",
     "check_fields",
     "echo_of",
+    "read_settings",
     "responses_to_gemini_request",
     "with_warnings",
 ]
@@ -237,21 +240,8 @@ def _translate(
     gemini: JSONObject = {"contents": contents}
     if system is not None:
         gemini["systemInstruction"] = system
-    tools = responses_tools(body, family, target=target, policy=policy)
-    if tools.tools:
-        gemini["tools"] = tools.tools
-    if tools.config is not None:
-        gemini["toolConfig"] = tools.config
-    config = generation_config(
-        body,
-        family,
-        target=target,
-        has_functions=bool(tools.names),
-        include=include,
-        policy=policy,
-    )
-    if config:
-        gemini["generationConfig"] = config
+    settings, namespaced = read_settings(body, family, target, include, policy)
+    write_settings(gemini, settings, target=target, generation=family.generation)
     return ResponsesRequest(
         gemini=gemini,
         model=model,
@@ -261,8 +251,24 @@ def _translate(
         previous_response_id=previous,
         metadata=dict(metadata or {}),
         echo=echo_of(body),
-        namespaced=tools.namespaced,
+        namespaced=namespaced,
     )
+
+
+def read_settings(
+    body: Mapping[str, Any],
+    family: ModelFamily,
+    target: SchemaTarget,
+    include: list[str],
+    policy: Unsupported,
+) -> tuple[Settings, dict[str, tuple[str, str]]]:
+    """Everything of a Responses request but its input (schemas in ``target``'s dialect),
+    and the namespaced functions' names (Gemini name → ``(namespace, name)``)."""
+    request = dict(body)
+    tools = responses_tools(request, family, target=target, policy=policy)
+    settings = Settings(tools.tools)
+    read_generation(request, settings, family, target=target, include=include, policy=policy)
+    return settings, tools.namespaced
 
 
 def responses_to_gemini_request(

@@ -33,9 +33,10 @@ from .._params import (
     Unsupported,
     UnsupportedWarning,
     check_function_name,
-    function_declaration,
+    read_function,
     unsupported,
 )
+from .._settings import Function, Mode, Tools
 from ..schema._convert import SchemaTarget
 from ._input import gemini_name
 
@@ -52,24 +53,20 @@ class ResponsesTools:
     """What a request's tools become.
 
     Attributes:
-        tools: Gemini's ``tools`` (``functionDeclarations``, ``googleSearch``).
-        config: Gemini's ``toolConfig``, or ``None``.
-        names: the declared functions' Gemini names, in order.
+        tools: the functions offered, search, and the choice among them.
         namespaced: Gemini name → ``(namespace, name)`` for the functions of
             ``namespace`` tools (the answer's ``function_call`` items say them apart).
     """
 
-    tools: list[JSONObject] = field(default_factory=list)
-    config: JSONObject | None = None
-    names: list[str] = field(default_factory=list)
+    tools: Tools = field(default_factory=Tools)
     namespaced: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
-def _declaration(tool: JSONObject, where: str, name: str, target: SchemaTarget) -> JSONObject:
+def _declaration(tool: JSONObject, where: str, name: str, target: SchemaTarget) -> Function:
     check_function_name(
         name, f"{where}.name", " (a namespace's functions are named namespace.function)"
     )
-    return function_declaration(name, tool, where, target)
+    return read_function(name, tool, where, target)
 
 
 def _left_out(kind: str, where: str) -> None:
@@ -96,7 +93,7 @@ class _Declared:
         self.target = target
         self.policy = policy
         self.allowed = allowed
-        self.declarations: list[JSONObject] = []
+        self.declarations: list[Function] = []
         self.names: list[str] = []
         self.namespaced: dict[str, tuple[str, str]] = {}
         self.seen: set[str] = set()
@@ -163,13 +160,15 @@ def _allowed(choice: Any) -> set[str] | None:
     return names
 
 
-def _calling(choice: Any, names: list[str], search: bool, policy: Unsupported) -> JSONObject:
+def _calling(
+    choice: Any, names: list[str], search: bool, policy: Unsupported
+) -> tuple[Mode | None, list[str] | None]:
     if choice is None or choice == "auto":
-        return {"mode": "AUTO"} if choice == "auto" else {}
+        return ("auto" if choice == "auto" else None), None
     if choice == "none":
-        return {"mode": "NONE"}
+        return "none", None
     if choice == "required":
-        return {"mode": "ANY"}
+        return "any", None
     kind = choice.get("type") if type(choice) is dict else None
     if kind == "function":
         name = choice.get("name")
@@ -179,12 +178,12 @@ def _calling(choice: Any, names: list[str], search: bool, policy: Unsupported) -
                 f"names a function the request does not declare: {quoted(name)}",
                 where="tool_choice.name",
             )
-        return {"mode": "ANY", "allowedFunctionNames": [full]}
+        return "any", [full]
     if kind == "allowed_tools":
         mode = choice.get("mode", "auto")
         if mode not in ("auto", "required"):
             raise InvalidRequestError('must be "auto" or "required"', where="tool_choice.mode")
-        return {"mode": "AUTO" if mode == "auto" else "ANY"}
+        return ("auto" if mode == "auto" else "any"), None
     if type(kind) is str and _SEARCH.fullmatch(kind) and search:
         unsupported(
             policy,
@@ -192,7 +191,7 @@ def _calling(choice: Any, names: list[str], search: bool, policy: Unsupported) -
             "tool_choice",
             'send tool_choice "auto"',
         )
-        return {}
+        return None, None
     if type(kind) is str:
         unsupported(
             policy,
@@ -200,7 +199,7 @@ def _calling(choice: Any, names: list[str], search: bool, policy: Unsupported) -
             "tool_choice",
             'send tool_choice "auto", "none", "required" or a function',
         )
-        return {}
+        return None, None
     raise InvalidRequestError(
         'must be "auto", "none", "required", a function, a tool type or allowed_tools',
         where="tool_choice",
@@ -210,7 +209,7 @@ def _calling(choice: Any, names: list[str], search: bool, policy: Unsupported) -
 def responses_tools(
     body: JSONObject, family: ModelFamily, *, target: SchemaTarget, policy: Unsupported
 ) -> ResponsesTools:
-    """Gemini's ``tools`` and ``toolConfig`` for a Responses request."""
+    """The functions, search and choice of a Responses request's tools."""
     declared = body.get("tools")
     if declared is None:
         declared = []
@@ -220,9 +219,6 @@ def responses_tools(
     state = _Declared(target, policy, _allowed(choice))
     for i, tool in enumerate(declared):
         state.tool(tool, f"tools[{i}]")
-    out = ResponsesTools(names=state.names, namespaced=state.namespaced)
-    if state.declarations:
-        out.tools.append({"functionDeclarations": state.declarations})
     search = state.search
     if search and state.names and family.generation < 3:
         search = False
@@ -232,9 +228,7 @@ def responses_tools(
             UnsupportedWarning,
             stacklevel=4,
         )
-    if search:
-        out.tools.append({"googleSearch": {}})
-    calling = _calling(choice, state.names, search, policy)
+    mode, only = _calling(choice, state.names, search, policy)
     parallel = body.get("parallel_tool_calls")
     if parallel is not None and type(parallel) is not bool:
         raise InvalidRequestError("must be a boolean", where="parallel_tool_calls")
@@ -245,10 +239,5 @@ def responses_tools(
             "parallel_tool_calls",
             "drop parallel_tool_calls: false from the request, or declare one tool",
         )
-    config: JSONObject = {}
-    if calling:
-        config["functionCallingConfig"] = calling
-    if search and state.names:
-        config["includeServerSideToolInvocations"] = True  # built-in tools beside functions
-    out.config = config or None
-    return out
+    tools = Tools(state.declarations, search=search, mode=mode, only=only)
+    return ResponsesTools(tools, state.namespaced)
