@@ -6,7 +6,9 @@ The one place where :mod:`rxgem.transport` (HTTP only) meets :mod:`rxgem.operato
 from typing import Any
 
 from ._chat_completions import chat_completions
+from ._chat_completions import chat_completions_on as chat_completions_on
 from ._responses import response_events, responses
+from ._responses import response_events_on as response_events_on
 from ._stream_chat import stream_chat
 
 __all__ = [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Unpack
 
 from reactivex import Observable
@@ -12,10 +13,11 @@ from ..core import ChatCompletion, ChatCompletionChunk, InvalidRequestError
 from ..core.chat import completion
 from ..request import Unsupported
 from ..transport import InteractionsTransportOptions
+from ..upstreams import Upstream
 from ._split_options import chosen_upstream
 from ._stream_chat import stream_on
 
-__all__ = ["ChatCompletionsOptions", "chat_completions"]
+__all__ = ["ChatCompletionsOptions", "chat_completions", "chat_completions_on"]
 
 
 class ChatCompletionsOptions(InteractionsTransportOptions, StreamOptions, total=False):
@@ -53,9 +55,26 @@ def chat_completions(
     Raises:
         InvalidRequestError: at call time, for a request that cannot be translated.
     """
+    return chat_completions_on(
+        chosen_upstream(options),
+        body,
+        include_thoughts=include_thoughts,
+        unsupported=unsupported,
+        options=options,
+    )
+
+
+def chat_completions_on(
+    upstream: Upstream,
+    body: dict[str, Any],
+    *,
+    include_thoughts: bool | None = None,
+    unsupported: Unsupported = "error",
+    options: Mapping[str, Any],
+) -> Observable[ChatCompletionChunk] | Observable[ChatCompletion]:
+    """:func:`chat_completions` on an upstream already chosen (a gateway's)."""
     if "include_usage" in options:
         raise TypeError("include_usage comes from the request's stream_options")
-    upstream = chosen_upstream(options)
     settings: dict[str, Any] = dict(options)
     request = upstream.chat_request(
         body, include_thoughts=include_thoughts, unsupported=unsupported

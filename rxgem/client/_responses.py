@@ -18,7 +18,7 @@ from ..transport import InteractionsTransportOptions
 from ..upstreams import Upstream
 from ._split_options import chosen_upstream, split_options
 
-__all__ = ["ResponsesOptions", "response_events", "responses"]
+__all__ = ["ResponsesOptions", "response_events", "response_events_on", "responses"]
 
 _FROM_REQUEST: Final = ("model", "request", "include_encrypted_reasoning", "namespaced")
 _ENCRYPTED: Final = "reasoning.encrypted_content"
@@ -100,7 +100,20 @@ def response_events(
     (``response_id`` too: a server gives a stored response its own id); ``model``,
     ``request``, ``include_encrypted_reasoning`` and ``namespaced`` come from ``request``.
     """
-    upstream = chosen_upstream(options, writes=request)
+    return response_events_on(chosen_upstream(options, writes=request), request, on_start, options)
+
+
+def response_events_on(
+    upstream: Upstream,
+    request: ResponsesRequest | InteractionRequest,
+    on_start: Callable[[ResponsesConverter], None] | None,
+    options: Mapping[str, Any],
+) -> Observable[ResponsesEvent]:
+    """:func:`response_events` on an upstream already chosen (a gateway's).
+
+    Raises:
+        TypeError: ``request`` was written for another upstream's stream.
+    """
     if not isinstance(request, upstream.responses_type):
         wanted = chosen_upstream({}, writes=request)
         raise TypeError(f"{type(request).__name__} is sent with upstream={wanted.name!r}")

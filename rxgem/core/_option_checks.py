@@ -11,16 +11,22 @@ beside the enum tables it names).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Literal, get_args
 
 __all__ = [
+    "Upstream",
     "check_announce",
     "check_callable",
     "check_reasoning_field",
     "check_upstream",
 ]
 
-UPSTREAMS = ("generate-content", "interactions")
-"""The Gemini APIs whose streams the pipeline reads (its ``upstream`` option)."""
+Upstream = Literal["generate-content", "interactions"]
+"""The stream formats the pipeline reads (its ``upstream`` option): Gemini's
+``streamGenerateContent`` stream (the Gemini API's and Vertex AI's), or the Interactions
+API's (``POST /v1beta/interactions``, ``step.*`` events). Each is one reader of the
+pipeline's (``pipeline/_stages.READERS``); an upstream API that speaks one of them
+(:mod:`rxgem.upstreams`) names it, and a new one needs nothing here."""
 
 
 def check_announce(announce: object) -> None:
@@ -49,6 +55,9 @@ def check_callable(name: str) -> Callable[[object], None]:
 
 
 def check_upstream(upstream: object) -> None:
-    """``upstream``: ``"generate-content"`` or ``"interactions"`` (whose stream is read)."""
-    if upstream not in UPSTREAMS:
-        raise ValueError(f"upstream must be 'generate-content' or 'interactions', not {upstream!r}")
+    """``upstream``: one of :data:`Upstream` (``"generate-content"`` or
+    ``"interactions"``: whose stream is read)."""
+    names = get_args(Upstream)
+    if upstream not in names:
+        listed = ", ".join(map(repr, names[:-1]))
+        raise ValueError(f"upstream must be {listed} or {names[-1]!r}, not {upstream!r}")

@@ -8,13 +8,13 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from functools import partial
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import httpx
 from reactivex import Observable
 
-from ..client import chat_completions, response_events
-from ..converter import ResponsesConverter, StreamOptions
+from ..client import chat_completions_on, response_events_on
+from ..converter import ResponsesConverter
 from ..core import ChatCompletion, ChatCompletionChunk, GeminiAPIError, GeminiTransportError
 from ..core.responses import ResponsesEvent
 from ..operators import pipeline_stages, responses_stages
@@ -166,13 +166,16 @@ class Gateway:
     ) -> Observable[ChatCompletionChunk] | Observable[ChatCompletion]:
         """``rxgem.chat_completions`` on the shared pools (``client``: the pool to take,
         chosen on the event loop when this runs in a worker thread)."""
-        return chat_completions(
+        return chat_completions_on(
+            self.options.chosen,
             body,
-            api_key=keys.api_key,
-            access_token=keys.access_token,
-            client=client or self.pools.next_client(),
-            **self._calls,
-            **cast(StreamOptions, self.chat_pipeline),
+            options={
+                "api_key": keys.api_key,
+                "access_token": keys.access_token,
+                "client": client or self.pools.next_client(),
+                **self._calls,
+                **self.chat_pipeline,
+            },
         )
 
     def response_events(
@@ -188,15 +191,19 @@ class Gateway:
         each subscription's converter; ``response_id``: the response's id, else Gemini's
         ``responseId`` makes it; ``client``: as :meth:`chat`'s; ``scrub``: what a failed
         response's message from Gemini goes through)."""
-        return response_events(
+        pipeline = {**self.responses_pipeline, "scrub": scrub} if scrub else self.responses_pipeline
+        return response_events_on(
+            self.options.chosen,
             request,
-            on_start=on_start,
-            response_id=response_id,
-            api_key=keys.api_key,
-            access_token=keys.access_token,
-            client=client or self.pools.next_client(),
-            **self._calls,
-            **({**self.responses_pipeline, "scrub": scrub} if scrub else self.responses_pipeline),
+            on_start,
+            {
+                "response_id": response_id,
+                "api_key": keys.api_key,
+                "access_token": keys.access_token,
+                "client": client or self.pools.next_client(),
+                **self._calls,
+                **pipeline,
+            },
         )
 
     # -- models and readiness

@@ -8,21 +8,27 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from ..gateway import GatewayOptions
 from ..transport import DEFAULT_BASE_URL, DEFAULT_MAX_LINE_BYTES
-from ..upstreams import Upstream as UpstreamAPI
-from ..upstreams import upstream_of
+from ..upstreams import UPSTREAM_NAMES, Upstream, upstream_of
 
-__all__ = ["Options", "Upstream", "options_of"]
+__all__ = ["Options", "options_of"]
 
-Upstream = Literal["generateContent", "interactions"]
 
-_NAMES: Final = MappingProxyType(
-    {"generateContent": "generate-content", "interactions": "interactions"}
+def _camel(name: str) -> str:
+    """``generate-content`` as the transport spells it: ``generateContent``."""
+    first, *rest = name.split("-")
+    return first + "".join(word.capitalize() for word in rest)
+
+
+_NAMES: Final = MappingProxyType({_camel(name): name for name in UPSTREAM_NAMES})
+"""The transport's spelling of each upstream (camel case, as Gemini's methods are spelled)
+→ the registry's, the default first."""
+_SPELLED: Final = " or ".join(
+    filter(None, (", ".join(map(repr, [*_NAMES][:-1])), repr([*_NAMES][-1])))
 )
-"""The transport's spelling of each upstream → the registry's."""
 
 _FROM_REQUEST: Final = frozenset(
     {"model", "include_usage", "request", "include_encrypted_reasoning", "namespaced"}
@@ -37,8 +43,9 @@ _GATEWAY_OWN: Final = frozenset({"api_key", "access_token", "base_url", "max_lin
 class Options:
     """What every request of one transport is sent and translated with."""
 
-    upstream: Upstream
-    chosen: UpstreamAPI
+    upstream: str
+    """The upstream as the transport spells it (``generateContent``)."""
+    chosen: Upstream
     """The upstream ``upstream`` (and the ``api``, else the base URL) chose."""
     transport: dict[str, Any]
     """``from_gemini``'s (or ``from_interactions``') options: key, base URL, retry..."""
@@ -87,7 +94,7 @@ def options_of(upstream: str, options: Mapping[str, Any]) -> Options:
     """The options of a transport (raises ``TypeError`` for one nothing takes, or one
     that comes from the request; ``ValueError`` for an unknown upstream)."""
     if upstream not in _NAMES:
-        raise ValueError(f"upstream must be 'generateContent' or 'interactions', not {upstream!r}")
+        raise ValueError(f"upstream must be {_SPELLED}, not {upstream!r}")
     chosen = upstream_of(_NAMES[upstream], api=options.get("api"), base_url=options.get("base_url"))
     keys = chosen.transport_options
     chat_names = {n for stage in chosen.reader.chat for n in stage.declared} - _FROM_REQUEST
@@ -102,4 +109,4 @@ def options_of(upstream: str, options: Mapping[str, Any]) -> Options:
     transport = {k: v for k, v in options.items() if k in keys}
     chat = chosen.pipeline({k: v for k, v in options.items() if k in chat_names})
     responses = chosen.pipeline({k: v for k, v in options.items() if k in responses_names})
-    return Options(upstream, chosen, transport, chat, responses)  # type: ignore[arg-type]
+    return Options(upstream, chosen, transport, chat, responses)

@@ -32,18 +32,18 @@ class GenerateContent(Upstream):
     """``models/{model}:streamGenerateContent`` on one API (``api``)."""
 
     api: GeminiApi
+    reader = reader_of("generate-content")
     transport_options = TransportOptions.__optional_keys__
     responses_type = ResponsesRequest
 
     def __init__(self, name: str, api: GeminiApi, provider: str, credential: str) -> None:
         self.name = name
         self.api = api
-        self.reader = reader_of(name)
         self.provider = provider
         self._credential = credential
 
     def pipeline(self, options: Mapping[str, Any]) -> dict[str, Any]:
-        return {**options, "api": self.api}
+        return {**super().pipeline(options), "api": self.api}
 
     def chat_request(
         self,

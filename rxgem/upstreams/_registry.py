@@ -1,19 +1,19 @@
 """The upstreams by the option values that choose them: the one place an upstream's name is
 read. Adding an upstream is a folder of :mod:`rxgem.upstreams` and a line of
-:data:`UPSTREAMS`."""
+:data:`UPSTREAMS`; every list of upstream names (the server's ``--upstream-api`` choices,
+``OpenAITransport(upstream=...)``'s) is :data:`UPSTREAM_NAMES`."""
 
 from __future__ import annotations
 
 from typing import Final
 
-from ..core.pipeline import reader_of
 from ..transport import api_of
 from ._upstream import Upstream
 from .gemini import GEMINI
 from .interactions import INTERACTIONS
 from .vertex import VERTEX
 
-__all__ = ["UPSTREAMS", "upstream_at", "upstream_of"]
+__all__ = ["UPSTREAMS", "UPSTREAM_NAMES", "upstream_at", "upstream_of"]
 
 UPSTREAMS: Final[tuple[Upstream, ...]] = (
     GEMINI,
@@ -21,6 +21,15 @@ UPSTREAMS: Final[tuple[Upstream, ...]] = (
     INTERACTIONS,
 )
 """Every upstream, the default first (``generate-content`` on the Gemini API)."""
+
+UPSTREAM_NAMES: Final[tuple[str, ...]] = tuple(dict.fromkeys(u.name for u in UPSTREAMS))
+"""The values of the option that chooses an upstream, the default first."""
+
+
+def _choices(names: tuple[str, ...]) -> str:
+    """``'a' or 'b'``, ``'a', 'b' or 'c'``."""
+    quoted = [repr(name) for name in names]
+    return " or ".join(filter(None, (", ".join(quoted[:-1]), quoted[-1])))
 
 
 def upstream_of(
@@ -42,8 +51,10 @@ def upstream_of(
     if name is None and writes is not None:
         named = [u for u in UPSTREAMS if isinstance(writes, u.responses_type)]
     else:
-        reader = reader_of(UPSTREAMS[0].name if name is None else name)
-        named = [upstream for upstream in UPSTREAMS if upstream.reader is reader]
+        chosen_name = UPSTREAM_NAMES[0] if name is None else name
+        named = [upstream for upstream in UPSTREAMS if upstream.name == chosen_name]
+        if not named:
+            raise ValueError(f"upstream must be {_choices(UPSTREAM_NAMES)}, not {name!r}")
     if len(named) == 1:
         return named[0]
     chosen = api or api_of(base_url)

@@ -40,7 +40,8 @@ class Upstream:
             pipeline's ``upstream``); two upstreams share one when the ``api`` tells them
             apart (Gemini and Vertex AI both answer ``generateContent``).
         api: whose enum numbers its stream is read with (``None``: no ``api`` option).
-        reader: the stages that read its stream (:func:`~rxgem.core.reader_of`).
+        reader: the stages that read its stream (:func:`~rxgem.core.reader_of`): the
+            stream format's, which upstreams that speak one format share.
         provider: OpenTelemetry's ``gen_ai.provider.name`` for it.
         background: whether it runs background responses and agents (kept at Google).
         transport_options: the keyword options its exchange (:meth:`source`) takes.
@@ -63,7 +64,7 @@ class Upstream:
 
     def pipeline(self, options: Mapping[str, Any]) -> dict[str, Any]:
         """``options`` with the pipeline options that choose this upstream's reader."""
-        raise NotImplementedError
+        return {**options, "upstream": self.reader.name}
 
     def chat_request(
         self,

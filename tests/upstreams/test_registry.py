@@ -80,8 +80,10 @@ def test_each_upstream_names_its_reader() -> None:
 
 
 def test_the_pipeline_options_choose_the_reader_and_the_enum_numbers() -> None:
-    assert GEMINI.pipeline({"model": "m"}) == {"model": "m", "api": "gemini"}
-    assert VERTEX.pipeline({}) == {"api": "vertex"}
+    # each names its reader: an upstream's name need not be its stream format's
+    gc = "generate-content"
+    assert GEMINI.pipeline({"model": "m"}) == {"model": "m", "upstream": gc, "api": "gemini"}
+    assert VERTEX.pipeline({"upstream": "x"}) == {"upstream": gc, "api": "vertex"}
     assert INTERACTIONS.pipeline({"model": "m"}) == {"model": "m", "upstream": "interactions"}
     for upstream in UPSTREAMS:  # each is a pipeline the core accepts, with that reader
         assert core.pipeline.PipelineSettings(upstream.pipeline({})).reader is upstream.reader

@@ -26,8 +26,9 @@ import textwrap
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, TypedDict, get_type_hints
+from typing import Annotated, Any, TypedDict, get_type_hints
 
+from .._option_checks import Upstream as Upstream
 from .._option_checks import (
     check_announce,
     check_callable,
@@ -142,11 +143,6 @@ class ReadStepsOptions(TypedDict, total=False):
     """``read_steps()``'s options: ``StepReader``'s."""
 
     allow_truncated: AllowTruncated
-
-
-Upstream = Literal["generate-content", "interactions"]
-"""The Gemini API whose stream the pipeline reads: ``streamGenerateContent``, or the
-Interactions API (``POST /v1beta/interactions``, ``step.*`` events)."""
 
 
 class UpstreamOptions(TypedDict, total=False):

@@ -28,7 +28,7 @@ from ...store import (
 )
 from ...store import DEFAULT_TIMEOUT as DEFAULT_STORE_TIMEOUT
 from ...transport import DEFAULT_BASE_URL
-from ...upstreams import Upstream, upstream_of
+from ...upstreams import UPSTREAM_NAMES, Upstream, upstream_of
 from ..http import normalize_allowed_hosts
 from ._checks import SettingsError, check_origin, check_store
 
@@ -54,12 +54,14 @@ AuthMode: TypeAlias = Literal["tokens", "pass-through", "open"]
 server's own Gemini credentials upstream), ``"pass-through"`` (the client's bearer
 token *is* the Gemini key) or ``"open"`` (anyone, with the server's credentials)."""
 
-UpstreamAPI: TypeAlias = Literal["generate-content", "interactions"]
-"""Which of Gemini's APIs answers: ``generateContent`` (``streamGenerateContent``) or
-Interactions (``POST /v1beta/interactions``)."""
+UpstreamAPI: TypeAlias = str
+"""Which of Gemini's APIs answers, one of :data:`UPSTREAM_APIS`: ``generate-content``
+(``streamGenerateContent``, on the Gemini API or Vertex AI) or ``interactions`` (``POST
+/v1beta/interactions``). The upstreams' registry (:mod:`rxgem.upstreams`) names them, so
+a new upstream needs no change here."""
 
-UPSTREAM_APIS: Final = ("generate-content", "interactions")
-"""The values of :data:`UpstreamAPI`, the default first."""
+UPSTREAM_APIS: Final = UPSTREAM_NAMES
+"""The values of :data:`UpstreamAPI`, the default first (the registry's)."""
 
 _LEVELS: Final = ("critical", "error", "warning", "info", "debug")
 _Form: TypeAlias = Literal["flag", "int", "float", "text", "list", "json"]
@@ -216,8 +218,9 @@ class ServerSettings:
         upstream_client: the HTTP client toward Gemini: ``"aiohttp"`` (an httpx
             transport over aiohttp, whose parser is in C), ``"httpx"`` (httpx's own), or
             ``"auto"``: aiohttp's when it is installed (the ``server`` extra has it).
-        upstream_api: which of Gemini's APIs answers (:data:`UpstreamAPI`):
-            ``"generate-content"`` (the default) or ``"interactions"``.
+        upstream_api: which of Gemini's APIs answers (:data:`UpstreamAPI`, one of
+            :data:`UPSTREAM_APIS`): ``"generate-content"`` (the default) or
+            ``"interactions"``.
         interactions_store: on the Interactions upstream, whether Google keeps the
             turns of requests that ``store`` (its ``store: true``); off by default,
             so Google keeps nothing (``store: false`` is sent): then a
@@ -279,7 +282,7 @@ class ServerSettings:
     signature_ttl: float = DEFAULT_SIGNATURE_TTL
     max_signatures: int = DEFAULT_MAX_SIGNATURES
     upstream_client: str = "auto"
-    upstream_api: UpstreamAPI = "generate-content"
+    upstream_api: UpstreamAPI = UPSTREAM_NAMES[0]
     interactions_store: bool = False
     record: str | None = None
     record_max_files: int = 1000

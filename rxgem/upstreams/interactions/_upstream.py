@@ -27,14 +27,11 @@ class Interactions(Upstream):
 
     name = "interactions"
     api = None
-    reader = reader_of(name)
+    reader = reader_of("interactions")
     provider = "gcp.gemini"
     background = True
     transport_options = InteractionsTransportOptions.__optional_keys__
     responses_type = InteractionRequest
-
-    def pipeline(self, options: Mapping[str, Any]) -> dict[str, Any]:
-        return {**options, "upstream": self.reader.name}
 
     def chat_request(
         self,
