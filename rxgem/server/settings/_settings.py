@@ -56,12 +56,11 @@ token *is* the Gemini key) or ``"open"`` (anyone, with the server's credentials)
 
 UpstreamAPI: TypeAlias = str
 """Which of Gemini's APIs answers, one of :data:`UPSTREAM_APIS`: ``generate-content``
-(``streamGenerateContent``, on the Gemini API or Vertex AI) or ``interactions`` (``POST
-/v1beta/interactions``). The upstreams' registry (:mod:`rxgem.upstreams`) names them, so
-a new upstream needs no change here."""
+(``streamGenerateContent``) or ``interactions`` (``POST /v1beta/interactions``)."""
 
 UPSTREAM_APIS: Final = UPSTREAM_NAMES
-"""The values of :data:`UpstreamAPI`, the default first (the registry's)."""
+"""The values of :data:`UpstreamAPI`, the default first: the registry's
+(:mod:`rxgem.upstreams`), so a new upstream needs no change here."""
 
 _LEVELS: Final = ("critical", "error", "warning", "info", "debug")
 _Form: TypeAlias = Literal["flag", "int", "float", "text", "list", "json"]
@@ -218,9 +217,8 @@ class ServerSettings:
         upstream_client: the HTTP client toward Gemini: ``"aiohttp"`` (an httpx
             transport over aiohttp, whose parser is in C), ``"httpx"`` (httpx's own), or
             ``"auto"``: aiohttp's when it is installed (the ``server`` extra has it).
-        upstream_api: which of Gemini's APIs answers (:data:`UpstreamAPI`, one of
-            :data:`UPSTREAM_APIS`): ``"generate-content"`` (the default) or
-            ``"interactions"``.
+        upstream_api: which of Gemini's APIs answers (one of :data:`UPSTREAM_APIS`):
+            ``"generate-content"`` (the default) or ``"interactions"``.
         interactions_store: on the Interactions upstream, whether Google keeps the
             turns of requests that ``store`` (its ``store: true``); off by default,
             so Google keeps nothing (``store: false`` is sent): then a
