@@ -34,6 +34,7 @@ _TEXTS: dict[str, Any] = {
     "max_bytes_in_flight": 200_000_000,
     "max_values_in_flight": 5_000_000,
     "inspect_spool": "/tmp/rxgem-inspect-spool",
+    "upstream_api": "interactions",  # one of the registry's (UPSTREAM_APIS)
 }
 _PASS_THROUGH = frozenset({"pass_through_auth"})
 """Pass-through auth excludes a key, tokens and the inspector: set in a second object."""
