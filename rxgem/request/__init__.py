@@ -2,31 +2,41 @@
 
 :func:`to_gemini_request` translates a Chat Completions request body,
 :func:`responses_to_gemini_request` a Responses request body (into a
-:class:`ResponsesRequest`: the Gemini body and what the server keeps); the rest of this
-package are their parts (messages and input items, parameters, tool schemas, thought
-signatures, model families). :mod:`.interactions` writes the same requests as Gemini
-Interactions create bodies (:func:`chat_to_interaction`, :func:`responses_to_interaction`).
+:class:`ResponsesRequest`: the Gemini body and what the server keeps);
+:func:`chat_to_interaction` and :func:`responses_to_interaction` write the same requests
+as Gemini Interactions create bodies.
+
+Each translation is a reader and a writer (``translate/``): the readers (``read/chat``,
+``read/responses``) make the typed form (``form/``: the conversation and the settings,
+msgspec structs), the writers (``write/generate_content``, ``write/interactions``) put it
+on the wire; ``schema/`` translates JSON Schemas, ``_policy`` holds what a translation
+does with a field it cannot send.
 """
 
 from typing import Any
 
-from ._params import SchemaWarning, UnsupportedWarning
-from ._request import to_gemini_request
+from ._policy import SchemaWarning, UnsupportedWarning
 from ._signatures import PlaceholderWarning, SignatureWarning
-from .interactions import InteractionRequest, chat_to_interaction, responses_to_interaction
-from .responses._input import item_references
-from .responses._request import ResponsesRequest, responses_to_gemini_request
+from .read.responses import item_references
+from .translate import (
+    InteractionRequest,
+    ResponsesRequest,
+    chat_to_interaction,
+    responses_to_gemini_request,
+    responses_to_interaction,
+    to_gemini_request,
+)
 
 # Not in `__all__`: what other rxgem packages import from this face (they import
 # through faces, never private modules).
 # isort: off
-from ._params import Unsupported as Unsupported
+from ._policy import Unsupported as Unsupported
 from ._signatures import (
     call_signature as call_signature,
     message_signature as message_signature,
     split_id as split_id,
 )
-from .responses._input import Resolve as Resolve
+from .read.responses import Resolve as Resolve
 # isort: on
 
 __all__ = [

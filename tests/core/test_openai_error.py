@@ -34,7 +34,7 @@ from rxgem.core.responses._sse import ResponsesSSEEncoder, encode_stream_error
 from rxgem.items import End, Text
 from rxgem.operators import gemini_to_responses
 from rxgem.replies import error_event, error_reply, scrubber
-from rxgem.request._params import UnsupportedFieldError
+from rxgem.request._policy import UnsupportedFieldError
 from rxgem.store._errors import StoreError
 
 # (error, status, type, code, param)

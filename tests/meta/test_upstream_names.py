@@ -39,7 +39,7 @@ ALLOWED = {
 LISTS = {
     "rxgem/core/_option_checks.py": "the stream formats the core reads (its readers)",
     "rxgem/core/gemini/_enums.py": "the api choice: whose enum numbers a stream has",
-    "rxgem/request/_params.py": "the api choice: whose schema dialect a request takes",
+    "rxgem/request/_policy.py": "the api choice: whose schema dialect a request takes",
     "rxgem/transport/_cassette.py": "a cassette's stream format, and its file tag",
     "rxgem/cli/_upstream_of.py": "the kinds of capture rxgem convert tells apart",
     "rxgem/cli/convert.py": "rxgem convert --from: a capture's stream format",

@@ -1,4 +1,4 @@
-"""The two readers meet in one typed conversation (``rxgem.request._form``).
+"""The two readers meet in one typed conversation (``rxgem.request.form``).
 
 One conversation said in Chat Completions' words and in Responses' words reads into equal
 :class:`Conversation` values (msgspec structs compare by value), whatever the writer then
@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from rxgem.request import PLACEHOLDER, PlaceholderWarning
-from rxgem.request._contents import gemini_contents
-from rxgem.request._form import Call, Conversation, Media, Result, Text, Turn
-from rxgem.request._messages import read_messages
-from rxgem.request.interactions._steps import conversation_steps
-from rxgem.request.responses import read_input
+from rxgem.request.form import Call, Conversation, Media, Result, Text, Turn
+from rxgem.request.read.chat import read_messages
+from rxgem.request.read.responses import read_input
+from rxgem.request.write.generate_content import gemini_contents
+from rxgem.request.write.interactions import conversation_steps
 
 PNG = "data:image/png;base64,iVBORw0KGgo="
 

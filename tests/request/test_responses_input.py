@@ -9,11 +9,7 @@ from typing import Any
 import pytest
 
 from rxgem import InvalidRequestError
-from rxgem.request import (
-    UnsupportedWarning,
-    item_references,
-    responses_to_gemini_request,
-)
+from rxgem.request import UnsupportedWarning, item_references, responses_to_gemini_request
 from rxgem.testing import gemini_request_problems
 
 G3 = "gemini-3-flash-preview"

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from rxgem.request._model_families import model_family
-from rxgem.request._request import read_settings as read_chat_settings
-from rxgem.request._settings import Function, Settings, Thinking, Tools
-from rxgem.request._settings_gc import write_settings
-from rxgem.request.interactions._config import interaction_config, response_format
-from rxgem.request.responses import read_settings as read_responses_settings
+from rxgem.request.form import Function, Settings, Thinking, Tools
+from rxgem.request.read.chat import read_settings as read_chat_settings
+from rxgem.request.read.responses import read_settings as read_responses_settings
+from rxgem.request.write.generate_content import write_settings
+from rxgem.request.write.interactions import interaction_config, response_format
 
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
 

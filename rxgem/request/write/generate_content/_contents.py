@@ -1,5 +1,5 @@
-"""The conversation (``_form``) as ``generateContent`` writes it: ``systemInstruction`` and
-``contents``, camelCase as on the wire.
+"""The conversation (``rxgem.request.form``) as ``generateContent`` writes it:
+``systemInstruction`` and ``contents``, camelCase as on the wire.
 
 Call ids go on ``functionCall``/``functionResponse`` parts only for Gemini 3 (Gemini 2.x
 refuses the field); each part's thought signature beside it (``thoughtSignature``).
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-from ._form import Call, Conversation, Kept, Media, Result, Text, place_signatures
-from ._json import JSONObject
+from ..._json import JSONObject
+from ...form import Call, Conversation, Kept, Media, Result, Text, place_signatures
 
 __all__ = ["gemini_contents", "gemini_media"]
 

@@ -26,18 +26,13 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...core import InvalidRequestError
-from .._json import JSONObject, quoted
-from .._model_families import ModelFamily
-from .._params import (
-    Unsupported,
-    UnsupportedWarning,
-    check_function_name,
-    read_function,
-    unsupported,
-)
-from .._settings import Function, Mode, Tools
-from ..schema._convert import SchemaTarget
+from ....core import InvalidRequestError
+from ..._json import JSONObject, quoted
+from ..._model_families import ModelFamily
+from ..._policy import Unsupported, UnsupportedWarning, unsupported
+from ...form import Function, Mode, Tools
+from ...schema._convert import SchemaTarget
+from .._shared import check_function_name, read_function
 from ._input import gemini_name
 
 __all__ = ["ResponsesTools", "responses_tools"]

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...core import InvalidRequestError
-from .._form import Kept
-from .._json import JSONObject, check_depth, quoted
-from .._params import Unsupported, unsupported
+from ....core import InvalidRequestError
+from ..._json import JSONObject, check_depth, quoted
+from ..._policy import Unsupported, unsupported
+from ...form import Kept
 
 __all__ = ["code_parts"]
 

@@ -19,12 +19,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...core import InvalidRequestError
-from .._json import JSONObject
-from .._model_families import ModelFamily
-from .._params import Unsupported, converted_schema, read_thinking, unsupported
-from .._settings import Settings, Thinking
-from ..schema._convert import SchemaTarget
+from ....core import InvalidRequestError
+from ..._json import JSONObject
+from ..._model_families import ModelFamily
+from ..._policy import Unsupported, unsupported
+from ...form import Settings, Thinking
+from ...schema._convert import SchemaTarget
+from .._shared import converted_schema, read_thinking
 
 __all__ = ["LOGPROBS", "include_list", "read_generation"]
 

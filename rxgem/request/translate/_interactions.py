@@ -1,7 +1,9 @@
-"""``responses_to_interaction``: a Responses request body → an Interactions create body, and
-what the server keeps (an :class:`InteractionRequest`).
+"""OpenAI requests → Gemini Interactions create bodies (``POST /v1beta/interactions``): a
+reader, then the writer.
 
-Two ways to carry a conversation:
+:func:`chat_to_interaction` reads a Chat Completions body; :func:`responses_to_interaction`
+a Responses body, into an :class:`InteractionRequest` (the body and what the server keeps).
+Two ways to carry a Responses conversation:
 
 - *continued at Google* (``previous_interaction_id`` given): Google keeps the steps of
   the interaction it continues, so only the request's ``input`` is sent; its
@@ -12,7 +14,7 @@ Two ways to carry a conversation:
   signature carried in a reasoning item's ``encrypted_content`` back as a ``thought``
   step before the step it signed; a ``code_interpreter_call`` item whose parts have
   Google's ids (the Interactions upstream's) back as its ``code_execution_call`` and
-  ``code_execution_result`` steps (:mod:`._steps`).
+  ``code_execution_result`` steps.
 """
 
 from __future__ import annotations
@@ -22,12 +24,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...core import InvalidRequestError
-from .._form import place_signatures
 from .._json import JSONObject, quoted
 from .._model_families import model_family
-from .._params import Unsupported
+from .._policy import Unsupported, with_warnings
 from .._signatures import split_id
-from ..responses import (
+from ..form import place_signatures
+from ..read import chat
+from ..read.responses import (
     Resolve,
     check_continuation,
     check_fields,
@@ -36,14 +39,85 @@ from ..responses import (
     include_list,
     read_input,
     read_settings,
-    with_warnings,
 )
-from ._chat import flag
-from ._config import interaction_config, interaction_tools, response_format
-from ._media import media_content
-from ._steps import conversation_steps, result_value
+from ..write.interactions import (
+    conversation_steps,
+    interaction_config,
+    interaction_tools,
+    media_content,
+    response_format,
+    result_value,
+)
 
-__all__ = ["InteractionRequest", "responses_to_interaction"]
+__all__ = ["InteractionRequest", "chat_to_interaction", "flag", "responses_to_interaction"]
+
+
+def flag(value: Any, where: str) -> bool:
+    """A request's boolean (``None``: false)."""
+    if value is None:
+        return False
+    if type(value) is not bool:
+        raise InvalidRequestError("must be true or false", where=where)
+    return value
+
+
+def chat_to_interaction(
+    body: JSONObject,
+    *,
+    store: bool = False,
+    previous_interaction_id: str | None = None,
+    include_thoughts: bool | None = None,
+    unsupported: Unsupported = "error",
+) -> JSONObject:
+    """An OpenAI Chat Completions request body → the body of ``POST /v1beta/interactions``.
+
+    The whole conversation goes as ``input`` steps (Chat Completions is stateless): every
+    thought signature the client kept goes back as a ``thought`` step before the step it
+    signed. ``stream`` is copied; the body's own ``store`` is OpenAI's and is not read.
+
+    Args:
+        store: whether Google keeps the interaction (Google's default is true; a
+            stateless chat sends false).
+        previous_interaction_id: the stored interaction this one continues (its steps
+            are at Google, so ``messages`` then holds only what is new, and must stand
+            on its own: a tool message answering a call made there is refused, as
+            any tool message without its call is; :func:`responses_to_interaction`
+            takes such answers).
+        include_thoughts: ask for thought summaries (``thinking_summaries``;
+            ``None``: Google's default).
+        unsupported: ``"error"`` (default) refuses a field Interactions has no
+            counterpart for, ``"warn"`` leaves it out with an ``UnsupportedWarning``.
+
+    Raises:
+        InvalidRequestError: the request cannot be translated; ``where`` names the field.
+    """
+    model = chat.checked_model(body, unsupported)
+    family = model_family(model)
+    conversation = chat.read_messages(body.get("messages"), media_results=True)
+    if family.strict_signatures:
+        place_signatures(conversation.turns, in_place=True)
+    settings = chat.read_settings(body, family, "json_schema", None, unsupported)
+    out: JSONObject = {
+        "model": model.removeprefix("models/"),
+        "input": conversation_steps(conversation, "messages"),
+    }
+    if conversation.system:
+        out["system_instruction"] = "\n\n".join(conversation.system)
+    flat = interaction_tools(settings.tools)
+    if flat:
+        out["tools"] = flat
+    config = interaction_config(settings, include_thoughts=include_thoughts, policy=unsupported)
+    if config:
+        out["generation_config"] = config
+    spec = response_format(settings)
+    if spec is not None:
+        out["response_format"] = spec
+    if flag(body.get("stream"), "stream"):
+        out["stream"] = True
+    out["store"] = store
+    if previous_interaction_id is not None:
+        out["previous_interaction_id"] = previous_interaction_id
+    return out
 
 
 @dataclass(frozen=True, slots=True)

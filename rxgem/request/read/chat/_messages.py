@@ -1,4 +1,4 @@
-"""The Chat Completions reader: OpenAI ``messages`` → the conversation (``_form``).
+"""The Chat Completions reader: OpenAI ``messages`` → the conversation (``rxgem.request.form``).
 
 - ``system`` / ``developer`` messages → the system texts (all of them, in order:
   Gemini has one system instruction, so a later one is appended to it).
@@ -31,12 +31,22 @@ from typing import Any
 
 import msgspec
 
-from ..core import InvalidRequestError
-from ..core.gemini import Part as GeminiPart
-from ..core.openai import render_code
-from ._form import Call, Conversation, Kept, Media, Part, Result, Text, Turn, merge_turns
-from ._json import MAX_JSON_DEPTH, JSONObject, check_depth, loads, quoted
-from ._signatures import call_signature, calls_signatures, message_signature, split_id
+from ....core import InvalidRequestError
+from ....core.gemini import Part as GeminiPart
+from ....core.openai import render_code
+from ..._json import MAX_JSON_DEPTH, JSONObject, check_depth, loads, quoted
+from ..._signatures import call_signature, calls_signatures, message_signature, split_id
+from ...form import (
+    Call,
+    Conversation,
+    Kept,
+    Media,
+    Part,
+    Result,
+    Text,
+    Turn,
+    merge_turns,
+)
 
 __all__ = ["call_arguments", "file_part", "read_messages", "response_object"]
 

@@ -18,11 +18,11 @@ from __future__ import annotations
 import mimetypes
 from typing import Any
 
-from ...core import InvalidRequestError
-from .._form import Media, Text
-from .._json import JSONObject, quoted
-from .._messages import file_part, response_object
-from .._params import Unsupported, unsupported
+from ....core import InvalidRequestError
+from ..._json import JSONObject, quoted
+from ..._policy import Unsupported, unsupported
+from ...form import Media, Text
+from ..chat import file_part, response_object
 
 __all__ = ["function_output", "message_parts", "string"]
 

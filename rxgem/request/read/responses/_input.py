@@ -1,5 +1,5 @@
 """The Responses reader: a Responses ``input`` (and the history before it) → the
-conversation (``_form``).
+conversation (``rxgem.request.form``).
 
 - A string is one user message.
 - Messages (with or without ``"type": "message"``): ``system`` and ``developer`` →
@@ -25,12 +25,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ...core import InvalidRequestError
-from .._form import Call, Conversation, Part, Result, Text, Turn, merge_turns
-from .._json import JSONObject, quoted
-from .._messages import call_arguments
-from .._params import Unsupported, unsupported
-from .._signatures import split_id
+from ....core import InvalidRequestError
+from ..._json import JSONObject, quoted
+from ..._policy import Unsupported, unsupported
+from ..._signatures import split_id
+from ...form import Call, Conversation, Part, Result, Text, Turn, merge_turns
+from ..chat import call_arguments
 from ._code import code_parts
 from ._content import function_output, message_parts, string
 from ._signatures import Signatures

@@ -1,4 +1,4 @@
-"""The writer of :class:`~._settings.Settings` for ``generateContent``: ``tools``,
+"""The writer of :class:`~rxgem.request.form.Settings` for ``generateContent``: ``tools``,
 ``toolConfig`` and ``generationConfig`` (camelCase, as on the wire)."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Final
 
-from ._json import JSONObject
-from ._settings import Settings, Thinking, Tools
-from .schema._convert import SchemaTarget
+from ..._json import JSONObject
+from ...form import Settings, Thinking, Tools
+from ...schema._convert import SchemaTarget
 
 __all__ = ["write_settings"]
 

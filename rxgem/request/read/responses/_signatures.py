@@ -22,11 +22,11 @@ from __future__ import annotations
 import warnings
 from collections import deque
 
-from ...core import InvalidRequestError
-from ...core.responses import decode_signatures
-from .._form import Call, Part, Text
-from .._json import JSONObject
-from .._signatures import SignatureWarning
+from ....core import InvalidRequestError
+from ....core.responses import decode_signatures
+from ..._json import JSONObject
+from ..._signatures import SignatureWarning
+from ...form import Call, Part, Text
 
 __all__ = ["Signatures"]
 

@@ -1,4 +1,4 @@
-"""The writer of :class:`~.._settings.Settings` for Interactions: a create body's ``tools``,
+"""The writer of :class:`~rxgem.request.form.Settings` for Interactions: a create body's ``tools``,
 ``generation_config`` and ``response_format``.
 
 - functions → flat ``{type: "function", name, description, parameters}`` tools (the
@@ -21,10 +21,10 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from ...core import InvalidRequestError
-from .._json import JSONObject
-from .._params import Unsupported, UnsupportedWarning, unsupported
-from .._settings import Settings, Tools
+from ....core import InvalidRequestError
+from ..._json import JSONObject
+from ..._policy import Unsupported, UnsupportedWarning, unsupported
+from ...form import Settings, Tools
 
 __all__ = [
     "LEVELS",

@@ -1,4 +1,4 @@
-"""The conversation (``rxgem.request._form``) as the Interactions ``input`` steps.
+"""The conversation (``rxgem.request.form``) as the Interactions ``input`` steps.
 
 The chat and Responses readers resolve a conversation into turns of typed parts: results
 in call order, ids without their signature marks, every thought signature on the part it
@@ -30,10 +30,10 @@ import json
 import warnings
 from typing import Any
 
-from ...core import InvalidRequestError
-from .._form import Call, Conversation, Kept, Media, Part, Result, Text
-from .._json import JSONObject
-from .._params import UnsupportedWarning
+from ....core import InvalidRequestError
+from ..._json import JSONObject
+from ..._policy import UnsupportedWarning
+from ...form import Call, Conversation, Kept, Media, Part, Result, Text
 from ._media import kept_media, media_content
 
 __all__ = ["conversation_steps", "result_value"]

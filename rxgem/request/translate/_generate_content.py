@@ -1,109 +1,82 @@
-"""``responses_to_gemini_request``: an OpenAI Responses request body → a Gemini request body.
+"""OpenAI requests → Gemini ``generateContent`` requests: a reader, then the writer.
 
-Sans-IO: what a request names but does not hold (the items of ``previous_response_id``,
-the targets of ``item_reference``) comes from the caller (``history``, ``resolve``);
-what is for the server and not for Gemini (``stream``, ``store``, ``include``,
-``metadata``, the fields the Response object repeats) comes back in the
-:class:`ResponsesRequest` beside the Gemini body.
+:func:`to_gemini_request` reads a Chat Completions body, :func:`responses_to_gemini_request`
+a Responses body (with the history the caller resolved), into the typed form; the
+``generateContent`` writer makes the Gemini body of it. Sans-IO: what a Responses request
+names but does not hold (the items of ``previous_response_id``, the targets of
+``item_reference``) comes from the caller (``history``, ``resolve``); what is for the
+server and not for Gemini (``stream``, ``store``, ``include``, ``metadata``, the fields the
+Response object repeats) comes back in the :class:`ResponsesRequest` beside the Gemini body.
 """
 
 from __future__ import annotations
 
-import copy
-import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import Any
 
 from ...core import InvalidRequestError
 from ...core.gemini import GeminiApi
-from .._contents import gemini_contents
-from .._json import JSONObject, at
-from .._model_families import ModelFamily, model_family
-from .._params import Unsupported, schema_target, unsupported
-from .._settings import Settings
-from .._settings_gc import write_settings
+from .._json import JSONObject
+from .._model_families import model_family
+from .._policy import Unsupported, schema_target, with_warnings
+from ..read import chat
+from ..read.responses import (
+    Resolve,
+    check_continuation,
+    check_fields,
+    echo_of,
+    include_list,
+    read_input,
+    read_settings,
+)
 from ..schema._convert import SchemaTarget
-from ._input import Resolve, read_input
-from ._params import include_list, read_generation
-from ._tools import responses_tools
+from ..write.generate_content import gemini_contents, write_settings
 
-__all__ = [
-    "ResponsesRequest",
-    "check_continuation",
-    "check_fields",
-    "echo_of",
-    "read_settings",
-    "responses_to_gemini_request",
-    "with_warnings",
-]
+__all__ = ["ResponsesRequest", "responses_to_gemini_request", "to_gemini_request"]
 
-T = TypeVar("T")
 
-_MAPPED = frozenset(
-    {
-        "model",
-        "input",
-        "instructions",
-        "previous_response_id",
-        "tools",
-        "tool_choice",
-        "parallel_tool_calls",
-        "reasoning",
-        "text",
-        "max_output_tokens",
-        "temperature",
-        "top_p",
-        "top_logprobs",
-        "include",
-        "background",
-    }
-)
-# for the server, or without effect on the answer: not sent to Gemini
-_IGNORED = frozenset(
-    {
-        "stream",
-        "stream_options",
-        "store",
-        "metadata",
-        "truncation",
-        "prompt_cache_key",
-        "prompt_cache_retention",
-        "client_metadata",
-        "user",
-        "safety_identifier",
-        "service_tier",
-    }
-)
-_UNSUPPORTED: dict[str, str] = {
-    "conversation": "rxgem keeps no conversations objects; continue with previous_response_id",
-    "prompt": "rxgem has no stored prompt templates; send the instructions and input",
-    "max_tool_calls": "Gemini cannot limit the number of tool calls",
-    "n": "a Responses request has one answer (n is Chat Completions');"
-    " send several requests, or n to /v1/chat/completions",
-}
-_UNKNOWN = "rxgem knows no such Responses field"
+def to_gemini_request(
+    body: JSONObject,
+    *,
+    api: GeminiApi = "gemini",
+    include_thoughts: bool | None = None,
+    unsupported: Unsupported = "error",
+) -> JSONObject:
+    """An OpenAI Chat Completions request body → Gemini's ``GenerateContentRequest`` JSON.
 
-# What the Response object repeats of the request, and OpenAI's values when it is not sent.
-_ECHO_DEFAULTS: dict[str, Any] = {
-    "instructions": None,
-    "max_output_tokens": None,
-    "metadata": {},
-    "parallel_tool_calls": True,
-    "previous_response_id": None,
-    "prompt_cache_key": None,
-    "reasoning": {"effort": None, "summary": None},
-    "safety_identifier": None,
-    "service_tier": None,
-    "temperature": None,
-    "text": {"format": {"type": "text"}},
-    "tool_choice": "auto",
-    "tools": [],
-    "top_logprobs": None,
-    "top_p": None,
-    "truncation": "disabled",
-    "user": None,
-}
+    ``body`` is the request as the ``openai`` SDK sends it (a plain dict); the result
+    is camelCase, as on the wire. The model stays in ``body["model"]`` (it goes in
+    the URL); ``stream`` and ``stream_options`` are the caller's business.
+
+    Args:
+        api: ``"gemini"`` (the Gemini API: tool schemas as full JSON Schema in
+            ``parametersJsonSchema``) or ``"vertex"`` (the OpenAPI subset in
+            ``parameters``).
+        include_thoughts: ask Gemini for thought summaries (``None``: leave
+            Gemini's default, no summaries).
+        unsupported: what to do with a field that has no Gemini counterpart (an
+            unknown field, ``logit_bias``, ``parallel_tool_calls: false`` with
+            several tools, ...): ``"error"`` (default) raises, ``"warn"`` leaves it
+            out with an :class:`UnsupportedWarning`.
+
+    Raises:
+        InvalidRequestError: the request cannot be translated; ``where`` names the
+            field (``messages[3].tool_calls[0].function.arguments``).
+    """
+    target = schema_target(api)
+    model = chat.checked_model(body, unsupported)
+    family = model_family(model)
+    conversation = chat.read_messages(body.get("messages"), media_results=family.call_ids)
+    system, contents = gemini_contents(
+        conversation, call_ids=family.call_ids, strict_signatures=family.strict_signatures
+    )
+    request: JSONObject = {"contents": contents}
+    if system is not None:
+        request["systemInstruction"] = system
+    settings = chat.read_settings(body, family, target, include_thoughts, unsupported)
+    write_settings(request, settings, target=target, generation=family.generation)
+    return request
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,15 +122,6 @@ def _flag(body: Mapping[str, Any], key: str, default: bool) -> bool:
     return value
 
 
-def check_fields(body: Mapping[str, Any], policy: Unsupported) -> None:
-    """Refuse (or warn about) the fields of a Responses request that nothing maps."""
-    for key in body:
-        if key in _MAPPED or key in _IGNORED:
-            continue
-        reason = _UNSUPPORTED.get(key, _UNKNOWN)
-        unsupported(policy, reason, key, f"drop the field {at('', key)} from the request")
-
-
 def _fields(body: Mapping[str, Any], policy: Unsupported) -> None:
     if _flag(body, "background", False):
         raise InvalidRequestError(
@@ -165,45 +129,6 @@ def _fields(body: Mapping[str, Any], policy: Unsupported) -> None:
             where="background",
         )
     check_fields(body, policy)
-
-
-def check_continuation(body: Mapping[str, Any], continued: bool) -> str | None:
-    """The request's ``previous_response_id`` (checked; ``continued``: the caller has
-    what it names), after checking ``metadata``."""
-    previous = body.get("previous_response_id")
-    if previous is not None and (type(previous) is not str or not previous):
-        raise InvalidRequestError("must be a response id", where="previous_response_id")
-    if previous is not None and not continued:
-        raise InvalidRequestError(
-            "this server keeps no responses to continue", where="previous_response_id"
-        )
-    metadata = body.get("metadata")
-    if metadata is not None and type(metadata) is not dict:
-        raise InvalidRequestError("must be an object", where="metadata")
-    return previous
-
-
-def echo_of(body: Mapping[str, Any]) -> JSONObject:
-    """The request's fields the Response object repeats, OpenAI's defaults for the rest."""
-    return {
-        key: body[key] if body.get(key) is not None else copy.deepcopy(default)
-        for key, default in _ECHO_DEFAULTS.items()
-    }
-
-
-def with_warnings(translate: Callable[[], T]) -> tuple[T, tuple[Warning, ...]]:
-    """``translate()`` and the warnings it issued (issued again, for the caller's filters)."""
-    caught: list[warnings.WarningMessage] = []
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            result = translate()
-    finally:
-        for warning in caught:
-            warnings.warn_explicit(
-                warning.message, warning.category, warning.filename, warning.lineno
-            )
-    return result, tuple(w.message for w in caught if isinstance(w.message, Warning))
 
 
 def _translate(
@@ -253,22 +178,6 @@ def _translate(
         echo=echo_of(body),
         namespaced=namespaced,
     )
-
-
-def read_settings(
-    body: Mapping[str, Any],
-    family: ModelFamily,
-    target: SchemaTarget,
-    include: list[str],
-    policy: Unsupported,
-) -> tuple[Settings, dict[str, tuple[str, str]]]:
-    """Everything of a Responses request but its input (schemas in ``target``'s dialect),
-    and the namespaced functions' names (Gemini name → ``(namespace, name)``)."""
-    request = dict(body)
-    tools = responses_tools(request, family, target=target, policy=policy)
-    settings = Settings(tools.tools)
-    read_generation(request, settings, family, target=target, include=include, policy=policy)
-    return settings, tools.namespaced
 
 
 def responses_to_gemini_request(

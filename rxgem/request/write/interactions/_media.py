@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from ...core import InvalidRequestError
-from .._form import Media
-from .._json import JSONObject, quoted
+from ....core import InvalidRequestError
+from ..._json import JSONObject, quoted
+from ...form import Media
 
 __all__ = ["MIME_TYPES", "kept_media", "media_content"]
 

@@ -4,8 +4,8 @@ The Chat Completions reader (``messages``) and the Responses reader (``input`` i
 history before them) resolve an OpenAI conversation into a :class:`Conversation`: the
 system texts, then ``user`` and ``model`` turns whose parts are texts, media, function
 calls and their results, each with the thought signature it carries. The writers put it
-on the wire: ``generateContent``'s ``contents`` (``_contents``) and the Interactions
-``input`` steps (``interactions._steps``).
+on the wire: ``generateContent``'s ``contents`` (``write/generate_content``) and the
+Interactions ``input`` steps (``write/interactions``).
 
 The structs are not tracked by the garbage collector (``gc=False``): a request makes one
 per part, and none of them can be part of a reference cycle.
@@ -22,8 +22,8 @@ from typing import Literal, TypeAlias
 
 import msgspec
 
-from ._json import JSONObject
-from ._signatures import PLACEHOLDER, PlaceholderWarning
+from .._json import JSONObject
+from .._signatures import PLACEHOLDER, PlaceholderWarning
 
 __all__ = [
     "Call",

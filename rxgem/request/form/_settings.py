@@ -19,7 +19,7 @@ from typing import Literal, TypeAlias
 
 import msgspec
 
-from ._json import JSONObject
+from .._json import JSONObject
 
 __all__ = ["Function", "Mode", "Settings", "Thinking", "Tools"]
 
