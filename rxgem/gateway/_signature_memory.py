@@ -147,14 +147,13 @@ class ChatWatch:
     """What a chat answer hands out, collected as it goes out and remembered before its
     end (``[DONE]``, or the JSON) is sent: the client may ask again the moment it has it."""
 
-    __slots__ = ("collector", "session")
+    __slots__ = ("chunk", "collector", "session")
 
     def __init__(self, session: MemorySession) -> None:
         self.session = session
         self.collector = ChatSignatures(session.model)
-
-    def chunk(self, chunk: ChatCompletionChunk) -> None:
-        self.collector.chunk(chunk)
+        self.chunk: Callable[[ChatCompletionChunk], None] = self.collector.chunk
+        """Reads each streamed chunk: the collector's own (no call in between, per chunk)."""
 
     def completion(self, completion: ChatCompletion) -> None:
         self.collector.completion(completion)

@@ -153,10 +153,11 @@ async def drive_async(
             ) as response:
                 tape = _tape(sink, kind, request, response)
                 machine.response(response.status_code, response.headers, response.reason_phrase)
+                data = machine.data  # once per connection: this loop runs per chunk
                 async for chunk in response.aiter_bytes():
                     if tape is not None:
                         tape.add(chunk)
-                    out = machine.data(chunk)
+                    out = data(chunk)
                     if tape is not None and machine.complete:
                         tape.complete = True  # the consumer may stop at the end event
                     if out:
