@@ -610,7 +610,7 @@ def test_no_secret_and_no_prompt_in_anything_the_server_writes(
         def broken(*args: Any, **kwargs: Any) -> Any:
             raise RuntimeError(f"bug while holding {KEY}")
 
-        monkeypatch.setattr("rxgem.gateway._gateway.chat_completions", broken)
+        monkeypatch.setattr("rxgem.gateway._gateway.chat_completions_on", broken)
         response = httpx.post(
             f"{url}/v1/chat/completions",
             json={"model": MODEL, "messages": prompt},
