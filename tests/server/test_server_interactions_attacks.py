@@ -138,9 +138,20 @@ def test_a_background_run_google_names_with_a_bad_id_is_googles_fault(
     assert asked == [("POST", "/v1beta/interactions")]
 
 
-def test_a_stream_google_names_with_a_bad_id_then_cuts_ends_typed_at_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/v1/responses", {"input": "Hi"}),  # kept at Google: a cut stream is resumed
+        ("/v1/chat/completions", {"messages": [{"role": "user", "content": "Hi"}]}),
+    ],
+    ids=["responses", "chat"],
+)
+def test_a_stream_google_names_with_a_bad_id_then_cuts_ends_typed_at_once(
+    tmp_path: Path, path: str, body: dict[str, Any]
+) -> None:
     """The probe's case: a bad id in ``interaction.created``, then the connection cut. The
-    client hears a typed error, not keep-alives until it gives up."""
+    client hears a typed error, not keep-alives until it gives up (before, on the Responses
+    route; the chat route said the connection failed)."""
     run = FakeInteraction(
         id="../../models/x", steps=(text_step("a b c", pieces=3),), cut_after=(1,)
     )
@@ -151,8 +162,8 @@ def test_a_stream_google_names_with_a_bad_id_then_cuts_ends_typed_at_once(tmp_pa
         started = time.monotonic()
         with httpx.stream(
             "POST",
-            f"{url}/v1/responses",  # kept at Google: a cut stream is resumed
-            json={"model": MODEL, "stream": True, "input": "Hi"},
+            f"{url}{path}",
+            json={"model": MODEL, "stream": True, **body},
             headers={"authorization": f"Bearer {TOKEN}"},
             timeout=20,
         ) as answer:
