@@ -29,8 +29,8 @@ Source = Literal["generate-content", "interactions", "interaction-object", "open
 object, or OpenAI output (chat chunks or Responses events, which ``convert`` refuses)."""
 
 LOOK: Final = 64 * 1024
-"""The bytes read at most before deciding (a first event longer than this is not read to
-its end: what its first bytes show decides)."""
+"""The bytes read at most before deciding, past any leading blanks (a first event longer
+than this is not read to its end: what its first bytes show decides)."""
 
 _GENERATE_KEYS: Final = frozenset(
     {"candidates", "usageMetadata", "promptFeedback", "modelVersion", "responseId"}

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator
 from typing import IO, Any, Final, get_args
@@ -31,13 +32,15 @@ from ..operators import gemini_to_openai, gemini_to_responses, responses_sse_enc
 from ..transport import CassetteError, cassette_bytes, read_cassette, sniff_cassette
 from ._common import UsageError, fail, silence_broken_pipe
 from ._pipeline_flags import Output, add_pipeline_flags, pipeline_options, refuse_flags
-from ._upstream_of import Found, upstream_of
+from ._upstream_of import LOOK, Found, upstream_of
 
 __all__ = ["add_convert_parser", "run_convert"]
 
 _READ_SIZE: Final = 64 * 1024
 _HEAD_SIZE: Final = 64  # the bytes kept to say what a body that is not a stream looks like
 _SHOWN: Final = 8  # of them, the bytes shown in hex
+_BLANKS: Final = re.compile(rb"[ \t\r\n]*")
+_BOM: Final = b"\xef\xbb\xbf"
 _MAGIC: Final = (
     (b"\x1f\x8b", "gzip"),
     (b"\x28\xb5\x2f\xfd", "zstd"),
@@ -263,15 +266,36 @@ def _uncassette(pieces: Iterator[bytes], args: argparse.Namespace) -> Iterator[b
     return iter((body,))
 
 
+def _blanks_end(data: bytes) -> int:
+    """Where the blanks and BOMs that :func:`upstream_of` skips end in ``data``."""
+    end = len(data) - len(data.lstrip(b" \t\r\n" + _BOM))
+    if not data[:end].replace(_BOM, b"").strip(b" \t\r\n"):
+        return end  # all of them blanks and whole BOMs (the usual case, at C speed)
+    end = 0
+    while True:
+        match = _BLANKS.match(data, end)
+        end = match.end() if match else end
+        if not data.startswith(_BOM, end):
+            return end
+        end += len(_BOM)
+
+
 def _head(pieces: Iterator[bytes]) -> tuple[list[bytes], Found]:
-    """The first pieces, read until they show what the capture is, and what it is."""
+    """The first pieces, read until they show what the capture is, and what it is.
+
+    What is looked at drops the leading blanks as they come and stops growing past
+    ``LOOK``, so a long run of blanks is never joined whole to each next piece."""
     read: list[bytes] = []
     seen = b""
     while True:
         block = next(pieces, b"")
         if block:
             read.append(block)
-            seen += block
+            if len(seen) < LOOK:
+                seen += block
+                seen = seen[_blanks_end(seen) :]
+                if _BOM.startswith(seen):  # nothing yet but blanks and maybe a BOM's start
+                    continue
         found = upstream_of(seen, ended=not block)
         if found is not None:
             return read, found
