@@ -10,6 +10,8 @@ about.
 
 from __future__ import annotations
 
+import os
+import sys
 import warnings
 from collections.abc import Callable
 from types import MappingProxyType
@@ -25,6 +27,7 @@ __all__ = [
     "UnsupportedWarning",
     "schema_target",
     "unsupported",
+    "warn",
     "with_warnings",
 ]
 
@@ -79,7 +82,23 @@ def unsupported(policy: Unsupported, reason: str, where: str, remedy: str) -> No
     """
     if policy == "error":
         raise UnsupportedFieldError(f"{reason}; {remedy}", where=where)
-    warnings.warn(f"{where}: {reason}; left out", UnsupportedWarning, stacklevel=4)
+    warn(f"{where}: {reason}; left out", UnsupportedWarning)
+
+
+_HOME: Final = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+"""rxgem's own folder."""
+
+
+def warn(message: str, category: type[Warning]) -> None:
+    """Warn at the line of the first caller outside rxgem (the request's author), however
+    deep in the translation the warning arose: a fixed ``stacklevel`` points inside
+    rxgem as soon as a reader or a writer moves a call deeper."""
+    frame = sys._getframe(1)
+    level = 2
+    while frame is not None and frame.f_code.co_filename.startswith(_HOME):
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    warnings.warn(message, category, stacklevel=level)
 
 
 def with_warnings(translate: Callable[[], T]) -> tuple[T, tuple[Warning, ...]]:

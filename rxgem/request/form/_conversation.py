@@ -17,12 +17,12 @@ signature on its first call (:func:`place_signatures`). Each is one pass over th
 
 from __future__ import annotations
 
-import warnings
 from typing import Literal, TypeAlias
 
 import msgspec
 
 from .._json import JSONObject
+from .._policy import warn
 from .._signatures import PLACEHOLDER, PlaceholderWarning
 
 __all__ = [
@@ -156,9 +156,8 @@ def place_signatures(turns: list[Turn], *, in_place: bool = False) -> None:
             continue
         if first.signature is None:
             first.signature = PLACEHOLDER
-            warnings.warn(
+            warn(
                 f"the call to {first.name!r} in the current turn came back without its thought"
                 " signature; Gemini 3 refuses that, so Google's placeholder was sent",
                 PlaceholderWarning,
-                stacklevel=4,
             )

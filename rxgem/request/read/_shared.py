@@ -4,13 +4,12 @@ effort asks of a model's family, the bound on candidates."""
 from __future__ import annotations
 
 import re
-import warnings
 from typing import Any
 
 from ...core import InvalidRequestError
 from .._json import JSONObject
 from .._model_families import ModelFamily
-from .._policy import SchemaWarning, Unsupported, UnsupportedWarning, unsupported
+from .._policy import SchemaWarning, Unsupported, UnsupportedWarning, unsupported, warn
 from ..form import Function, Thinking
 from ..schema._convert import SchemaTarget, to_gemini_schema
 
@@ -32,7 +31,7 @@ def converted_schema(schema: JSONObject, where: str, target: SchemaTarget) -> JS
     notes: list[str] = []
     converted = to_gemini_schema(schema, where=where, target=target, notes=notes)
     for note in notes:
-        warnings.warn(note, SchemaWarning, stacklevel=5)
+        warn(note, SchemaWarning)
     return converted
 
 
@@ -67,11 +66,10 @@ def read_thinking(
         if family.thinks_in_levels:
             levels = _LEVELS[family.tier]
             if effort == "none":
-                warnings.warn(
+                warn(
                     "reasoning_effort: Gemini 3 cannot stop thinking; sent its lowest level,"
                     f" {levels[0]!r}",
                     UnsupportedWarning,
-                    stacklevel=3,
                 )
                 thinking.level = levels[0]
             elif effort == "xhigh":
@@ -85,11 +83,10 @@ def read_thinking(
             if effort == "none":
                 thinking.budget = _MIN_BUDGET[family.tier]
                 if family.tier == "pro":
-                    warnings.warn(
+                    warn(
                         "reasoning_effort: Gemini 2.5 Pro cannot stop thinking; sent its"
                         " smallest budget, 128 tokens",
                         UnsupportedWarning,
-                        stacklevel=3,
                     )
             elif effort == "xhigh":
                 thinking.budget = _MAX_BUDGET[family.tier]

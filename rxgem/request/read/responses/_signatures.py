@@ -19,12 +19,12 @@ out with a :class:`~rxgem.request.SignatureWarning`.
 
 from __future__ import annotations
 
-import warnings
 from collections import deque
 
 from ....core import InvalidRequestError
 from ....core.responses import decode_signatures
 from ..._json import JSONObject
+from ..._policy import warn
 from ..._signatures import SignatureWarning
 from ...form import Call, Part, Text
 
@@ -56,10 +56,9 @@ class Signatures:
             raise InvalidRequestError("must be a string", where=at)
         carried = decode_signatures(content, where=at)
         if carried is None:
-            warnings.warn(
+            warn(
                 f"{at} was not written by rxgem (it holds no Gemini thought signature); left out",
                 SignatureWarning,
-                stacklevel=5,
             )
             return
         for signature in carried:

@@ -22,14 +22,13 @@
 from __future__ import annotations
 
 import re
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 from ....core import InvalidRequestError
 from ..._json import JSONObject, quoted
 from ..._model_families import ModelFamily
-from ..._policy import Unsupported, UnsupportedWarning, unsupported
+from ..._policy import Unsupported, UnsupportedWarning, unsupported, warn
 from ...form import Function, Mode, Tools
 from ...schema._convert import SchemaTarget
 from .._shared import check_function_name, read_function
@@ -65,10 +64,9 @@ def _declaration(tool: JSONObject, where: str, name: str, target: SchemaTarget) 
 
 
 def _left_out(kind: str, where: str) -> None:
-    warnings.warn(
+    warn(
         f"{where}: Gemini has no {kind!r} tools; left out (the model is offered the other tools)",
         UnsupportedWarning,
-        stacklevel=5,
     )
 
 
@@ -217,11 +215,10 @@ def responses_tools(
     search = state.search
     if search and state.names and family.generation < 3:
         search = False
-        warnings.warn(
+        warn(
             "tools: Gemini before 3 refuses Google Search beside function tools; web_search"
             " left out (the model is offered the functions)",
             UnsupportedWarning,
-            stacklevel=4,
         )
     mode, only = _calling(choice, state.names, search, policy)
     parallel = body.get("parallel_tool_calls")

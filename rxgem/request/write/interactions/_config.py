@@ -18,12 +18,11 @@ audio answer, a thinking *budget*) is named by the OpenAI field the client sent.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 from ....core import InvalidRequestError
 from ..._json import JSONObject
-from ..._policy import Unsupported, UnsupportedWarning, unsupported
+from ..._policy import Unsupported, UnsupportedWarning, unsupported, warn
 from ...form import Settings, Tools
 
 __all__ = [
@@ -114,11 +113,10 @@ def interaction_config(
     if thinking is not None and thinking.level is not None:
         config["thinking_level"] = thinking_level(thinking.level, thinking.where)
     elif thinking is not None and thinking.budget is not None:
-        warnings.warn(
+        warn(
             f"{thinking.where}: Interactions thinks in levels, not budgets; left out (the"
             " model's default level)",
             UnsupportedWarning,
-            stacklevel=4,
         )
     if include_thoughts is None and thinking is not None:
         include_thoughts = thinking.include_thoughts

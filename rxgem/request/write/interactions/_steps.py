@@ -27,12 +27,11 @@ it, and a made-up id would claim a run Google has no record of.
 from __future__ import annotations
 
 import json
-import warnings
 from typing import Any
 
 from ....core import InvalidRequestError
 from ..._json import JSONObject
-from ..._policy import UnsupportedWarning
+from ..._policy import UnsupportedWarning, warn
 from ...form import Call, Conversation, Kept, Media, Part, Result, Text
 from ._media import kept_media, media_content
 
@@ -59,11 +58,7 @@ def _left_out(kind: str, where: str) -> None:
         if kind in ("executableCode", "codeExecutionResult")
         else "has no Interactions step to replay it as"
     )
-    warnings.warn(
-        f"{where}: a {kind!r} part {why}; left out",
-        UnsupportedWarning,
-        stacklevel=5,
-    )
+    warn(f"{where}: a {kind!r} part {why}; left out", UnsupportedWarning)
 
 
 _LANGUAGES = frozenset({"python", "bash"})
