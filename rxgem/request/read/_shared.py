@@ -10,7 +10,7 @@ from ...core import InvalidRequestError
 from .._json import JSONObject
 from .._model_families import ModelFamily
 from .._policy import SchemaWarning, Unsupported, UnsupportedWarning, unsupported, warn
-from ..form import Function, Thinking
+from ..form import Function, Settings, Thinking
 from ..schema._convert import SchemaTarget, to_gemini_schema
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "MAX_CANDIDATES",
     "check_function_name",
     "converted_schema",
+    "read_answer_format",
     "read_function",
     "read_thinking",
 ]
@@ -33,6 +34,43 @@ def converted_schema(schema: JSONObject, where: str, target: SchemaTarget) -> JS
     for note in notes:
         warn(note, SchemaWarning)
     return converted
+
+
+def read_answer_format(
+    spec: Any,
+    where: str,
+    settings: Settings,
+    target: SchemaTarget,
+    *,
+    generation: float,
+    has_functions: bool,
+    holder: str | None = None,
+) -> None:
+    """A JSON answer format (Chat's ``response_format``, Responses' ``text.format``, at
+    ``where``) into ``settings``; its schema sits in ``spec[holder]`` (Chat's
+    ``json_schema``), else beside its type."""
+    if spec is None:
+        return
+    kind = spec.get("type") if type(spec) is dict else None
+    if kind == "text":
+        return
+    if kind not in ("json_object", "json_schema"):
+        raise InvalidRequestError(
+            'must be {"type": "text" | "json_object" | "json_schema", ...}', where=where
+        )
+    if has_functions and generation < 3:
+        raise InvalidRequestError(
+            "Gemini before 3 refuses a JSON response format together with function calling",
+            where=where,
+        )
+    settings.json = True
+    if kind == "json_schema":
+        inner = spec.get(holder) if holder else spec
+        schema = inner.get("schema") if type(inner) is dict else None
+        at = f"{where}.{holder}.schema" if holder else f"{where}.schema"
+        if type(schema) is not dict:
+            raise InvalidRequestError("must be a JSON Schema object", where=at)
+        settings.schema = converted_schema(schema, at, target)
 
 
 BUDGETS: dict[str, int] = {"minimal": 512, "low": 1024, "medium": 8192, "high": 24576}

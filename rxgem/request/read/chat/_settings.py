@@ -22,7 +22,7 @@ from ...schema._convert import SchemaTarget
 from .._shared import (
     MAX_CANDIDATES,
     check_function_name,
-    converted_schema,
+    read_answer_format,
     read_function,
     read_thinking,
 )
@@ -192,37 +192,16 @@ def read_settings(
     read_tool_choice(body, tools, policy)
     settings = Settings(tools)
     read_generation(body, settings)
-    _response_format(
-        body.get("response_format"), settings, target, family.generation, bool(tools.functions)
+    read_answer_format(
+        body.get("response_format"),
+        "response_format",
+        settings,
+        target,
+        generation=family.generation,
+        has_functions=bool(tools.functions),
+        holder="json_schema",
     )
     settings.thinking = read_thinking(
         body.get("reasoning_effort"), family, include_thoughts, policy
     )
     return settings
-
-
-def _response_format(
-    spec: Any, settings: Settings, target: SchemaTarget, generation: float, has_functions: bool
-) -> None:
-    if spec is None:
-        return
-    kind = spec.get("type") if type(spec) is dict else None
-    if kind == "text":
-        return
-    if kind not in ("json_object", "json_schema"):
-        raise InvalidRequestError(
-            'must be {"type": "text" | "json_object" | "json_schema", ...}', where="response_format"
-        )
-    if has_functions and generation < 3:
-        raise InvalidRequestError(
-            "Gemini before 3 refuses a JSON response format together with function calling",
-            where="response_format",
-        )
-    settings.json = True
-    if kind == "json_schema":
-        wrapper = spec.get("json_schema")
-        schema = wrapper.get("schema") if type(wrapper) is dict else None
-        where = "response_format.json_schema.schema"
-        if type(schema) is not dict:
-            raise InvalidRequestError("must be a JSON Schema object", where=where)
-        settings.schema = converted_schema(schema, where, target)

@@ -25,7 +25,7 @@ from ..._model_families import ModelFamily
 from ..._policy import Unsupported, unsupported
 from ...form import Settings, Thinking
 from ...schema._convert import SchemaTarget
-from .._shared import converted_schema, read_thinking
+from .._shared import read_answer_format, read_thinking
 
 __all__ = ["LOGPROBS", "include_list", "read_generation"]
 
@@ -111,28 +111,14 @@ def _text_format(
             "text.verbosity",
             'ask for the length in the instructions, and send "medium" or no verbosity',
         )
-    spec = text.get("format")
-    if spec is None:
-        return
-    kind = spec.get("type") if type(spec) is dict else None
-    if kind == "text":
-        return
-    if kind not in ("json_object", "json_schema"):
-        raise InvalidRequestError(
-            'must be {"type": "text" | "json_object" | "json_schema", ...}', where="text.format"
-        )
-    if has_functions and family.generation < 3:
-        raise InvalidRequestError(
-            "Gemini before 3 refuses a JSON response format together with function calling",
-            where="text.format",
-        )
-    settings.json = True
-    if kind == "json_schema":
-        schema = spec.get("schema")
-        where = "text.format.schema"
-        if type(schema) is not dict:
-            raise InvalidRequestError("must be a JSON Schema object", where=where)
-        settings.schema = converted_schema(schema, where, target)
+    read_answer_format(
+        text.get("format"),
+        "text.format",
+        settings,
+        target,
+        generation=family.generation,
+        has_functions=has_functions,
+    )
 
 
 def read_generation(
