@@ -42,11 +42,9 @@ from ..read.responses import (
 )
 from ..write.interactions import (
     conversation_steps,
-    interaction_config,
-    interaction_tools,
     media_content,
-    response_format,
     result_value,
+    settings_fields,
 )
 
 __all__ = ["InteractionRequest", "chat_to_interaction", "flag", "responses_to_interaction"]
@@ -103,15 +101,7 @@ def chat_to_interaction(
     }
     if conversation.system:
         out["system_instruction"] = "\n\n".join(conversation.system)
-    flat = interaction_tools(settings.tools)
-    if flat:
-        out["tools"] = flat
-    config = interaction_config(settings, include_thoughts=include_thoughts, policy=unsupported)
-    if config:
-        out["generation_config"] = config
-    spec = response_format(settings)
-    if spec is not None:
-        out["response_format"] = spec
+    out.update(settings_fields(settings, include_thoughts=include_thoughts, policy=unsupported))
     if flag(body.get("stream"), "stream"):
         out["stream"] = True
     out["store"] = store
@@ -293,15 +283,7 @@ def _translate(
     out: JSONObject = {"model": model.removeprefix("models/"), "input": steps}
     if system_text:
         out["system_instruction"] = system_text
-    flat = interaction_tools(settings.tools)
-    if flat:
-        out["tools"] = flat
-    config = interaction_config(settings, include_thoughts=None, policy=policy)
-    if config:
-        out["generation_config"] = config
-    spec = response_format(settings)
-    if spec is not None:
-        out["response_format"] = spec
+    out.update(settings_fields(settings, include_thoughts=None, policy=policy))
     stream = flag(body.get("stream"), "stream")
     if stream:
         out["stream"] = True

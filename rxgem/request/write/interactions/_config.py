@@ -30,6 +30,7 @@ __all__ = [
     "interaction_config",
     "interaction_tools",
     "response_format",
+    "settings_fields",
     "thinking_level",
 ]
 
@@ -136,3 +137,21 @@ def response_format(settings: Settings) -> JSONObject | None:
     if settings.schema is not None:
         spec["schema"] = settings.schema
     return spec
+
+
+def settings_fields(
+    settings: Settings, *, include_thoughts: bool | None, policy: Unsupported
+) -> JSONObject:
+    """A create body's ``tools``, ``generation_config`` and ``response_format`` (those
+    that say something, in that order) for a request's settings."""
+    fields: JSONObject = {}
+    flat = interaction_tools(settings.tools)
+    if flat:
+        fields["tools"] = flat
+    config = interaction_config(settings, include_thoughts=include_thoughts, policy=policy)
+    if config:
+        fields["generation_config"] = config
+    spec = response_format(settings)
+    if spec is not None:
+        fields["response_format"] = spec
+    return fields
